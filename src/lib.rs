@@ -1,0 +1,39 @@
+//! baton: an actor-model Groth16 proving engine for BLS12-381.
+//!
+//! Proofs are byte-compatible with bellperson and verify with its verifier. The prover core
+//! ([`prove`], [`ProvingKey`], [`verify`]) works without any actor; the engine that pipelines
+//! synthesis, the GPU and the G2 MSM under a memory budget is described in `actors.md`.
+#![warn(missing_docs)]
+
+/// Proving primitives behind a trait (CPU reference, CUDA).
+pub mod backend;
+/// Circuits shipped for examples, tests and benchmarks.
+pub mod circuits;
+/// The proving constraint system and density trackers.
+pub mod cs;
+/// Radix-2 evaluation domain and the H computation.
+pub mod domain;
+/// The crate's error type.
+pub mod error;
+/// Proving and verifying keys in bellperson's `.params` layout.
+pub mod key;
+/// CPU multi-scalar multiplication through blst.
+pub mod msm;
+/// The Groth16 proof and its encoding.
+pub mod proof;
+/// Proving in stages.
+pub mod prover;
+/// Random setup for tests, examples and benchmarks.
+pub mod setup;
+/// Verification.
+pub mod verify;
+
+pub use backend::{Backend, CpuBackend};
+pub use error::{Error, Result};
+pub use key::{Check, ProvingKey, VerifyingKey};
+pub use proof::Proof;
+pub use prover::{prove, prove_timed};
+pub use setup::generate_random_parameters;
+pub use verify::{verify, PreparedVerifyingKey};
+
+pub use blstrs::Scalar;
