@@ -17,6 +17,8 @@ pub mod domain;
 pub mod error;
 /// Proving and verifying keys in bellperson's `.params` layout.
 pub mod key;
+/// The memory-budget ledger (no actix inside).
+pub mod ledger;
 /// CPU multi-scalar multiplication through blst.
 pub mod msm;
 /// The Groth16 proof and its encoding.

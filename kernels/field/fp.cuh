@@ -1,0 +1,29 @@
+// baton: BLS12-381 base field Fp, 12 x u32 little-endian limbs, Montgomery
+// form with R = 2^384 (identical bytes to blst_fp: 6 x u64 little-endian).
+// Requires common.cuh, field/mont.cuh.
+#ifndef BATON_FIELD_FP_CUH
+#define BATON_FIELD_FP_CUH
+
+struct FpParams {
+    static constexpr int N = 12;
+    static constexpr u32 INV = 0xfffcfffdu;
+    __host__ __device__ static constexpr u32 m(int i) {
+        constexpr u32 M[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
+                               0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+        return M[i];
+    }
+    __host__ __device__ static constexpr u32 one(int i) {
+        constexpr u32 M[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857,
+                               0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+        return M[i];
+    }
+    __host__ __device__ static constexpr u32 r2(int i) {
+        constexpr u32 M[12] = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a6, 0x4c95b6d5, 0x8de5476c,
+                               0x939d83c0, 0x67eb88a9, 0xb519952d, 0x9a793e85, 0x92cae3aa, 0x11988fe5};
+        return M[i];
+    }
+};
+
+typedef mont_t<FpParams> fp_t;
+
+#endif // BATON_FIELD_FP_CUH

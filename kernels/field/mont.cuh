@@ -1,0 +1,225 @@
+// baton: generic Montgomery arithmetic on N x 32-bit little-endian limbs.
+// Requires common.cuh.  A parameter class P provides:
+//   static constexpr int N;             limb count
+//   static constexpr u32 INV;           -mod^{-1} mod 2^32
+//   static constexpr u32 m(int i);      modulus limb i
+//   static constexpr u32 one(int i);    R mod m (Montgomery one), limb i
+//   static constexpr u32 r2(int i);     R^2 mod m, limb i
+// Preconditions used by the code: 2*mod < 2^(32N) (so sums never overflow)
+// and mod < 2^(32N-1) (so the CIOS accumulator fits N+1 words).
+// All values are kept fully reduced (canonical Montgomery residues in
+// [0, mod)), which is the blst in-memory representation.
+#ifndef BATON_FIELD_MONT_CUH
+#define BATON_FIELD_MONT_CUH
+
+template <class P> struct mont_t {
+    u32 v[P::N];
+};
+
+template <class P> DEVI mont_t<P> f_zero() {
+    mont_t<P> r;
+#pragma unroll
+    for (int i = 0; i < P::N; i++) r.v[i] = 0;
+    return r;
+}
+
+template <class P> DEVI mont_t<P> f_one() {
+    mont_t<P> r;
+#pragma unroll
+    for (int i = 0; i < P::N; i++) r.v[i] = P::one(i);
+    return r;
+}
+
+template <class P> DEVI bool f_is_zero(const mont_t<P>& a) {
+    u32 x = 0;
+#pragma unroll
+    for (int i = 0; i < P::N; i++) x |= a.v[i];
+    return x == 0;
+}
+
+template <class P> DEVI bool f_eq(const mont_t<P>& a, const mont_t<P>& b) {
+    u32 x = 0;
+#pragma unroll
+    for (int i = 0; i < P::N; i++) x |= a.v[i] ^ b.v[i];
+    return x == 0;
+}
+
+template <class P> DEVI bool f_is_one(const mont_t<P>& a) {
+    u32 x = 0;
+#pragma unroll
+    for (int i = 0; i < P::N; i++) x |= a.v[i] ^ P::one(i);
+    return x == 0;
+}
+
+// r = t - mod if t >= mod else t   (t < 2*mod, N words)
+template <class P> DEVI mont_t<P> f_reduce_once(const u32* t) {
+    constexpr int N = P::N;
+    u32 s[N];
+    s[0] = ptx_sub_cc(t[0], P::m(0));
+#pragma unroll
+    for (int i = 1; i < N; i++) s[i] = ptx_subc_cc(t[i], P::m(i));
+    u32 borrow = ptx_subc(0, 0);  // 0xffffffff if t < mod
+    mont_t<P> r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = borrow ? t[i] : s[i];
+    return r;
+}
+
+template <class P> DEVI mont_t<P> f_add(const mont_t<P>& a, const mont_t<P>& b) {
+    constexpr int N = P::N;
+    u32 t[N];
+    t[0] = ptx_add_cc(a.v[0], b.v[0]);
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) t[i] = ptx_addc_cc(a.v[i], b.v[i]);
+    t[N - 1] = ptx_addc(a.v[N - 1], b.v[N - 1]);
+    return f_reduce_once<P>(t);
+}
+
+template <class P> DEVI mont_t<P> f_dbl(const mont_t<P>& a) { return f_add<P>(a, a); }
+
+template <class P> DEVI mont_t<P> f_sub(const mont_t<P>& a, const mont_t<P>& b) {
+    constexpr int N = P::N;
+    u32 t[N];
+    t[0] = ptx_sub_cc(a.v[0], b.v[0]);
+#pragma unroll
+    for (int i = 1; i < N; i++) t[i] = ptx_subc_cc(a.v[i], b.v[i]);
+    u32 mask = ptx_subc(0, 0);  // all ones on borrow
+    mont_t<P> r;
+    r.v[0] = ptx_add_cc(t[0], P::m(0) & mask);
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) r.v[i] = ptx_addc_cc(t[i], P::m(i) & mask);
+    r.v[N - 1] = ptx_addc(t[N - 1], P::m(N - 1) & mask);
+    return r;
+}
+
+template <class P> DEVI mont_t<P> f_neg(const mont_t<P>& a) {
+    constexpr int N = P::N;
+    u32 nz = f_is_zero<P>(a) ? 0u : 0xffffffffu;
+    mont_t<P> r;
+    r.v[0] = ptx_sub_cc(P::m(0) & nz, a.v[0]);
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) r.v[i] = ptx_subc_cc(P::m(i) & nz, a.v[i]);
+    r.v[N - 1] = ptx_subc(P::m(N - 1) & nz, a.v[N - 1]);
+    return r;
+}
+
+// Conditional negation: returns -a if neg, else a.
+template <class P> DEVI mont_t<P> f_cneg(const mont_t<P>& a, bool neg) {
+    mont_t<P> n = f_neg<P>(a);
+    mont_t<P> r;
+#pragma unroll
+    for (int i = 0; i < P::N; i++) r.v[i] = neg ? n.v[i] : a.v[i];
+    return r;
+}
+
+// Montgomery product a*b*R^-1 mod m, CIOS, operand scanning.  Each row adds
+// the low halves of the partial products with one carry chain and the high
+// halves (shifted one word) with a second chain.  With a, b < mod and
+// mod < 2^(32N-1) the accumulator stays below 2^(32(N+1)), so no chain
+// carries out of word N.
+template <class P> DEVI mont_t<P> f_mul(const mont_t<P>& a, const mont_t<P>& b) {
+    constexpr int N = P::N;
+    u32 t[N + 1];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const u32 bi = b.v[i];
+        if (i == 0) {
+#pragma unroll
+            for (int j = 0; j < N; j++) t[j] = a.v[j] * bi;
+            t[1] = ptx_mad_hi_cc(a.v[0], bi, t[1]);
+#pragma unroll
+            for (int j = 1; j < N - 1; j++) t[j + 1] = ptx_madc_hi_cc(a.v[j], bi, t[j + 1]);
+            t[N] = ptx_madc_hi(a.v[N - 1], bi, 0);
+        } else {
+            t[0] = ptx_mad_lo_cc(a.v[0], bi, t[0]);
+#pragma unroll
+            for (int j = 1; j < N; j++) t[j] = ptx_madc_lo_cc(a.v[j], bi, t[j]);
+            t[N] = ptx_addc(0, 0);
+            t[1] = ptx_mad_hi_cc(a.v[0], bi, t[1]);
+#pragma unroll
+            for (int j = 1; j < N - 1; j++) t[j + 1] = ptx_madc_hi_cc(a.v[j], bi, t[j + 1]);
+            t[N] = ptx_madc_hi(a.v[N - 1], bi, t[N]);
+        }
+        const u32 q = t[0] * P::INV;
+        t[0] = ptx_mad_lo_cc(q, P::m(0), t[0]);
+#pragma unroll
+        for (int j = 1; j < N; j++) t[j] = ptx_madc_lo_cc(q, P::m(j), t[j]);
+        t[N] = ptx_addc(t[N], 0);
+        t[1] = ptx_mad_hi_cc(q, P::m(0), t[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) t[j + 1] = ptx_madc_hi_cc(q, P::m(j), t[j + 1]);
+        t[N] = ptx_madc_hi(q, P::m(N - 1), t[N]);
+        // divide by 2^32: t[0] is zero now
+#pragma unroll
+        for (int j = 0; j < N; j++) t[j] = t[j + 1];
+        t[N] = 0;
+    }
+    return f_reduce_once<P>(t);
+}
+
+template <class P> DEVI mont_t<P> f_sqr(const mont_t<P>& a) { return f_mul<P>(a, a); }
+
+// canonical (non-Montgomery) integer value of a Montgomery residue: a * R^-1
+template <class P> DEVI mont_t<P> f_from_mont(const mont_t<P>& a) {
+    mont_t<P> one_raw = f_zero<P>();
+    one_raw.v[0] = 1;
+    return f_mul<P>(a, one_raw);
+}
+
+// Montgomery form of a canonical integer (< mod): a * R
+template <class P> DEVI mont_t<P> f_to_mont(const mont_t<P>& a) {
+    mont_t<P> r2;
+#pragma unroll
+    for (int i = 0; i < P::N; i++) r2.v[i] = P::r2(i);
+    return f_mul<P>(a, r2);
+}
+
+// a^e for a small public exponent given as limbs (little-endian), square and
+// multiply from the top bit.  Used for inversion by Fermat (test/setup code).
+template <class P> DEVI mont_t<P> f_pow_mod_minus_2(const mont_t<P>& a) {
+    mont_t<P> r = f_one<P>();
+    for (int i = P::N - 1; i >= 0; i--) {
+        u32 e = P::m(i);
+        if (i == 0) e -= 2;  // mod - 2 (mod is odd and > 2: no borrow)
+        for (int b = 31; b >= 0; b--) {
+            r = f_sqr<P>(r);
+            if ((e >> b) & 1) r = f_mul<P>(r, a);
+        }
+    }
+    return r;
+}
+
+template <class P> DEVI mont_t<P> f_inv(const mont_t<P>& a) { return f_pow_mod_minus_2<P>(a); }
+
+// ---- memory helpers: 16-byte vector loads/stores (element arrays are 16-byte
+// aligned when the base pointer is: sizes are 32 and 48 bytes) ---------------
+template <class P> DEVI mont_t<P> f_load(const mont_t<P>* p) {
+    static_assert(P::N % 4 == 0, "vector load");
+    mont_t<P> r;
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+    for (int i = 0; i < P::N / 4; i++) {
+        uint4 x = q[i];
+        r.v[4 * i] = x.x; r.v[4 * i + 1] = x.y; r.v[4 * i + 2] = x.z; r.v[4 * i + 3] = x.w;
+    }
+    return r;
+}
+
+template <class P> DEVI mont_t<P> f_ldg(const mont_t<P>* p) {
+    mont_t<P> r;
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+    for (int i = 0; i < P::N / 4; i++) {
+        uint4 x = __ldg(q + i);
+        r.v[4 * i] = x.x; r.v[4 * i + 1] = x.y; r.v[4 * i + 2] = x.z; r.v[4 * i + 3] = x.w;
+    }
+    return r;
+}
+
+template <class P> DEVI void f_store(mont_t<P>* p, const mont_t<P>& a) {
+    uint4* q = reinterpret_cast<uint4*>(p);
+#pragma unroll
+    for (int i = 0; i < P::N / 4; i++) q[i] = make_uint4(a.v[4 * i], a.v[4 * i + 1], a.v[4 * i + 2], a.v[4 * i + 3]);
+}
+
+#endif // BATON_FIELD_MONT_CUH

@@ -1,0 +1,248 @@
+// baton: G1 multi-scalar multiplication, Pippenger with signed digits.
+// Requires field/fr.cuh, ec/g1.cuh.
+//
+// Scalars: Fr Montgomery (blst_fr bytes), converted to canonical on device.
+// Window c bits (2 <= c <= 31), nwin = ceil(256 / c) windows; window w holds
+// bits [w*c, w*c + c) plus the carry of the window below; a value v greater
+// than 2^(c-1) becomes the digit v - 2^c (negative) with carry 1, so digits
+// are in [-(2^(c-1)-1), 2^(c-1)] and the top window never carries out.
+// Bucket key of a non-zero digit d in window w: w * 2^(c-1) + |d| - 1.
+// Scalars equal to 0 are skipped; scalars equal to 1 are skipped too and
+// summed separately (msm_ones_*), since in Groth16 witnesses they are many.
+// Bucket sort: counting sort (atomic histogram, inclusive scan, scatter by
+// atomic decrement, which leaves bucket start offsets behind).
+// Accumulation: the sorted entry list is cut into segments of S entries, one
+// thread each; buckets wholly inside a segment are written directly, the
+// pieces of buckets crossing segment boundaries are kept per segment
+// (first/last run) and summed by msm_finalize.
+// Reduction: sum_d d * B_d per window by running sums over groups of 2^lg
+// buckets, in levels (see msm_reduce_level_dev), until one value per window.
+// Result: nwin window sums (XYZZ) + the ones sum; host computes
+// sum_w 2^(w*c) * S_w + ones.
+#ifndef BATON_MSM_MSM_CUH
+#define BATON_MSM_MSM_CUH
+
+DEVI u32 msm_limb(const fr_t& s, u32 i) {
+    u32 r = 0;
+#pragma unroll
+    for (u32 k = 0; k < 8; k++) r = (k == i) ? s.v[k] : r;
+    return r;
+}
+
+// c bits of canonical scalar s starting at bit off (bits past 255 read 0)
+DEVI u32 msm_bits(const fr_t& s, u32 off, u32 c) {
+    const u32 limb = off >> 5, sh = off & 31;
+    const u64 w = (u64)msm_limb(s, limb) | ((u64)msm_limb(s, limb + 1) << 32);
+    return (u32)(w >> sh) & ((1u << c) - 1);
+}
+
+// Pass 0 (scatter == false): counts[key] += 1 for every non-zero digit.
+// Pass 1 (scatter == true): pos = --counts[key] (counts holds the inclusive
+// scan); keys[pos] = key; vals[pos] = point index | (negative << 31).
+DEVI void msm_digits_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* keys, u32* vals,
+                         bool scatter) {
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const fr_t m = f_ldg<FrParams>(scalars + i);
+    if (f_is_zero<FrParams>(m) || f_is_one<FrParams>(m)) return;
+    const fr_t s = f_from_mont<FrParams>(m);
+    const u32 half = 1u << (c - 1);
+    u32 carry = 0;
+    for (u32 w = 0; w < nwin; w++) {
+        const u32 v = msm_bits(s, w * c, c) + carry;
+        const bool neg = v > half;
+        const u32 d = neg ? (1u << c) - v : v;
+        carry = neg ? 1u : 0u;
+        if (d != 0) {
+            const u32 key = w * half + d - 1;
+            if (!scatter) {
+                atomicAdd(counts + key, 1u);
+            } else {
+                const u32 pos = atomicSub(counts + key, 1u) - 1u;
+                keys[pos] = key;
+                vals[pos] = i | (neg ? 0x80000000u : 0u);
+            }
+        }
+    }
+}
+
+// ---- inclusive scan of u32 (block of 1024 threads x 4 items) -------------
+#define SCAN_THREADS 1024
+#define SCAN_ITEMS 4
+#define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)
+
+DEVI void scan_block_dev(u32* data, u32 m, u32* block_sums) {
+    __shared__ u32 warp_tot[32];
+    const u32 base = blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
+    u32 x[SCAN_ITEMS];
+    u32 run = 0;
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; k++) {
+        x[k] = (base + k < m) ? data[base + k] : 0u;
+        run += x[k];
+        x[k] = run;
+    }
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u32 inc = run;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        u32 y = __shfl_up_sync(0xffffffffu, inc, o);
+        if (lane >= (u32)o) inc += y;
+    }
+    if (lane == 31) warp_tot[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        u32 t = warp_tot[lane];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            u32 y = __shfl_up_sync(0xffffffffu, t, o);
+            if (lane >= (u32)o) t += y;
+        }
+        warp_tot[lane] = t;
+    }
+    __syncthreads();
+    const u32 off = inc - run + (warp ? warp_tot[warp - 1] : 0u);
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; k++)
+        if (base + k < m) data[base + k] = x[k] + off;
+    if (block_sums && threadIdx.x == SCAN_THREADS - 1) block_sums[blockIdx.x] = warp_tot[31];
+}
+
+DEVI void scan_add_dev(u32* data, u32 m, const u32* block_sums) {
+    if (blockIdx.x == 0) return;
+    const u32 add = block_sums[blockIdx.x - 1];
+    const u32 base = blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; k++)
+        if (base + k < m) data[base + k] += add;
+}
+
+// ---- bucket accumulation --------------------------------------------------
+// starts[k] = first entry of bucket k, starts[nbk] = total entries.
+DEVI void msm_flush(u32 key, const g1_xyzz& acc, u32 seg_lo, u32 seg_hi, bool first, const u32* starts,
+                    g1_xyzz* buckets, g1_xyzz* pfirst, g1_xyzz* plast, u32 seg) {
+    const u32 lo = starts[key], hi = starts[key + 1];
+    if (lo >= seg_lo && hi <= seg_hi) g1_xyzz_store(buckets + key, acc);
+    else if (first) g1_xyzz_store(pfirst + seg, acc);
+    else g1_xyzz_store(plast + seg, acc);
+}
+
+DEVI void msm_accumulate_dev(const g1_affine* bases, const u32* keys, const u32* vals, const u32* starts, u32 nbk,
+                             u32 S, g1_xyzz* buckets, g1_xyzz* pfirst, g1_xyzz* plast) {
+    const u32 seg = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 total = starts[nbk];
+    const u64 lo64 = (u64)seg * S;
+    if (lo64 >= total) return;
+    const u32 seg_lo = (u32)lo64;
+    const u32 seg_hi = min(total - seg_lo, S) + seg_lo;
+    u32 cur = keys[seg_lo];
+    bool first = true;
+    g1_xyzz acc = g1_xyzz_inf();
+    for (u32 j = seg_lo; j < seg_hi; j++) {
+        const u32 k = keys[j];
+        if (k != cur) {
+            msm_flush(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
+            first = false;
+            cur = k;
+            g1_xyzz_set_inf(acc);
+        }
+        const u32 v = vals[j];
+        const g1_affine* b = bases + (v & 0x7fffffffu);
+        const fp_t x = f_ldg<FpParams>(&b->x);
+        fp_t y = f_ldg<FpParams>(&b->y);
+        if (f_is_zero<FpParams>(x) && f_is_zero<FpParams>(y)) continue;  // infinity base
+        y = f_cneg<FpParams>(y, v >> 31);
+        g1_add_affine_xy(acc, x, y);
+    }
+    msm_flush(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
+}
+
+// One thread per bucket: empty -> infinity; crossing segments -> sum pieces.
+DEVI void msm_finalize_dev(const u32* starts, u32 nbk, u32 S, g1_xyzz* buckets, const g1_xyzz* pfirst,
+                           const g1_xyzz* plast) {
+    const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nbk) return;
+    const u32 lo = starts[b], hi = starts[b + 1];
+    if (lo == hi) {
+        g1_xyzz_store(buckets + b, g1_xyzz_inf());
+        return;
+    }
+    const u32 s0 = lo / S, s1 = (hi - 1) / S;
+    if (s0 == s1) return;  // written by msm_accumulate
+    g1_xyzz acc = g1_xyzz_load(lo == s0 * S ? pfirst + s0 : plast + s0);
+    for (u32 s = s0 + 1; s <= s1; s++) g1_add(acc, g1_xyzz_load(pfirst + s));
+    g1_xyzz_store(buckets + b, acc);
+}
+
+// ---- bucket reduction -----------------------------------------------------
+// Level input: per window M values.  Group size L = 2^lg, G = M / L groups.
+// First level (Tin == 0): X = Rin (buckets), output T_g = sum_i (i+1) X_{gL+i},
+// R_g = L * sum_i X_{gL+i}.  Later levels: T_g = sum_i (T_{gL+i} + i R_{gL+i}),
+// R_g = L * sum_i R_{gL+i}.  Then sum_d d*B_d = sum_g (T_g + g R_g) at every
+// level, so with G == 1 the single T is the window sum (Rout may be 0 then).
+// Output index: w * G + g.
+DEVI void msm_reduce_level_dev(const g1_xyzz* Tin, const g1_xyzz* Rin, u32 nwin, u32 M, u32 lg, g1_xyzz* Tout,
+                               g1_xyzz* Rout) {
+    const u32 G = M >> lg;
+    const u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid >= nwin * G) return;
+    const u32 w = gid / G, g = gid - w * G;
+    const u32 L = 1u << lg;
+    const u32 base = w * M + g * L;
+    g1_xyzz run = g1_xyzz_inf(), acc = g1_xyzz_inf();
+    if (Tin == 0) {
+        for (int i = (int)L - 1; i >= 0; i--) {
+            g1_add(run, g1_xyzz_load(Rin + base + i));
+            g1_add(acc, run);
+        }
+    } else {
+        for (int i = (int)L - 1; i >= 1; i--) {
+            g1_add(run, g1_xyzz_load(Rin + base + i));
+            g1_add(acc, run);
+            g1_add(acc, g1_xyzz_load(Tin + base + i));
+        }
+        g1_add(acc, g1_xyzz_load(Tin + base));
+        g1_add(run, g1_xyzz_load(Rin + base));
+    }
+    g1_xyzz_store(Tout + gid, acc);
+    if (Rout) {
+        for (u32 k = 0; k < lg; k++) run = g1_dbl(run);
+        g1_xyzz_store(Rout + gid, run);
+    }
+}
+
+// ---- sums of many points (ones) ---------------------------------------------
+#define MSM_SUM_THREADS 128
+
+DEVI void g1_block_reduce_store(g1_xyzz acc, g1_xyzz* out) {
+    __shared__ g1_xyzz red[MSM_SUM_THREADS];
+    red[threadIdx.x] = acc;
+    __syncthreads();
+    for (u32 s = MSM_SUM_THREADS / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            g1_xyzz a = red[threadIdx.x];
+            g1_add(a, red[threadIdx.x + s]);
+            red[threadIdx.x] = a;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) g1_xyzz_store(out, red[0]);
+}
+
+// partials[blockIdx.x] = sum of bases[i] with scalars[i] == 1 (grid-stride)
+DEVI void msm_ones_dev(const g1_affine* bases, const fr_t* scalars, u32 n, g1_xyzz* partials) {
+    g1_xyzz acc = g1_xyzz_inf();
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        if (f_is_one<FrParams>(f_ldg<FrParams>(scalars + i))) g1_add_affine(acc, g1_affine_load(bases + i));
+    }
+    g1_block_reduce_store(acc, partials + blockIdx.x);
+}
+
+// out[0] = sum of in[0..count) (launch one block of MSM_SUM_THREADS)
+DEVI void g1_sum_dev(const g1_xyzz* in, u32 count, g1_xyzz* out) {
+    g1_xyzz acc = g1_xyzz_inf();
+    for (u32 i = threadIdx.x; i < count; i += blockDim.x) g1_add(acc, g1_xyzz_load(in + i));
+    g1_block_reduce_store(acc, out);
+}
+
+#endif // BATON_MSM_MSM_CUH

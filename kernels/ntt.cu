@@ -1,0 +1,28 @@
+// baton: NTT entry points (thin wrappers; see ntt/ntt.cuh and NOTES.md).
+#ifndef BATON_NTT_CU
+#define BATON_NTT_CU
+
+extern "C" __global__ void __launch_bounds__(512) ntt_pass(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
+                                                            u32 t, u32 c, u32 flags, const fr_t* scale_tab) {
+    ntt_pass_dev(data, tw, log_n, log_tw, s, t, c, flags, scale_tab);
+}
+
+extern "C" __global__ void ntt_coset_h(fr_t* a, const fr_t* b, const fr_t* c, const fr_t* zinv, u32 n) {
+    ntt_coset_h_dev(a, b, c, zinv, n);
+}
+
+extern "C" __global__ void fr_scale_tab(fr_t* data, u32 log_n, const fr_t* tab, u32 flags) {
+    fr_scale_tab_dev(data, log_n, tab, flags);
+}
+
+extern "C" __global__ void fr_scale(fr_t* data, u32 n, const fr_t* s) { fr_scale_dev(data, n, s); }
+
+extern "C" __global__ void fr_bitrev(fr_t* out, const fr_t* in, u32 log_n) { fr_bitrev_dev(out, in, log_n); }
+
+extern "C" __global__ void fr_bitrev_inplace(fr_t* data, u32 log_n) { fr_bitrev_inplace_dev(data, log_n); }
+
+extern "C" __global__ void fr_powers(fr_t* out, u32 count, const fr_t* sq, const fr_t* cptr) {
+    fr_powers_dev(out, count, sq, cptr);
+}
+
+#endif // BATON_NTT_CU

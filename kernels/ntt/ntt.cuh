@@ -1,0 +1,197 @@
+// baton: radix-2 NTT over Fr.  Requires field/fr.cuh.
+//
+// Transform of size n = 2^log_n in place, X[k] = sum_j x[j] w^(jk), w a
+// primitive n-th root of unity (w^-1 for the inverse; the 1/n factor is not
+// applied by the passes: use the scale table, below).
+//
+// Two orders (no separate bit-reversal pass needed in the Groth16 pipeline):
+//   DIF (Gentleman-Sande): natural-order input  -> bit-reversed output
+//   DIT (Cooley-Tukey):    bit-reversed input   -> natural-order output
+// A transform is a sequence of passes; each pass does t radix-2 stages of the
+// sub-transforms of size 2^s inside shared memory (four-step split: index
+// i = H*2^s + J*2^(s-t) + L; the pass runs a size-2^t transform over J with
+// the small root w_{2^t}, and multiplies element (J, L) by w_{2^s}^(L*rev_t(J))
+// after (DIF) or before (DIT) it).  DIF passes go s = log_n downwards, DIT
+// passes the same list reversed (s upwards).
+//
+// Twiddle table tw (shared by forward and inverse, any log_n <= log_tw):
+//   tw[e] = W^e for e in [0, 2^(log_tw-1)), W a primitive 2^log_tw-th root
+//   of unity (Montgomery Fr, 32 bytes each), W = ROOT_OF_UNITY^(2^(32-log_tw)).
+//   W^e for e >= 2^(log_tw-1) is -tw[e - 2^(log_tw-1)]; W^-e = W^(2^log_tw - e).
+//
+// Scale table (optional, fused into the first pass' loads or the last pass'
+// stores): 32768 Fr entries, tab[i] = c*q^i for i < 16384 and
+// tab[16384 + i] = q^(16384*i) for i < 16384; element at index x is
+// multiplied by tab[x & 16383] * tab[16384 + (x >> 14)] = c*q^x (log_n <= 28).
+// x is the element's position, or its bit-reversed position (flag), so that
+// the factor follows the coefficient index when the data is bit-reversed.
+#ifndef BATON_NTT_NTT_CUH
+#define BATON_NTT_NTT_CUH
+
+#define NTT_DIT 1u
+#define NTT_INVERSE 2u
+#define NTT_SCALE_LOAD 4u
+#define NTT_SCALE_STORE 8u
+#define NTT_SCALE_BITREV 16u
+#define NTT_SCALE_SPLIT 14
+#define NTT_MAX_BLOCK_LOG 10
+
+typedef FrParams FR;
+
+DEVI fr_t ntt_twiddle(const fr_t* tw, u32 log_tw, u32 e, bool inverse) {
+    const u32 N = 1u << log_tw;
+    const u32 half = N >> 1;
+    if (inverse) e = (N - e) & (N - 1);
+    if (e < half) return f_ldg<FR>(tw + e);
+    return f_neg<FR>(f_ldg<FR>(tw + (e - half)));
+}
+
+DEVI fr_t ntt_scale_factor(const fr_t* tab, u32 x) {
+    fr_t lo = f_ldg<FR>(tab + (x & ((1u << NTT_SCALE_SPLIT) - 1)));
+    if ((x >> NTT_SCALE_SPLIT) == 0) return lo;
+    fr_t hi = f_ldg<FR>(tab + (1u << NTT_SCALE_SPLIT) + (x >> NTT_SCALE_SPLIT));
+    return f_mul<FR>(lo, hi);
+}
+
+DEVI fr_t ntt_sm_get(const u32* sm, u32 E, u32 e) {
+    fr_t r;
+#pragma unroll
+    for (int k = 0; k < 8; k++) r.v[k] = sm[k * E + e];
+    return r;
+}
+
+DEVI void ntt_sm_put(u32* sm, u32 E, u32 e, const fr_t& x) {
+#pragma unroll
+    for (int k = 0; k < 8; k++) sm[k * E + e] = x.v[k];
+}
+
+// One pass.  Launch: grid = n >> (t + c), block = 2^(t+c-1) threads,
+// dynamic shared memory = 2^(t+c) * 32 bytes.  Needs 1 <= t, t + c <=
+// NTT_MAX_BLOCK_LOG, c <= s - t.
+DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s, u32 t, u32 c, u32 flags,
+                       const fr_t* scale_tab) {
+    extern __shared__ u32 ntt_sm[];
+    const u32 E = 1u << (t + c);
+    const u32 Lbits = s - t;
+    const u32 gbits = Lbits - c;  // bits of the L-group index
+    const u32 H = blockIdx.x >> gbits;
+    const u32 Lg = blockIdx.x & ((1u << gbits) - 1);
+    const u32 cmask = (1u << c) - 1;
+    const bool dit = flags & NTT_DIT;
+    const bool inverse = flags & NTT_INVERSE;
+
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
+        const u32 l = e & cmask, J = e >> c;
+        const u32 L = (Lg << c) | l;
+        const u32 g = (H << s) | (J << Lbits) | L;
+        fr_t x = f_load<FR>(data + g);
+        if (flags & NTT_SCALE_LOAD) {
+            u32 xi = (flags & NTT_SCALE_BITREV) ? bitrev_bits(g, log_n) : g;
+            x = f_mul<FR>(x, ntt_scale_factor(scale_tab, xi));
+        }
+        if (dit && L != 0 && J != 0) {
+            u32 ex = (L * bitrev_bits(J, t)) << (log_tw - s);
+            x = f_mul<FR>(x, ntt_twiddle(tw, log_tw, ex, inverse));
+        }
+        ntt_sm_put(ntt_sm, E, e, x);
+    }
+    __syncthreads();
+
+    for (u32 st = 0; st < t; st++) {
+        const u32 m = dit ? st : (t - 1 - st);  // half-span 2^m over J
+        for (u32 q = threadIdx.x; q < (E >> 1); q += blockDim.x) {
+            const u32 l = q & cmask, qq = q >> c;
+            const u32 j = qq & ((1u << m) - 1);
+            const u32 J0 = ((qq >> m) << (m + 1)) | j;
+            const u32 e0 = (J0 << c) | l;
+            const u32 e1 = ((J0 + (1u << m)) << c) | l;
+            fr_t u = ntt_sm_get(ntt_sm, E, e0);
+            fr_t v = ntt_sm_get(ntt_sm, E, e1);
+            if (dit) {
+                if (j != 0) v = f_mul<FR>(v, ntt_twiddle(tw, log_tw, j << (log_tw - m - 1), inverse));
+                ntt_sm_put(ntt_sm, E, e0, f_add<FR>(u, v));
+                ntt_sm_put(ntt_sm, E, e1, f_sub<FR>(u, v));
+            } else {
+                fr_t d = f_sub<FR>(u, v);
+                if (j != 0) d = f_mul<FR>(d, ntt_twiddle(tw, log_tw, j << (log_tw - m - 1), inverse));
+                ntt_sm_put(ntt_sm, E, e0, f_add<FR>(u, v));
+                ntt_sm_put(ntt_sm, E, e1, d);
+            }
+        }
+        __syncthreads();
+    }
+
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
+        const u32 l = e & cmask, J = e >> c;
+        const u32 L = (Lg << c) | l;
+        const u32 g = (H << s) | (J << Lbits) | L;
+        fr_t x = ntt_sm_get(ntt_sm, E, e);
+        if (!dit && L != 0 && J != 0) {
+            u32 ex = (L * bitrev_bits(J, t)) << (log_tw - s);
+            x = f_mul<FR>(x, ntt_twiddle(tw, log_tw, ex, inverse));
+        }
+        if (flags & NTT_SCALE_STORE) {
+            u32 xi = (flags & NTT_SCALE_BITREV) ? bitrev_bits(g, log_n) : g;
+            x = f_mul<FR>(x, ntt_scale_factor(scale_tab, xi));
+        }
+        f_store<FR>(data + g, x);
+    }
+}
+
+// a[i] = (a[i]*b[i] - c[i]) * zinv
+DEVI void ntt_coset_h_dev(fr_t* a, const fr_t* b, const fr_t* c, const fr_t* zinv, u32 n) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t z = f_ldg<FR>(zinv);
+    fr_t x = f_mul<FR>(f_load<FR>(a + i), f_ldg<FR>(b + i));
+    x = f_sub<FR>(x, f_ldg<FR>(c + i));
+    f_store<FR>(a + i, f_mul<FR>(x, z));
+}
+
+// data[i] *= c*q^x, x = i or rev(i) (flags & NTT_SCALE_BITREV), same table as above
+DEVI void fr_scale_tab_dev(fr_t* data, u32 log_n, const fr_t* tab, u32 flags) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1u << log_n)) return;
+    u32 xi = (flags & NTT_SCALE_BITREV) ? bitrev_bits(i, log_n) : i;
+    f_store<FR>(data + i, f_mul<FR>(f_load<FR>(data + i), ntt_scale_factor(tab, xi)));
+}
+
+// data[i] *= *s
+DEVI void fr_scale_dev(fr_t* data, u32 n, const fr_t* s) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    f_store<FR>(data + i, f_mul<FR>(f_load<FR>(data + i), f_ldg<FR>(s)));
+}
+
+// out[rev(i)] = in[i]  (out-of-place)
+DEVI void fr_bitrev_dev(fr_t* out, const fr_t* in, u32 log_n) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1u << log_n)) return;
+    f_store<FR>(out + bitrev_bits(i, log_n), f_ldg<FR>(in + i));
+}
+
+// in place: swap data[i] and data[rev(i)]
+DEVI void fr_bitrev_inplace_dev(fr_t* data, u32 log_n) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1u << log_n)) return;
+    u32 j = bitrev_bits(i, log_n);
+    if (i < j) {
+        fr_t x = f_load<FR>(data + i);
+        fr_t y = f_load<FR>(data + j);
+        f_store<FR>(data + i, y);
+        f_store<FR>(data + j, x);
+    }
+}
+
+// out[i] = c * base^i for i < count; sq[b] = base^(2^b) for b < 32 (entries
+// past log2(count) unused); c = *cptr, or 1 when cptr == 0.
+DEVI void fr_powers_dev(fr_t* out, u32 count, const fr_t* sq, const fr_t* cptr) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    fr_t r = cptr ? f_ldg<FR>(cptr) : f_one<FR>();
+    for (u32 b = 0; b < 32; b++)
+        if ((i >> b) & 1) r = f_mul<FR>(r, f_ldg<FR>(sq + b));
+    f_store<FR>(out + i, r);
+}
+
+#endif // BATON_NTT_NTT_CUH

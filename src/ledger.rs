@@ -1,0 +1,422 @@
+//! The memory-budget ledger: byte charges and slots for every large buffer in flight (no actor framework here).
+//!
+//! The supervisor owns one `Ledger`. A partition starts synthesis only with a
+//! `Grant`, which charges its whole `Footprint` and takes one slot. Charges then
+//! follow each buffer class through the `Stage`s; bytes come back only on
+//! `Ledger::freed` (Dealloc confirmed the drop) or `Ledger::freed_all` (the
+//! supervisor confirmed the buffers are gone). When a grant's slot comes back
+//! depends on the `Policy`.
+
+mod error;
+mod grant;
+mod labels;
+mod sizing;
+
+use std::collections::BTreeMap;
+
+pub use error::LedgerError;
+pub use grant::{Grant, GrantId};
+pub use labels::{BufferClass, Policy, Stage};
+pub use sizing::{auto_budget_bytes, default_slots, Footprint, PartitionShape};
+
+/// What a ledger is built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LedgerConfig {
+    /// Bytes all outstanding grants may hold together.
+    pub budget_bytes: u64,
+    /// Permits for undelivered buffers (see [`default_slots`]).
+    pub slots: usize,
+    /// When slots come back and whether the budget holds.
+    pub policy: Policy,
+}
+
+/// Per-class byte gauges, indexed `[class][stage]`.
+type Gauges = [[u64; Stage::COUNT]; BufferClass::COUNT];
+
+/// What the ledger remembers about one outstanding grant.
+#[derive(Debug)]
+struct Live {
+    remaining_bytes: [u64; BufferClass::COUNT],
+    stage: [Stage; BufferClass::COUNT],
+    holds_slot: bool,
+    synthesized: bool,
+    delivered: bool,
+    cancelled: bool,
+}
+
+impl Live {
+    /// Moves every class that still has bytes and sits before `to` up to `to`.
+    fn advance(&mut self, gauges: &mut Gauges, to: Stage) {
+        for c in 0..BufferClass::COUNT {
+            if self.remaining_bytes[c] > 0 && self.stage[c] < to {
+                shift(gauges, c, self.remaining_bytes[c], self.stage[c], to);
+                self.stage[c] = to;
+            }
+        }
+    }
+
+    fn remaining_total_bytes(&self) -> u64 {
+        self.remaining_bytes.iter().sum()
+    }
+}
+
+/// Moves `bytes` of class index `c` from one stage gauge to another.
+fn shift(gauges: &mut Gauges, c: usize, bytes: u64, from: Stage, to: Stage) {
+    gauges[c][from as usize] = gauges[c][from as usize].saturating_sub(bytes);
+    gauges[c][to as usize] = gauges[c][to as usize].saturating_add(bytes);
+}
+
+/// A read-only copy of the ledger's gauges, for status replies and metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerSnapshot {
+    /// The configured policy.
+    pub policy: Policy,
+    /// The byte budget.
+    pub budget_bytes: u64,
+    /// Bytes charged now.
+    pub charged_bytes: u64,
+    /// Most bytes ever charged at once.
+    pub peak_charged_bytes: u64,
+    /// Charged bytes indexed `[class as usize][stage as usize]`.
+    pub bytes_by_class_stage: [[u64; Stage::COUNT]; BufferClass::COUNT],
+    /// Configured slot count.
+    pub slots: usize,
+    /// Slots not held by any grant.
+    pub free_slots: usize,
+    /// Grants not yet ended.
+    pub outstanding_grants: usize,
+}
+
+impl LedgerSnapshot {
+    /// Charged bytes of one class at one stage.
+    pub const fn bytes(&self, class: BufferClass, stage: Stage) -> u64 {
+        self.bytes_by_class_stage[class as usize][stage as usize]
+    }
+}
+
+/// The byte budget and slot pool, with every outstanding grant.
+#[derive(Debug)]
+pub struct Ledger {
+    config: LedgerConfig,
+    charged_bytes: u64,
+    peak_charged_bytes: u64,
+    gauges: Gauges,
+    free_slots: usize,
+    next_id: u64,
+    live: BTreeMap<GrantId, Live>,
+}
+
+impl Ledger {
+    /// An empty ledger; refuses a zero budget or zero slots.
+    pub fn new(config: LedgerConfig) -> Result<Self, LedgerError> {
+        if config.budget_bytes == 0 || config.slots == 0 {
+            return Err(LedgerError::InvalidConfig {
+                budget_bytes: config.budget_bytes,
+                slots: config.slots,
+            });
+        }
+        Ok(Self {
+            config,
+            charged_bytes: 0,
+            peak_charged_bytes: 0,
+            gauges: [[0; Stage::COUNT]; BufferClass::COUNT],
+            free_slots: config.slots,
+            next_id: 0,
+            live: BTreeMap::new(),
+        })
+    }
+
+    /// The configuration it was built from.
+    pub const fn config(&self) -> LedgerConfig {
+        self.config
+    }
+    /// The byte budget.
+    pub const fn budget_bytes(&self) -> u64 {
+        self.config.budget_bytes
+    }
+    /// Bytes charged now, across all grants, classes and stages.
+    pub const fn charged_bytes(&self) -> u64 {
+        self.charged_bytes
+    }
+    /// Most bytes ever charged at once.
+    pub const fn peak_charged_bytes(&self) -> u64 {
+        self.peak_charged_bytes
+    }
+    /// Slots not held by any grant.
+    pub const fn free_slots(&self) -> usize {
+        self.free_slots
+    }
+    /// Grants not yet ended (some bytes still charged).
+    pub fn outstanding_grants(&self) -> usize {
+        self.live.len()
+    }
+    /// Charged bytes of one class at one stage.
+    pub const fn bytes(&self, class: BufferClass, stage: Stage) -> u64 {
+        self.gauges[class as usize][stage as usize]
+    }
+
+    /// Checks that a footprint could ever be granted: not empty, not above the whole budget.
+    pub fn admit(&self, footprint: &Footprint) -> Result<(), LedgerError> {
+        let budget_bytes = self.config.budget_bytes;
+        match footprint.checked_total_bytes() {
+            Some(0) => Err(LedgerError::EmptyFootprint),
+            Some(needed_bytes) if needed_bytes <= budget_bytes => Ok(()),
+            other => Err(LedgerError::TooLarge {
+                needed_bytes: other.unwrap_or(u64::MAX),
+                budget_bytes,
+            }),
+        }
+    }
+
+    /// Grants the footprint if the policy allows it now: `Ok(None)` means wait for a
+    /// slot or for bytes; `Err` means it can never be granted (see [`Ledger::admit`]).
+    /// Needs a free slot, and under an enforcing policy charged + footprint ≤ budget.
+    pub fn try_grant(&mut self, footprint: &Footprint) -> Result<Option<Grant>, LedgerError> {
+        self.admit(footprint)?;
+        if self.free_slots == 0 {
+            return Ok(None);
+        }
+        let Some(charged_bytes) = self.charged_bytes.checked_add(footprint.total_bytes()) else {
+            return Ok(None);
+        };
+        if self.config.policy.enforces_budget() && charged_bytes > self.config.budget_bytes {
+            return Ok(None);
+        }
+        let id = GrantId(self.next_id);
+        self.next_id += 1;
+        self.free_slots -= 1;
+        self.charged_bytes = charged_bytes;
+        self.peak_charged_bytes = self.peak_charged_bytes.max(charged_bytes);
+        for class in BufferClass::ALL {
+            let gauge = &mut self.gauges[class as usize][Stage::Synthesizing as usize];
+            *gauge = gauge.saturating_add(footprint.bytes(class));
+        }
+        let live = Live {
+            remaining_bytes: BufferClass::ALL.map(|c| footprint.bytes(c)),
+            stage: [Stage::Synthesizing; BufferClass::COUNT],
+            holds_slot: true,
+            synthesized: false,
+            delivered: false,
+            cancelled: false,
+        };
+        self.live.insert(id, live);
+        Ok(Some(Grant::new(id, *footprint)))
+    }
+
+    /// Synthesis finished: its classes still behind `QueuedForGpu` move there.
+    /// Under `ReleaseOnSynthesized` the slot comes back here.
+    pub fn synthesized(&mut self, grant: GrantId) -> Result<(), LedgerError> {
+        let release_slot = !self.config.policy.enforces_budget();
+        self.report(
+            grant,
+            |l| &mut l.synthesized,
+            "synthesized",
+            Stage::QueuedForGpu,
+            release_slot,
+        )
+        .map(drop)
+    }
+
+    /// The GPU actor accepted the buffer (its handler started): classes still behind
+    /// `OnGpu` move there, and the slot comes back if the grant still holds it. May
+    /// arrive before [`Ledger::synthesized`]; the order of the two does not matter.
+    pub fn delivered(&mut self, grant: GrantId) -> Result<(), LedgerError> {
+        self.report(grant, |l| &mut l.delivered, "delivered", Stage::OnGpu, true)
+            .map(drop)
+    }
+
+    /// The partition failed: gives the slot back if still held (the buffer will never
+    /// be delivered) and moves every live class to `Dealloc`, "to be freed". Bytes stay
+    /// charged until [`Ledger::freed`] or [`Ledger::freed_all`] confirms them gone.
+    /// Later `synthesized`/`delivered`/`cancel` for it are errors. Returns the bytes
+    /// still awaiting a confirmed free.
+    pub fn cancel(&mut self, grant: GrantId) -> Result<u64, LedgerError> {
+        self.report(
+            grant,
+            |l| &mut l.cancelled,
+            "cancelled",
+            Stage::Dealloc,
+            true,
+        )
+    }
+
+    /// Moves one class's charge from `from` to a later stage `to`.
+    pub fn move_stage(
+        &mut self,
+        grant: GrantId,
+        class: BufferClass,
+        from: Stage,
+        to: Stage,
+    ) -> Result<(), LedgerError> {
+        let live = self
+            .live
+            .get_mut(&grant)
+            .ok_or_else(|| missing(grant, self.next_id))?;
+        let c = class as usize;
+        let actual = live.stage[c];
+        if live.remaining_bytes[c] == 0 {
+            return Err(LedgerError::ClassFreed { grant, class });
+        }
+        if actual != from {
+            return Err(LedgerError::StageMismatch {
+                grant,
+                class,
+                expected: from,
+                actual,
+            });
+        }
+        if to <= from {
+            return Err(LedgerError::BackwardMove {
+                grant,
+                class,
+                from,
+                to,
+            });
+        }
+        shift(&mut self.gauges, c, live.remaining_bytes[c], from, to);
+        live.stage[c] = to;
+        Ok(())
+    }
+
+    /// Moves every class of the grant that still has bytes and sits before `to` up to
+    /// `to`; classes already there or later stay where they are.
+    pub fn advance(&mut self, grant: GrantId, to: Stage) -> Result<(), LedgerError> {
+        let live = self
+            .live
+            .get_mut(&grant)
+            .ok_or_else(|| missing(grant, self.next_id))?;
+        live.advance(&mut self.gauges, to);
+        Ok(())
+    }
+
+    /// Dealloc confirmed that `bytes` of `class` were dropped: credits them back from
+    /// whatever stage the class sits at (0 bytes is a no-op). Returns `true` when this
+    /// ended the grant (all classes at zero); a grant that ends still holding its slot
+    /// gives it back. A free after the grant ended is a `DoubleFree`.
+    pub fn freed(
+        &mut self,
+        grant: GrantId,
+        class: BufferClass,
+        bytes: u64,
+    ) -> Result<bool, LedgerError> {
+        let live = match self.live.get_mut(&grant) {
+            Some(live) => live,
+            None if grant.0 < self.next_id => {
+                return Err(LedgerError::DoubleFree {
+                    grant,
+                    class,
+                    bytes,
+                })
+            }
+            None => return Err(missing(grant, self.next_id)),
+        };
+        let (c, remaining_bytes) = (class as usize, live.remaining_bytes[class as usize]);
+        if bytes == 0 {
+            return Ok(false);
+        }
+        if remaining_bytes == 0 {
+            return Err(LedgerError::DoubleFree {
+                grant,
+                class,
+                bytes,
+            });
+        }
+        if bytes > remaining_bytes {
+            return Err(LedgerError::OverFree {
+                grant,
+                class,
+                bytes,
+                remaining_bytes,
+            });
+        }
+        live.remaining_bytes[c] -= bytes;
+        let stage = live.stage[c] as usize;
+        self.gauges[c][stage] = self.gauges[c][stage].saturating_sub(bytes);
+        self.charged_bytes = self.charged_bytes.saturating_sub(bytes);
+        Ok(self.end_if_done(grant))
+    }
+
+    /// The supervisor confirms that all of the grant's buffers are gone (e.g. dropped
+    /// by an unwinding thread): credits every byte still charged and ends the grant.
+    /// Returns the bytes credited.
+    pub fn freed_all(&mut self, grant: GrantId) -> Result<u64, LedgerError> {
+        let live = self
+            .live
+            .get_mut(&grant)
+            .ok_or_else(|| missing(grant, self.next_id))?;
+        let credited_bytes = live.remaining_total_bytes();
+        for c in 0..BufferClass::COUNT {
+            let stage = live.stage[c] as usize;
+            let bytes = std::mem::take(&mut live.remaining_bytes[c]);
+            self.gauges[c][stage] = self.gauges[c][stage].saturating_sub(bytes);
+        }
+        self.charged_bytes = self.charged_bytes.saturating_sub(credited_bytes);
+        self.end_if_done(grant);
+        Ok(credited_bytes)
+    }
+
+    /// A copy of every gauge.
+    pub fn snapshot(&self) -> LedgerSnapshot {
+        LedgerSnapshot {
+            policy: self.config.policy,
+            budget_bytes: self.config.budget_bytes,
+            charged_bytes: self.charged_bytes,
+            peak_charged_bytes: self.peak_charged_bytes,
+            bytes_by_class_stage: self.gauges,
+            slots: self.config.slots,
+            free_slots: self.free_slots,
+            outstanding_grants: self.live.len(),
+        }
+    }
+
+    /// Records a once-only event (`flag`) for a live, uncancelled grant, advances its
+    /// classes to `to`, and returns its slot if `release_slot`. Returns bytes still charged.
+    fn report(
+        &mut self,
+        grant: GrantId,
+        flag: fn(&mut Live) -> &mut bool,
+        event: &'static str,
+        to: Stage,
+        release_slot: bool,
+    ) -> Result<u64, LedgerError> {
+        let live = self
+            .live
+            .get_mut(&grant)
+            .ok_or_else(|| missing(grant, self.next_id))?;
+        if live.cancelled {
+            return Err(LedgerError::Cancelled { grant });
+        }
+        let seen = flag(live);
+        if std::mem::replace(seen, true) {
+            return Err(LedgerError::AlreadyReported { grant, event });
+        }
+        live.advance(&mut self.gauges, to);
+        if release_slot && std::mem::take(&mut live.holds_slot) {
+            self.free_slots += 1;
+        }
+        Ok(live.remaining_total_bytes())
+    }
+
+    /// Removes the grant if it has no bytes left, returning its slot if it still held one.
+    fn end_if_done(&mut self, grant: GrantId) -> bool {
+        let done = self
+            .live
+            .get(&grant)
+            .is_some_and(|l| l.remaining_total_bytes() == 0);
+        if done {
+            if let Some(live) = self.live.remove(&grant) {
+                self.free_slots += usize::from(live.holds_slot);
+            }
+        }
+        done
+    }
+}
+
+/// The error for an id that has no live grant.
+fn missing(grant: GrantId, next_id: u64) -> LedgerError {
+    if grant.0 < next_id {
+        LedgerError::GrantEnded { grant }
+    } else {
+        LedgerError::UnknownGrant { grant, next_id }
+    }
+}

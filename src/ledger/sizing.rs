@@ -1,0 +1,108 @@
+//! Sizing: a partition's footprint from its shape, the `auto` budget and the default slot count.
+
+use super::{BufferClass, LedgerError};
+
+/// Size of one BLS12-381 scalar.
+const SCALAR_BYTES: u64 = 32;
+
+/// A partition's dimensions, as measured by a first synthesis or stated by a request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartitionShape {
+    /// Number of constraints (n).
+    pub constraints: u64,
+    /// Number of public input variables (m_in).
+    pub inputs: u64,
+    /// Number of private variables (m_aux).
+    pub aux: u64,
+}
+
+/// Bytes one partition holds in each buffer class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    bytes_by_class: [u64; BufferClass::COUNT],
+}
+
+impl Footprint {
+    /// A footprint from explicit per-class byte counts.
+    pub const fn new(
+        abc_bytes: u64,
+        aux_bytes: u64,
+        inputs_bytes: u64,
+        density_bytes: u64,
+    ) -> Self {
+        Self {
+            bytes_by_class: [abc_bytes, aux_bytes, inputs_bytes, density_bytes],
+        }
+    }
+
+    /// The footprint of a shape: with d = next power of two of (constraints + inputs),
+    /// abc = 3·d·32, aux = aux·32, inputs = inputs·32, density = ⌈(inputs + aux)/8⌉·3.
+    /// Sizes that overflow saturate at `u64::MAX`, which admission then refuses.
+    pub fn for_shape(shape: PartitionShape) -> Self {
+        let domain = shape
+            .constraints
+            .saturating_add(shape.inputs)
+            .checked_next_power_of_two()
+            .unwrap_or(u64::MAX);
+        let variables = shape.inputs.saturating_add(shape.aux);
+        Self::new(
+            domain.saturating_mul(3 * SCALAR_BYTES),
+            shape.aux.saturating_mul(SCALAR_BYTES),
+            shape.inputs.saturating_mul(SCALAR_BYTES),
+            variables.div_ceil(8).saturating_mul(3),
+        )
+    }
+
+    /// Bytes in one class.
+    pub const fn bytes(&self, class: BufferClass) -> u64 {
+        self.bytes_by_class[class as usize]
+    }
+
+    /// Bytes in all classes (saturating at `u64::MAX`).
+    pub fn total_bytes(&self) -> u64 {
+        self.checked_total_bytes().unwrap_or(u64::MAX)
+    }
+
+    pub(super) fn checked_total_bytes(&self) -> Option<u64> {
+        self.bytes_by_class
+            .iter()
+            .try_fold(0u64, |sum, &b| sum.checked_add(b))
+    }
+}
+
+/// The `auto` budget: available memory minus a safety margin minus the resident SRS.
+/// Errs when nothing is left.
+pub fn auto_budget_bytes(
+    available_bytes: u64,
+    margin_bytes: u64,
+    resident_srs_bytes: u64,
+) -> Result<u64, LedgerError> {
+    match available_bytes
+        .saturating_sub(margin_bytes)
+        .saturating_sub(resident_srs_bytes)
+    {
+        0 => Err(LedgerError::BudgetExhausted {
+            available_bytes,
+            margin_bytes,
+            resident_srs_bytes,
+        }),
+        budget_bytes => Ok(budget_bytes),
+    }
+}
+
+/// The default slot count for [`Policy::Ledger`](super::Policy::Ledger): `workers + lookahead`, where
+/// `fit = budget_bytes / footprint.total_bytes()` and
+/// `lookahead = min(fit − workers (floored at 0), max(workers, 1))`.
+///
+/// The lookahead is how many more whole footprints fit in the budget beyond one per
+/// worker, capped at one spare per worker: more would only queue more buffers for a
+/// GPU that cannot take them faster. It is at least 1 whenever `fit > workers`.
+/// Never returns 0. For `HoldUntilDelivered` use `workers` instead.
+pub fn default_slots(workers: usize, budget_bytes: u64, footprint: &Footprint) -> usize {
+    let cap = workers.max(1);
+    let fit = budget_bytes
+        .checked_div(footprint.total_bytes())
+        .map_or(usize::MAX, |f| usize::try_from(f).unwrap_or(usize::MAX));
+    let lookahead = fit.saturating_sub(workers).min(cap);
+    workers.saturating_add(lookahead).max(1)
+}
