@@ -54,14 +54,16 @@ pub trait Backend: Send + Sync {
     /// A short name for logs and metrics ("cpu", "cuda:0").
     fn name(&self) -> String;
 
-    /// H's n − 1 coefficients from a, b, c (each at most `domain.size()` long).
+    /// H's n − 1 coefficients from a, b, c (each at most `domain.size()` long), left in `a`;
+    /// `b` and `c` may be used as scratch. The caller owns all three buffers throughout, so it
+    /// decides where they are freed.
     fn compute_h(
         &self,
         domain: &Domain,
-        a: Vec<Scalar>,
-        b: Vec<Scalar>,
-        c: Vec<Scalar>,
-    ) -> Result<Vec<Scalar>>;
+        a: &mut Vec<Scalar>,
+        b: &mut Vec<Scalar>,
+        c: &mut Vec<Scalar>,
+    ) -> Result<()>;
 
     /// Σ sᵢ·Pᵢ over the scalars present in `density` (all when `None`).
     fn msm_g1(
@@ -92,10 +94,10 @@ impl Backend for CpuBackend {
     fn compute_h(
         &self,
         domain: &Domain,
-        a: Vec<Scalar>,
-        b: Vec<Scalar>,
-        c: Vec<Scalar>,
-    ) -> Result<Vec<Scalar>> {
+        a: &mut Vec<Scalar>,
+        b: &mut Vec<Scalar>,
+        c: &mut Vec<Scalar>,
+    ) -> Result<()> {
         domain.compute_h(a, b, c)
     }
 

@@ -149,16 +149,17 @@ impl Domain {
     }
 
     /// H's coefficients from the constraint evaluations a, b, c (each padded here to the domain
-    /// size): iNTT, coset NTT, (a·b − c)/Z, coset iNTT. Returns n − 1 coefficients (the last one
-    /// is zero for a satisfied circuit, and the key's H query has n − 1 points).
+    /// size): iNTT, coset NTT, (a·b − c)/Z, coset iNTT. The result replaces `a` and has n − 1
+    /// coefficients (the last one is zero for a satisfied circuit, and the key's H query has
+    /// n − 1 points); `b` and `c` are left holding scratch values.
     pub fn compute_h(
         &self,
-        mut a: Vec<Scalar>,
-        mut b: Vec<Scalar>,
-        mut c: Vec<Scalar>,
-    ) -> Result<Vec<Scalar>> {
+        a: &mut Vec<Scalar>,
+        b: &mut Vec<Scalar>,
+        c: &mut Vec<Scalar>,
+    ) -> Result<()> {
         let n = self.size();
-        for v in [&mut a, &mut b, &mut c] {
+        for v in [&mut *a, &mut *b, &mut *c] {
             if v.len() > n {
                 return Err(Error::LengthMismatch {
                     what: "constraint evaluations vs domain",
@@ -173,8 +174,8 @@ impl Domain {
             self.coset_ntt(v)
         };
         let (ra, (rb, rc)) = rayon::join(
-            || to_coset(&mut a),
-            || rayon::join(|| to_coset(&mut b), || to_coset(&mut c)),
+            || to_coset(a),
+            || rayon::join(|| to_coset(b), || to_coset(c)),
         );
         ra?;
         rb?;
@@ -184,11 +185,9 @@ impl Domain {
             .zip(b.par_iter())
             .zip(c.par_iter())
             .for_each(|((x, y), z)| *x = (*x * y - z) * z_inv);
-        drop(b);
-        drop(c);
-        self.coset_intt(&mut a)?;
+        self.coset_intt(a)?;
         a.truncate(n - 1);
-        Ok(a)
+        Ok(())
     }
 }
 

@@ -5,22 +5,36 @@
 //! synthesis, the GPU and the G2 MSM under a memory budget is described in `actors.md`.
 #![warn(missing_docs)]
 
+/// The engine's actors.
+pub mod actors;
 /// Proving primitives behind a trait (CPU reference, CUDA).
 pub mod backend;
 /// Circuits shipped for examples, tests and benchmarks.
 pub mod circuits;
+/// Engine configuration.
+pub mod config;
 /// The proving constraint system and density trackers.
 pub mod cs;
 /// Radix-2 evaluation domain and the H computation.
 pub mod domain;
+/// The embedding API.
+pub mod engine;
 /// The crate's error type.
 pub mod error;
+/// GPU backends (CUDA behind the `cuda` feature).
+pub mod gpu;
 /// Proving and verifying keys in bellperson's `.params` layout.
 pub mod key;
 /// The memory-budget ledger (no actix inside).
 pub mod ledger;
+/// Messages between the actors.
+pub mod messages;
+/// Prometheus metrics.
+pub mod metrics;
 /// CPU multi-scalar multiplication through blst.
 pub mod msm;
+/// The proving stages as swappable traits.
+pub mod pipeline;
 /// The Groth16 proof and its encoding.
 pub mod proof;
 /// Proving in stages.
@@ -31,6 +45,8 @@ pub mod setup;
 pub mod verify;
 
 pub use backend::{Backend, CpuBackend};
+pub use config::Config;
+pub use engine::{Engine, EngineError, EngineStatus, Request};
 pub use error::{Error, Result};
 pub use key::{Check, ProvingKey, VerifyingKey};
 pub use proof::Proof;

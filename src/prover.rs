@@ -107,10 +107,12 @@ pub fn check_shape(pk: &ProvingKey, abc: &Abc, w: &Witness) -> Result<()> {
     Ok(())
 }
 
-/// H's coefficients: (a·b − c)/Z through the backend's NTTs. Consumes the `abc` buffers.
-pub fn compute_h(backend: &dyn Backend, abc: Abc) -> Result<Vec<Scalar>> {
+/// H's coefficients: (a·b − c)/Z through the backend's NTTs. Takes `a`'s buffer for the result
+/// and leaves `b` and `c` in `abc` for the caller to free.
+pub fn compute_h(backend: &dyn Backend, abc: &mut Abc) -> Result<Vec<Scalar>> {
     let domain = Domain::for_size(abc.a.len())?;
-    backend.compute_h(&domain, abc.a, abc.b, abc.c)
+    backend.compute_h(&domain, &mut abc.a, &mut abc.b, &mut abc.c)?;
+    Ok(std::mem::take(&mut abc.a))
 }
 
 /// The four G1 MSM results of one partition.
@@ -240,10 +242,11 @@ pub fn prove_timed<C: Circuit<Scalar>, R: RngCore>(
 ) -> Result<(Proof, StageTimes)> {
     let mut t = StageTimes::default();
     let clock = Instant::now();
-    let (abc, w) = synthesize(circuit, pk)?;
+    let (mut abc, w) = synthesize(circuit, pk)?;
     t.synthesis = clock.elapsed();
     let clock = Instant::now();
-    let h = compute_h(backend, abc)?;
+    let h = compute_h(backend, &mut abc)?;
+    drop(abc);
     t.h = clock.elapsed();
     let clock = Instant::now();
     let g1 = g1_msms(backend, pk, &w, &h)?;

@@ -1,0 +1,100 @@
+//! The BG2 actor (CPU): the B_G2 MSM and proof assembly; then the witness goes to Dealloc.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+use actix::{Actor, ActorContext, Addr, Handler, SyncContext};
+
+use super::gpu::fail_and_release;
+use super::{panic_text, post, took, DeallocActor, Supervisor};
+use crate::ledger::BufferClass;
+use crate::messages::{frees_of, FinishProof, PartitionDone, Release};
+use crate::metrics::Metrics;
+use crate::pipeline::Bg2Stage;
+
+/// One B_G2 worker.
+pub struct Bg2Actor {
+    /// The stage implementation.
+    pub stage: Box<dyn Bg2Stage>,
+    /// Results go here.
+    pub supervisor: Addr<Supervisor>,
+    /// The witness goes here afterwards.
+    pub dealloc: Addr<DeallocActor>,
+    /// Metrics.
+    pub metrics: Metrics,
+}
+
+impl Actor for Bg2Actor {
+    type Context = SyncContext<Self>;
+}
+
+impl Handler<FinishProof> for Bg2Actor {
+    type Result = ();
+
+    fn handle(&mut self, msg: FinishProof, ctx: &mut SyncContext<Self>) {
+        took(&self.metrics, "bg2");
+        let FinishProof {
+            part,
+            pk,
+            grant,
+            g1,
+            witness,
+        } = msg;
+        let span = tracing::info_span!("bg2", job = part.job, partition = part.index);
+        let _enter = span.enter();
+        let t = Instant::now();
+        let stage = &mut self.stage;
+        let outcome = catch_unwind(AssertUnwindSafe(|| stage.finish(&pk, &witness, &g1)));
+        self.metrics
+            .stage_seconds
+            .with_label_values(&["bg2"])
+            .observe(t.elapsed().as_secs_f64());
+        let (cause, retryable) = match outcome {
+            Ok(Ok(proof)) => {
+                post(
+                    &self.metrics,
+                    "supervisor",
+                    &self.supervisor,
+                    PartitionDone { part, proof },
+                );
+                let classes = [BufferClass::Aux, BufferClass::Inputs, BufferClass::Density];
+                let frees = frees_of(&grant.footprint(), &classes);
+                post(
+                    &self.metrics,
+                    "dealloc",
+                    &self.dealloc,
+                    Release {
+                        grant: grant.id(),
+                        frees,
+                        buffers: Box::new(witness),
+                    },
+                );
+                return;
+            }
+            Ok(Err(e)) => (e.to_string(), true),
+            Err(p) => {
+                self.metrics
+                    .restarts_total
+                    .with_label_values(&["bg2"])
+                    .inc();
+                ctx.stop();
+                (
+                    format!("bg2 actor panicked: {}", panic_text(p.as_ref())),
+                    true,
+                )
+            }
+        };
+        tracing::warn!(%cause, "B_G2 stage failed");
+        fail_and_release(
+            &self.metrics,
+            &self.supervisor,
+            &self.dealloc,
+            part,
+            grant,
+            "bg2",
+            cause,
+            retryable,
+            Some(witness),
+        );
+    }
+}

@@ -1,0 +1,49 @@
+//! The Dealloc actor: drops large buffers off every hot path and reports the bytes as freed.
+
+use std::time::{Duration, Instant};
+
+use actix::{Actor, Addr, Handler, SyncContext};
+
+use super::{post, took, Supervisor};
+use crate::messages::{Freed, Release};
+use crate::metrics::Metrics;
+
+/// Drops what it is sent, then tells the supervisor.
+pub struct DeallocActor {
+    /// Where `Freed` goes.
+    pub supervisor: Addr<Supervisor>,
+    /// Metrics.
+    pub metrics: Metrics,
+    /// Extra time per drop (tests and simulations of a slow allocator).
+    pub delay: Duration,
+}
+
+impl Actor for DeallocActor {
+    type Context = SyncContext<Self>;
+}
+
+impl Handler<Release> for DeallocActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Release, _: &mut SyncContext<Self>) {
+        took(&self.metrics, "dealloc");
+        let t = Instant::now();
+        drop(msg.buffers);
+        if !self.delay.is_zero() {
+            std::thread::sleep(self.delay);
+        }
+        self.metrics
+            .stage_seconds
+            .with_label_values(&["dealloc"])
+            .observe(t.elapsed().as_secs_f64());
+        post(
+            &self.metrics,
+            "supervisor",
+            &self.supervisor,
+            Freed {
+                grant: msg.grant,
+                frees: msg.frees,
+            },
+        );
+    }
+}

@@ -1,0 +1,49 @@
+//! The engine's actors (see actors.md): Supervisor, Synthesis, Gpu, BG2 and Dealloc.
+
+mod bg2;
+mod dealloc;
+mod gpu;
+mod supervisor;
+mod synthesis;
+
+pub use bg2::Bg2Actor;
+pub use dealloc::DeallocActor;
+pub use gpu::GpuActor;
+pub use supervisor::{Supervisor, SupervisorParts};
+pub use synthesis::SynthesisActor;
+
+use std::any::Any;
+
+use actix::dev::ToEnvelope;
+use actix::{Actor, Addr, Handler, Message};
+
+use crate::metrics::Metrics;
+
+/// Sends `msg` to `addr`, counting it in `baton_mailbox_depth{actor}` until its handler starts.
+/// Unbounded on purpose: every large message is already bounded by ledger slots and grants.
+pub(crate) fn post<A, M>(metrics: &Metrics, actor: &str, addr: &Addr<A>, msg: M)
+where
+    A: Actor + Handler<M>,
+    A::Context: ToEnvelope<A, M>,
+    M: Message + Send + 'static,
+    M::Result: Send,
+{
+    metrics.mailbox_depth.with_label_values(&[actor]).inc();
+    addr.do_send(msg);
+}
+
+/// Marks one message of `actor` as taken from its mailbox.
+pub(crate) fn took(metrics: &Metrics, actor: &str) {
+    metrics.mailbox_depth.with_label_values(&[actor]).dec();
+}
+
+/// Text of a caught panic payload.
+pub(crate) fn panic_text(p: &(dyn Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-text payload".into()
+    }
+}

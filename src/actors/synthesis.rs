@@ -1,0 +1,124 @@
+//! The Synthesis actor (a `SyncArbiter` pool): builds a partition's a/b/c and witness and moves
+//! them to the GPU actor. A panic restarts the actor and the partition is retried.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+use actix::{Actor, ActorContext, Addr, Handler, SyncContext};
+
+use super::{panic_text, post, took, DeallocActor, GpuActor, Supervisor};
+use crate::ledger::BufferClass;
+use crate::messages::{frees_of, Failed, Prove, Release, Synthesize, Synthesized};
+use crate::metrics::Metrics;
+use crate::pipeline::Synthesizer;
+
+/// One synthesis worker.
+pub struct SynthesisActor {
+    /// The stage implementation (rebuilt on restart by the arbiter's factory).
+    pub stage: Box<dyn Synthesizer>,
+    /// Events go here.
+    pub supervisor: Addr<Supervisor>,
+    /// Synthesized partitions go here.
+    pub gpu: Addr<GpuActor>,
+    /// Failed partitions' charges are settled through here.
+    pub dealloc: Addr<DeallocActor>,
+    /// Metrics.
+    pub metrics: Metrics,
+}
+
+impl Actor for SynthesisActor {
+    type Context = SyncContext<Self>;
+}
+
+impl Handler<Synthesize> for SynthesisActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Synthesize, ctx: &mut SyncContext<Self>) {
+        took(&self.metrics, "synthesis");
+        let Synthesize {
+            part,
+            circuit,
+            pk,
+            grant,
+        } = msg;
+        let span = tracing::info_span!(
+            "synthesize",
+            job = part.job,
+            partition = part.index,
+            attempt = part.attempt
+        );
+        let _enter = span.enter();
+        let t = Instant::now();
+        let stage = &mut self.stage;
+        let outcome = catch_unwind(AssertUnwindSafe(|| stage.synthesize(circuit.as_ref(), &pk)));
+        let secs = t.elapsed().as_secs_f64();
+        self.metrics
+            .stage_seconds
+            .with_label_values(&["synthesis"])
+            .observe(secs);
+        let (cause, retryable) = match outcome {
+            Ok(Ok((abc, witness))) => {
+                tracing::debug!(seconds = secs, "synthesized");
+                post(
+                    &self.metrics,
+                    "supervisor",
+                    &self.supervisor,
+                    Synthesized {
+                        part,
+                        grant: grant.id(),
+                    },
+                );
+                let prove = Prove {
+                    part,
+                    pk,
+                    grant,
+                    abc,
+                    witness,
+                    synthesized_at: Instant::now(),
+                };
+                post(&self.metrics, "gpu", &self.gpu, prove);
+                return;
+            }
+            Ok(Err(e)) => (e.to_string(), false),
+            Err(p) => {
+                self.metrics
+                    .restarts_total
+                    .with_label_values(&["synthesis"])
+                    .inc();
+                ctx.stop(); // a SyncContext restarts the actor from its factory
+                (
+                    format!("synthesis panicked: {}", panic_text(p.as_ref())),
+                    true,
+                )
+            }
+        };
+        tracing::warn!(%cause, "synthesis failed");
+        let id = grant.id();
+        post(
+            &self.metrics,
+            "supervisor",
+            &self.supervisor,
+            Failed {
+                part,
+                grant: id,
+                actor: "synthesis",
+                cause,
+                retryable,
+                frees_worker: true,
+            },
+        );
+        // Nothing survived (an error returns no buffers; unwinding dropped them): settle the
+        // whole charge through Dealloc so the ledger hears of it the one usual way.
+        let frees = frees_of(&grant.footprint(), &BufferClass::ALL);
+        post(
+            &self.metrics,
+            "dealloc",
+            &self.dealloc,
+            Release {
+                grant: id,
+                frees,
+                buffers: Box::new(()),
+            },
+        );
+    }
+}

@@ -1,0 +1,352 @@
+//! Engine configuration: `baton.toml` (or the file named by `BATON_CONFIG`) plus `BATON_*`
+//! environment variables (`BATON_MEMORY_BUDGET=64GiB`), validated at start with clear errors.
+//! Every key is documented in `baton.example.toml`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::ledger::Policy;
+
+/// A configuration problem, named by its key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A key has a value that cannot be used.
+    #[error("config key `{key}`: {reason}")]
+    Invalid {
+        /// The dotted key.
+        key: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The file or the environment could not be read or parsed.
+    #[error("config: {0}")]
+    Source(#[from] config::ConfigError),
+}
+
+/// Which backend computes H and the G1 MSMs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// CUDA when built with the `cuda` feature and a device is present, else the CPU.
+    Auto,
+    /// Always the CPU.
+    Cpu,
+    /// CUDA or fail at start.
+    Cuda,
+}
+
+/// The validated configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Byte budget of the ledger; `None` means auto (available memory minus the margin).
+    pub budget_bytes: Option<u64>,
+    /// Kept free when the budget is auto.
+    pub margin_bytes: u64,
+    /// Ledger policy.
+    pub policy: Policy,
+    /// Slots (undelivered partitions at once); `None` = workers + lookahead by policy.
+    pub slots: Option<usize>,
+    /// Synthesis threads.
+    pub synthesis_workers: usize,
+    /// Devices to run a Gpu actor on (indices).
+    pub gpu_devices: Vec<usize>,
+    /// Backend choice.
+    pub backend: BackendChoice,
+    /// B_G2 threads.
+    pub bg2_workers: usize,
+    /// Address of the `/metrics` endpoint, if any.
+    pub metrics_listen: Option<String>,
+    /// tracing filter (e.g. "info", "baton=debug").
+    pub log_level: String,
+    /// Attempts per partition before its job fails (failures that can repeat only).
+    pub retry_attempts: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        Config {
+            budget_bytes: None,
+            margin_bytes: 1 << 30,
+            policy: Policy::Ledger,
+            slots: None,
+            synthesis_workers: cores.clamp(1, 16),
+            gpu_devices: vec![0],
+            backend: BackendChoice::Auto,
+            bg2_workers: 1,
+            metrics_listen: None,
+            log_level: "info".into(),
+            retry_attempts: 3,
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    memory: Option<RawMemory>,
+    synthesis: Option<RawWorkers>,
+    gpu: Option<RawGpu>,
+    bg2: Option<RawWorkers>,
+    metrics: Option<RawMetrics>,
+    log: Option<RawLog>,
+    retry: Option<RawRetry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    budget: Option<String>,
+    margin: Option<String>,
+    policy: Option<String>,
+    slots: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkers {
+    workers: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGpu {
+    devices: Option<String>,
+    backend: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetrics {
+    listen: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLog {
+    level: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRetry {
+    attempts: Option<String>,
+}
+
+/// Parses "1024", "512MiB", "64GiB", "1.5GB", "2TiB".
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let num: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let v = num * mult;
+    (v.is_finite() && v >= 0.0 && v < u64::MAX as f64).then_some(v as u64)
+}
+
+fn invalid(key: &'static str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        reason: reason.into(),
+    }
+}
+
+fn count(key: &'static str, v: &str, min: usize) -> Result<usize, ConfigError> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(invalid(
+            key,
+            format!("expected a whole number ≥ {min}, got {v:?}"),
+        )),
+    }
+}
+
+impl Config {
+    /// Reads `baton.toml` (or `$BATON_CONFIG`) if present, then `BATON_*` variables.
+    pub fn load() -> Result<Self, ConfigError> {
+        let path = std::env::var("BATON_CONFIG").unwrap_or_else(|_| "baton.toml".into());
+        Self::load_from(Path::new(&path), std::env::vars())
+    }
+
+    /// Reads `path` (optional) and the given environment.
+    pub fn load_from(
+        path: &Path,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ConfigError> {
+        let mut b = config::Config::builder();
+        if path.exists() {
+            b = b.add_source(config::File::from(path).format(config::FileFormat::Toml));
+        }
+        let map: config::Map<String, String> = env
+            .into_iter()
+            .filter(|(k, _)| {
+                k.starts_with("BATON_") && k != "BATON_CONFIG" && k != "BATON_CACHE_DIR"
+            })
+            .collect();
+        b = b.add_source(
+            config::Environment::with_prefix("BATON")
+                .separator("_")
+                .source(Some(map)),
+        );
+        let raw: Raw = b.build()?.try_deserialize()?;
+        Self::from_raw(raw)
+    }
+
+    /// Parses a TOML document (no environment).
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let raw: Raw = config::Config::builder()
+            .add_source(config::File::from_str(text, config::FileFormat::Toml))
+            .build()?
+            .try_deserialize()?;
+        Self::from_raw(raw)
+    }
+
+    fn from_raw(raw: Raw) -> Result<Self, ConfigError> {
+        let mut c = Config::default();
+        let mem = raw.memory.unwrap_or_default();
+        if let Some(b) = mem.budget {
+            c.budget_bytes = if b.trim().eq_ignore_ascii_case("auto") {
+                None
+            } else {
+                match parse_bytes(&b) {
+                    Some(0) | None => {
+                        return Err(invalid(
+                            "memory.budget",
+                            format!("expected \"auto\" or a size like \"64GiB\", got {b:?}"),
+                        ))
+                    }
+                    Some(v) => Some(v),
+                }
+            };
+        }
+        if let Some(m) = mem.margin {
+            c.margin_bytes = parse_bytes(&m)
+                .ok_or_else(|| invalid("memory.margin", format!("expected a size, got {m:?}")))?;
+        }
+        if let Some(p) = mem.policy {
+            c.policy = p
+                .parse()
+                .map_err(|e| invalid("memory.policy", format!("{e}")))?;
+        }
+        if let Some(s) = mem.slots {
+            c.slots = if s.trim().eq_ignore_ascii_case("auto") {
+                None
+            } else {
+                Some(count("memory.slots", &s, 1)?)
+            };
+        }
+        if let Some(w) = raw.synthesis.and_then(|s| s.workers) {
+            c.synthesis_workers = count("synthesis.workers", &w, 1)?;
+        }
+        if let Some(w) = raw.bg2.and_then(|s| s.workers) {
+            c.bg2_workers = count("bg2.workers", &w, 1)?;
+        }
+        let gpu = raw.gpu.unwrap_or_default();
+        if let Some(d) = gpu.devices {
+            let list: Result<Vec<usize>, _> = d
+                .trim_matches(|ch| ch == '[' || ch == ']')
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| count("gpu.devices", s, 0))
+                .collect();
+            c.gpu_devices = list?;
+            if c.gpu_devices.is_empty() {
+                return Err(invalid("gpu.devices", "needs at least one device index"));
+            }
+        }
+        if let Some(b) = gpu.backend {
+            c.backend = match b.trim() {
+                "auto" => BackendChoice::Auto,
+                "cpu" => BackendChoice::Cpu,
+                "cuda" => BackendChoice::Cuda,
+                other => {
+                    return Err(invalid(
+                        "gpu.backend",
+                        format!("expected auto, cpu or cuda, got {other:?}"),
+                    ))
+                }
+            };
+        }
+        if let Some(l) = raw.metrics.and_then(|m| m.listen) {
+            if l.parse::<std::net::SocketAddr>().is_err() {
+                return Err(invalid(
+                    "metrics.listen",
+                    format!("expected host:port like 127.0.0.1:9100, got {l:?}"),
+                ));
+            }
+            c.metrics_listen = Some(l);
+        }
+        if let Some(l) = raw.log.and_then(|l| l.level) {
+            c.log_level = l;
+        }
+        if let Some(a) = raw.retry.and_then(|r| r.attempts) {
+            c.retry_attempts = count("retry.attempts", &a, 1)? as u32;
+        }
+        Ok(c)
+    }
+
+    /// The slot count for this configuration: explicit, or by policy (the ledger policy adds a
+    /// lookahead of one buffer per worker; the byte budget still bounds memory).
+    pub fn effective_slots(&self) -> usize {
+        self.slots.unwrap_or(match self.policy {
+            Policy::Ledger => 2 * self.synthesis_workers,
+            Policy::HoldUntilDelivered | Policy::ReleaseOnSynthesized => self.synthesis_workers,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sizes() {
+        assert_eq!(parse_bytes("64GiB"), Some(64 << 30));
+        assert_eq!(parse_bytes("512 MiB"), Some(512 << 20));
+        assert_eq!(parse_bytes("1000"), Some(1000));
+        assert_eq!(parse_bytes("1.5GB"), Some(1_500_000_000));
+        assert_eq!(parse_bytes("lots"), None);
+    }
+
+    #[test]
+    fn toml_and_env_are_read_and_validated() {
+        let c = Config::from_toml("[memory]\nbudget = \"2GiB\"\npolicy = \"hold_until_delivered\"\n[synthesis]\nworkers = 3\n")
+            .expect("valid");
+        assert_eq!(c.budget_bytes, Some(2 << 30));
+        assert_eq!(c.policy, Policy::HoldUntilDelivered);
+        assert_eq!(c.synthesis_workers, 3);
+        assert_eq!(c.effective_slots(), 3);
+
+        let env = vec![
+            ("BATON_BG2_WORKERS".to_string(), "2".to_string()),
+            ("BATON_GPU_BACKEND".to_string(), "cpu".to_string()),
+        ];
+        let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("env");
+        assert_eq!(c.bg2_workers, 2);
+        assert_eq!(c.backend, BackendChoice::Cpu);
+
+        let err = Config::from_toml("[memory]\nbudget = \"lots\"\n").expect_err("bad budget");
+        assert!(err.to_string().contains("memory.budget"), "{err}");
+        let err = Config::from_toml("[synthesis]\nworkers = 0\n").expect_err("zero workers");
+        assert!(err.to_string().contains("synthesis.workers"), "{err}");
+        assert!(
+            Config::from_toml("[memory]\nbugdet = \"1GiB\"\n").is_err(),
+            "unknown keys are refused"
+        );
+    }
+}

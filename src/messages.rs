@@ -1,0 +1,193 @@
+//! Every message between the engine's actors, with sender → receiver and the reply. Large
+//! buffers change owner only by moving inside these messages.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::Message;
+use tokio::sync::oneshot;
+
+use crate::engine::{EngineError, EngineStatus, Request};
+use crate::key::ProvingKey;
+use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
+use crate::pipeline::PartitionCircuit;
+use crate::proof::Proof;
+use crate::prover::{Abc, G1Sums, Witness};
+
+/// Identifies one partition of one job, and which attempt at it this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PartRef {
+    /// The job.
+    pub job: u64,
+    /// Index of the partition inside its request.
+    pub index: usize,
+    /// 1 for the first try.
+    pub attempt: u32,
+}
+
+/// Engine → Supervisor: a new request. Reply through `reply`: the proofs in order, or why not.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Submit {
+    /// The request.
+    pub request: Request,
+    /// Where the outcome goes.
+    pub reply: oneshot::Sender<Result<Vec<Proof>, EngineError>>,
+}
+
+/// Supervisor → Synthesis: synthesize this partition under `grant`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Synthesize {
+    /// Which partition.
+    pub part: PartRef,
+    /// The circuit (shared with the job table, for retries).
+    pub circuit: Arc<dyn PartitionCircuit>,
+    /// The key.
+    pub pk: Arc<ProvingKey>,
+    /// The ledger grant; travels with the buffers.
+    pub grant: Grant,
+}
+
+/// Synthesis → Gpu: a synthesized partition; a/b/c and the witness move in.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Prove {
+    /// Which partition.
+    pub part: PartRef,
+    /// The key.
+    pub pk: Arc<ProvingKey>,
+    /// The ledger grant.
+    pub grant: Grant,
+    /// The `abc` buffers.
+    pub abc: Abc,
+    /// The `aux`, `inputs` and `density` buffers.
+    pub witness: Witness,
+    /// When synthesis ended (queue time in front of the GPU is measured from here).
+    pub synthesized_at: Instant,
+}
+
+/// Gpu → BG2: the G1 sums; the witness moves in.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct FinishProof {
+    /// Which partition.
+    pub part: PartRef,
+    /// The key.
+    pub pk: Arc<ProvingKey>,
+    /// The ledger grant.
+    pub grant: Grant,
+    /// H, L, A and B_G1 sums.
+    pub g1: G1Sums,
+    /// The witness buffers.
+    pub witness: Witness,
+}
+
+/// Any actor → Dealloc: drop `buffers` and report the ledger bytes they stood for.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Release {
+    /// The grant the bytes were charged to.
+    pub grant: GrantId,
+    /// Ledger bytes per class that this drop frees.
+    pub frees: Vec<(BufferClass, u64)>,
+    /// The buffers themselves (any owned value).
+    pub buffers: Box<dyn Any + Send>,
+}
+
+/// Synthesis → Supervisor: synthesis of `part` ended; the worker is free.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Synthesized {
+    /// Which partition.
+    pub part: PartRef,
+    /// Its grant.
+    pub grant: GrantId,
+}
+
+/// Gpu → Supervisor: the GPU actor accepted the partition (its handler started).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Delivered {
+    /// Which partition.
+    pub part: PartRef,
+    /// Its grant.
+    pub grant: GrantId,
+}
+
+/// Gpu → Supervisor: the partition's remaining buffers moved to `stage`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct HandedOff {
+    /// Which partition.
+    pub part: PartRef,
+    /// Its grant.
+    pub grant: GrantId,
+    /// Where its buffers are now.
+    pub stage: Stage,
+}
+
+/// Dealloc → Supervisor: these bytes are really gone.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Freed {
+    /// The grant.
+    pub grant: GrantId,
+    /// Bytes per class.
+    pub frees: Vec<(BufferClass, u64)>,
+}
+
+/// BG2 → Supervisor: the partition's proof.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PartitionDone {
+    /// Which partition.
+    pub part: PartRef,
+    /// The proof.
+    pub proof: Proof,
+}
+
+/// Synthesis, Gpu or BG2 → Supervisor: the partition failed there. Its buffers, if any, were sent
+/// to Dealloc before this message.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Failed {
+    /// Which partition.
+    pub part: PartRef,
+    /// Its grant.
+    pub grant: GrantId,
+    /// Which actor kind failed.
+    pub actor: &'static str,
+    /// What happened.
+    pub cause: String,
+    /// Whether a new attempt could succeed (a panic or device error; not an unsatisfied circuit).
+    pub retryable: bool,
+    /// Whether the failing actor was a synthesis worker (which is now free again).
+    pub frees_worker: bool,
+}
+
+/// Engine → Supervisor: report the state of every job and the ledger.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Status {
+    /// Where the report goes.
+    pub reply: oneshot::Sender<EngineStatus>,
+}
+
+/// Engine → Supervisor: refuse new requests, reply once every job in flight has ended.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown {
+    /// Signalled when idle.
+    pub reply: oneshot::Sender<()>,
+}
+
+/// The footprint of a grant, class by class, as `Release::frees` entries.
+pub fn frees_of(f: &Footprint, classes: &[BufferClass]) -> Vec<(BufferClass, u64)> {
+    classes
+        .iter()
+        .map(|c| (*c, f.bytes(*c)))
+        .filter(|(_, b)| *b > 0)
+        .collect()
+}

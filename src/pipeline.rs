@@ -1,0 +1,125 @@
+//! The stages a partition goes through, as swappable traits with production implementations.
+//! No actor framework here: the actors in `actors/` drive these; tests and embedders replace
+//! them (a GPU that sleeps, a synthesis that fails on call k, ...).
+
+use std::sync::Arc;
+
+use bellperson::Circuit;
+use blstrs::Scalar;
+use ff::Field;
+
+use crate::backend::Backend;
+use crate::error::Result;
+use crate::key::ProvingKey;
+use crate::proof::Proof;
+use crate::prover::{self, Abc, G1Sums, Witness};
+
+/// A circuit of a request, type-erased and re-synthesizable (a retry synthesizes it again).
+pub trait PartitionCircuit: Send + Sync + 'static {
+    /// Synthesizes a fresh copy, rejecting an unsatisfied circuit or one that does not fit `pk`.
+    fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)>;
+}
+
+impl<C: Circuit<Scalar> + Clone + Send + Sync + 'static> PartitionCircuit for C {
+    fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)> {
+        prover::synthesize(self.clone(), pk)
+    }
+}
+
+/// Builds the a/b/c evaluations and the witness of one partition.
+pub trait Synthesizer: Send {
+    /// Synthesizes `circuit` for `pk`.
+    fn synthesize(
+        &mut self,
+        circuit: &dyn PartitionCircuit,
+        pk: &ProvingKey,
+    ) -> Result<(Abc, Witness)>;
+}
+
+/// The GPU's share of a proof: H and the G1 MSMs.
+pub trait GpuStage: Send {
+    /// The device's name for logs and metrics.
+    fn name(&self) -> String;
+    /// H's coefficients; takes `a`'s buffer for the result and leaves `b`, `c` in `abc`.
+    fn compute_h(&mut self, pk: &ProvingKey, abc: &mut Abc) -> Result<Vec<Scalar>>;
+    /// The H, L, A and B_G1 MSMs.
+    fn g1_msms(&mut self, pk: &ProvingKey, w: &Witness, h: &[Scalar]) -> Result<G1Sums>;
+}
+
+/// The CPU's share: the B_G2 MSM and proof assembly.
+pub trait Bg2Stage: Send {
+    /// Finishes the proof.
+    fn finish(&mut self, pk: &ProvingKey, w: &Witness, g1: &G1Sums) -> Result<Proof>;
+}
+
+/// Makes one stage instance per actor (and again on each restart).
+pub type Factory<T> = Arc<dyn Fn(usize) -> Box<T> + Send + Sync>;
+
+/// The stage implementations an engine runs. [`Stages::with_backend`] gives the real ones.
+#[derive(Clone)]
+pub struct Stages {
+    /// One per synthesis worker; the argument is the worker index.
+    pub synthesis: Factory<dyn Synthesizer>,
+    /// One per device; the argument is the device index.
+    pub gpu: Factory<dyn GpuStage>,
+    /// One per B_G2 worker.
+    pub bg2: Factory<dyn Bg2Stage>,
+}
+
+impl Stages {
+    /// Real synthesis, and `backend(device)` for H and the MSMs.
+    pub fn with_backend(backend: Arc<dyn Fn(usize) -> Arc<dyn Backend> + Send + Sync>) -> Self {
+        Stages {
+            synthesis: Arc::new(|_| Box::new(RealSynthesis)),
+            gpu: Arc::new(move |device| Box::new(BackendStage(backend(device)))),
+            bg2: Arc::new(|_| Box::new(CpuBg2)),
+        }
+    }
+}
+
+/// Synthesis through bellperson's traits.
+pub struct RealSynthesis;
+
+impl Synthesizer for RealSynthesis {
+    fn synthesize(
+        &mut self,
+        circuit: &dyn PartitionCircuit,
+        pk: &ProvingKey,
+    ) -> Result<(Abc, Witness)> {
+        circuit.synthesize(pk)
+    }
+}
+
+/// H and the G1 MSMs on a [`Backend`].
+pub struct BackendStage(pub Arc<dyn Backend>);
+
+impl GpuStage for BackendStage {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+
+    fn compute_h(&mut self, _pk: &ProvingKey, abc: &mut Abc) -> Result<Vec<Scalar>> {
+        prover::compute_h(self.0.as_ref(), abc)
+    }
+
+    fn g1_msms(&mut self, pk: &ProvingKey, w: &Witness, h: &[Scalar]) -> Result<G1Sums> {
+        prover::g1_msms(self.0.as_ref(), pk, w, h)
+    }
+}
+
+/// The B_G2 MSM (blst on the CPU) and assembly with fresh r, s.
+pub struct CpuBg2;
+
+impl Bg2Stage for CpuBg2 {
+    fn finish(&mut self, pk: &ProvingKey, w: &Witness, g1: &G1Sums) -> Result<Proof> {
+        let g2 = prover::b_g2_msm(&crate::backend::CpuBackend, pk, w)?;
+        let mut rng = rand::rngs::OsRng;
+        prover::assemble(
+            &pk.vk,
+            g1,
+            g2,
+            Scalar::random(&mut rng),
+            Scalar::random(&mut rng),
+        )
+    }
+}
