@@ -1,13 +1,17 @@
-//! The `baton` command line: prove built-in circuits, make keys.
+//! The `baton` command line: prove built-in circuits through the engine, make keys.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use baton::circuits::{KnownCircuit, MimcChain, Synthetic};
-use baton::{Check, PreparedVerifyingKey, ProvingKey};
+use baton::config::{parse_bytes, BackendChoice};
+use baton::engine::PartitionState;
+use baton::{Check, Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
 
 #[derive(Parser)]
 #[command(
@@ -43,31 +47,31 @@ struct CircuitArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Prove built-in circuits, verify every proof, print stage timings.
+    /// Prove built-in circuits through the engine, verify every proof, print a summary.
     Prove {
         #[command(flatten)]
         circuit: CircuitArgs,
-        /// Number of proofs (partitions), each with a different witness.
+        /// Proofs (partitions) in total, each with a different witness.
         #[arg(long, default_value_t = 4)]
         proofs: usize,
+        /// Split the proofs into this many requests submitted together.
+        #[arg(long, default_value_t = 1)]
+        requests: usize,
+        /// Override memory.budget ("auto", "8GiB", ...).
+        #[arg(long)]
+        budget: Option<String>,
+        /// Override synthesis.workers.
+        #[arg(long)]
+        workers: Option<usize>,
+        /// Override gpu.backend (auto, cpu, cuda).
+        #[arg(long)]
+        backend: Option<String>,
     },
-    /// Make a random proving key for a built-in circuit.
+    /// Make (or find in the cache) a random proving key for a built-in circuit.
     Setup {
         #[command(flatten)]
         circuit: CircuitArgs,
     },
-}
-
-enum AnyCircuit {
-    Synthetic(Synthetic),
-    Mimc(MimcChain),
-}
-
-fn circuit_for(args: &CircuitArgs, seed: u64) -> AnyCircuit {
-    match args.circuit {
-        CircuitKind::Synthetic => AnyCircuit::Synthetic(Synthetic::new(args.constraints, seed)),
-        CircuitKind::Mimc => AnyCircuit::Mimc(MimcChain::with_constraints(args.constraints, seed)),
-    }
 }
 
 fn cache_dir() -> PathBuf {
@@ -88,7 +92,7 @@ fn load_or_make_key<C: KnownCircuit>(
     let path = path.unwrap_or_else(|| cache_dir().join(format!("{}.params", circuit.shape_name())));
     if path.exists() {
         let t = Instant::now();
-        // Keys in the cache were written by this program; proofs are verified at the end anyway.
+        // Cached keys were written by this program; every proof is verified at the end anyway.
         let pk = ProvingKey::read_with(&path, Check::None)?;
         eprintln!("key: loaded {} in {:.2?}", path.display(), t.elapsed());
         return Ok(pk);
@@ -104,71 +108,217 @@ fn load_or_make_key<C: KnownCircuit>(
     Ok(pk)
 }
 
-fn prove_all<C: KnownCircuit>(
-    make: impl Fn(u64) -> C,
-    key: Option<PathBuf>,
-    proofs: usize,
-) -> baton::Result<bool> {
-    let pk = load_or_make_key(&make(0), key)?;
-    let pvk = PreparedVerifyingKey::new(&pk.vk);
-    let mut rng = rand::rngs::OsRng;
-    let start = Instant::now();
-    let mut ok = true;
-    println!(
-        "{:>5} {:>10} {:>10} {:>10} {:>10} {:>10}  verified",
-        "proof", "synth", "h", "g1 msm", "g2 msm", "total"
-    );
-    for i in 0..proofs {
-        let circuit = make(i as u64 + 1);
-        let inputs = circuit.public_inputs();
-        let t = Instant::now();
-        let (proof, st) = baton::prove_timed(&baton::CpuBackend, circuit, &pk, &mut rng)?;
-        let total = t.elapsed();
-        let verified = baton::verify(&pvk, &proof, &inputs).is_ok();
-        ok &= verified;
-        println!(
-            "{:>5} {:>10.2?} {:>10.2?} {:>10.2?} {:>10.2?} {:>10.2?}  {}",
-            i,
-            st.synthesis,
-            st.h,
-            st.g1,
-            st.g2,
-            total,
-            if verified { "yes" } else { "NO" }
-        );
-    }
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "{proofs} proofs in {secs:.2} s ({:.1} proofs/min), all verified: {ok}",
-        proofs as f64 * 60.0 / secs
-    );
-    Ok(ok)
+fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
 }
 
-fn run(cli: Cli) -> baton::Result<bool> {
-    match cli.command {
-        Command::Prove { circuit, proofs } => {
-            let c = circuit.constraints;
-            match circuit_for(&circuit, 0) {
-                AnyCircuit::Synthetic(_) => {
-                    prove_all(|s| Synthetic::new(c, s), circuit.key, proofs)
+fn gib(b: u64) -> f64 {
+    b as f64 / (1u64 << 30) as f64
+}
+
+/// One status line: how many partitions are in each state.
+fn progress_line(engine: &Engine, total: usize, started: Instant) -> Option<String> {
+    let st = engine.status_blocking().ok()?;
+    let mut counts = [0usize; 7];
+    for j in &st.jobs {
+        for p in &j.partitions {
+            counts[*p as usize] += 1;
+        }
+    }
+    let c = |s: PartitionState| counts[s as usize];
+    Some(format!(
+        "[{:>6.1}s] queued {} | synth {} | wait gpu {} | gpu {} | b_g2 {} | done {}/{} | ledger {:.2}/{:.2} GiB",
+        started.elapsed().as_secs_f64(),
+        c(PartitionState::Queued),
+        c(PartitionState::Synthesizing),
+        c(PartitionState::QueuedForGpu),
+        c(PartitionState::OnGpu),
+        c(PartitionState::Bg2),
+        c(PartitionState::Done),
+        total,
+        gib(st.ledger.charged_bytes),
+        gib(st.ledger.budget_bytes),
+    ))
+}
+
+struct ProveOpts {
+    proofs: usize,
+    requests: usize,
+    cfg: Config,
+}
+
+fn prove_all<C: KnownCircuit + Sync>(
+    make: impl Fn(u64) -> C,
+    key: Option<PathBuf>,
+    o: ProveOpts,
+) -> Result<bool, String> {
+    let pk = Arc::new(load_or_make_key(&make(0), key).map_err(|e| e.to_string())?);
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    let engine = Engine::start(o.cfg).map_err(|e| e.to_string())?;
+    eprintln!("engine: backend {}", engine.backend_name());
+    let circuits: Vec<C> = (0..o.proofs).map(|i| make(i as u64 + 1)).collect();
+    let per = o.proofs.div_ceil(o.requests.max(1)).max(1);
+    let started = Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    let results = std::thread::scope(|s| {
+        let handles: Vec<_> = circuits
+            .chunks(per)
+            .map(|chunk| {
+                let (engine, pk, chunk) = (&engine, pk.clone(), chunk.to_vec());
+                s.spawn(move || engine.prove_blocking(Request::new(pk, chunk)))
+            })
+            .collect();
+        let mut last = String::new();
+        let every = Duration::from_millis(if tty { 200 } else { 1000 });
+        let mut next = Instant::now() + every;
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+            if Instant::now() < next {
+                continue;
+            }
+            next += every;
+            if let Some(line) = progress_line(&engine, o.proofs, started) {
+                if tty {
+                    eprint!("\r{line}\x1b[K");
+                } else if line != last {
+                    eprintln!("{line}");
                 }
-                AnyCircuit::Mimc(_) => {
-                    prove_all(|s| MimcChain::with_constraints(c, s), circuit.key, proofs)
+                last = line;
+            }
+        }
+        if tty {
+            eprintln!();
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(baton::EngineError::Stopped)))
+            .collect::<Vec<_>>()
+    });
+    let secs = started.elapsed().as_secs_f64();
+    let mut verified = 0usize;
+    let mut failures = Vec::new();
+    for (chunk, r) in circuits.chunks(per).zip(results) {
+        match r {
+            Ok(proofs) => {
+                for (p, c) in proofs.iter().zip(chunk) {
+                    if baton::verify(&pvk, p, &c.public_inputs()).is_ok() {
+                        verified += 1;
+                    }
+                }
+            }
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    let status = engine.status_blocking().map_err(|e| e.to_string())?;
+    println!("stage means (s): {}", stage_means(&engine));
+    println!(
+        "proofs verified: {verified}/{}  |  {:.1} proofs/min  |  wall {secs:.2} s",
+        o.proofs,
+        verified as f64 * 60.0 / secs
+    );
+    println!(
+        "peak RSS: {:.2} GiB  |  peak ledger: {:.3} GiB of {:.3} GiB budget",
+        gib(peak_rss_bytes().unwrap_or(0)),
+        gib(status.ledger.peak_charged_bytes),
+        gib(status.ledger.budget_bytes)
+    );
+    for f in &failures {
+        eprintln!("request failed: {f}");
+    }
+    engine.shutdown_blocking();
+    Ok(verified == o.proofs)
+}
+
+fn stage_means(engine: &Engine) -> String {
+    let h = &engine.metric_handles().stage_seconds;
+    ["synthesis", "queued_gpu", "h", "g1_msm", "bg2", "dealloc"]
+        .iter()
+        .filter_map(|s| {
+            let m = h.get_metric_with_label_values(&[s]).ok()?;
+            let n = m.get_sample_count();
+            (n > 0).then(|| format!("{s} {:.3}", m.get_sample_sum() / n as f64))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn config_with(
+    budget: Option<String>,
+    workers: Option<usize>,
+    backend: Option<String>,
+) -> Result<Config, String> {
+    let mut cfg = Config::load().map_err(|e| e.to_string())?;
+    if let Some(b) = budget {
+        cfg.budget_bytes = if b == "auto" {
+            None
+        } else {
+            Some(
+                parse_bytes(&b)
+                    .ok_or_else(|| format!("--budget: expected \"auto\" or a size, got {b:?}"))?,
+            )
+        };
+    }
+    if let Some(w) = workers {
+        cfg.synthesis_workers = w.max(1);
+    }
+    if let Some(b) = backend {
+        cfg.backend = match b.as_str() {
+            "auto" => BackendChoice::Auto,
+            "cpu" => BackendChoice::Cpu,
+            "cuda" => BackendChoice::Cuda,
+            _ => return Err(format!("--backend: expected auto, cpu or cuda, got {b:?}")),
+        };
+    }
+    Ok(cfg)
+}
+
+fn run(cli: Cli) -> Result<bool, String> {
+    match cli.command {
+        Command::Prove {
+            circuit,
+            proofs,
+            requests,
+            budget,
+            workers,
+            backend,
+        } => {
+            let cfg = config_with(budget, workers, backend)?;
+            let o = ProveOpts {
+                proofs,
+                requests,
+                cfg,
+            };
+            let c = circuit.constraints;
+            match circuit.circuit {
+                CircuitKind::Synthetic => prove_all(|s| Synthetic::new(c, s), circuit.key, o),
+                CircuitKind::Mimc => {
+                    prove_all(|s| MimcChain::with_constraints(c, s), circuit.key, o)
                 }
             }
         }
         Command::Setup { circuit } => {
-            match circuit_for(&circuit, 0) {
-                AnyCircuit::Synthetic(c) => load_or_make_key(&c, circuit.key)?,
-                AnyCircuit::Mimc(c) => load_or_make_key(&c, circuit.key)?,
+            let c = circuit.constraints;
+            let r = match circuit.circuit {
+                CircuitKind::Synthetic => {
+                    load_or_make_key(&Synthetic::new(c, 0), circuit.key).map(|_| ())
+                }
+                CircuitKind::Mimc => {
+                    load_or_make_key(&MimcChain::with_constraints(c, 0), circuit.key).map(|_| ())
+                }
             };
-            Ok(true)
+            r.map(|_| true).map_err(|e| e.to_string())
         }
     }
 }
 
 fn main() -> ExitCode {
+    let filter = std::env::var("BATON_LOG").unwrap_or_else(|_| "warn".into());
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .init();
     match run(Cli::parse()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
