@@ -297,7 +297,32 @@ impl Config {
         if let Some(a) = raw.retry.and_then(|r| r.attempts) {
             c.retry_attempts = count("retry.attempts", &a, 1)? as u32;
         }
+        c.validate()?;
         Ok(c)
+    }
+
+    /// Checks values that would leave the engine unable to make progress (a zero-sized pool
+    /// starts no thread and its mailbox is never read).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.synthesis_workers == 0 {
+            return Err(invalid("synthesis.workers", "must be at least 1"));
+        }
+        if self.bg2_workers == 0 {
+            return Err(invalid("bg2.workers", "must be at least 1"));
+        }
+        if self.gpu_devices.is_empty() {
+            return Err(invalid("gpu.devices", "needs at least one device index"));
+        }
+        if self.slots == Some(0) {
+            return Err(invalid("memory.slots", "must be at least 1"));
+        }
+        if self.budget_bytes == Some(0) {
+            return Err(invalid("memory.budget", "must be more than 0 bytes"));
+        }
+        if self.retry_attempts == 0 {
+            return Err(invalid("retry.attempts", "must be at least 1"));
+        }
+        Ok(())
     }
 
     /// The slot count for this configuration: explicit, or by policy (the ledger policy adds a
@@ -348,5 +373,11 @@ mod tests {
             Config::from_toml("[memory]\nbugdet = \"1GiB\"\n").is_err(),
             "unknown keys are refused"
         );
+        let empty = Config {
+            gpu_devices: vec![],
+            ..Config::default()
+        };
+        let err = empty.validate().expect_err("no devices");
+        assert!(err.to_string().contains("gpu.devices"), "{err}");
     }
 }

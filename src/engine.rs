@@ -153,7 +153,7 @@ pub struct Engine {
     metrics: Metrics,
     backend: String,
     metrics_addr: Option<std::net::SocketAddr>,
-    thread: Option<JoinHandle<()>>,
+    thread: std::sync::Mutex<Option<JoinHandle<()>>>,
     system: actix::System,
 }
 
@@ -204,6 +204,7 @@ impl Engine {
 
     /// Starts the engine with the given stage implementations (tests, simulations, embedders).
     pub fn start_with(cfg: Config, stages: Stages) -> Result<Self, EngineError> {
+        cfg.validate()?;
         let budget_bytes = match cfg.budget_bytes {
             Some(b) => b,
             None => {
@@ -258,7 +259,7 @@ impl Engine {
             metrics,
             backend: "custom".into(),
             metrics_addr,
-            thread: Some(thread),
+            thread: std::sync::Mutex::new(Some(thread)),
             system,
         })
     }
@@ -332,8 +333,8 @@ impl Engine {
     }
 
     /// Refuses new requests, waits for every job in flight to end and every buffer to be
-    /// freed, then stops the actors.
-    pub fn shutdown_blocking(mut self) {
+    /// freed, then stops the actors. Callers still waiting on `prove` get their proofs first.
+    pub fn shutdown_blocking(&self) {
         let (reply, rx) = oneshot::channel();
         post(
             &self.metrics,
@@ -345,9 +346,26 @@ impl Engine {
         self.stop_system();
     }
 
-    fn stop_system(&mut self) {
+    /// The async form of [`Engine::shutdown_blocking`].
+    pub async fn shutdown(&self) {
+        let (reply, rx) = oneshot::channel();
+        post(
+            &self.metrics,
+            "supervisor",
+            &self.supervisor,
+            Shutdown { reply },
+        );
+        let _ = rx.await;
+        self.stop_system();
+    }
+
+    fn stop_system(&self) {
         self.system.stop();
-        if let Some(t) = self.thread.take() {
+        let handle = match self.thread.lock() {
+            Ok(mut g) => g.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(t) = handle {
             let _ = t.join();
         }
     }

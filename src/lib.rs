@@ -41,6 +41,9 @@ pub mod proof;
 pub mod prover;
 /// Random setup for tests, examples and benchmarks.
 pub mod setup;
+/// Fake stages and counters for actor tests (feature `test-util`).
+#[cfg(feature = "test-util")]
+pub mod testing;
 /// Verification.
 pub mod verify;
 

@@ -165,6 +165,7 @@ impl Supervisor {
         }
         job.failed = true;
         tracing::warn!(job = job_id, error = %err, "job failed");
+        // One per partition that failed for good (its siblings are abandoned, not counted).
         self.metrics
             .proofs_total
             .with_label_values(&["failed"])
