@@ -424,7 +424,13 @@ fn spawn_actors(
         let gpu = SyncArbiter::start(devices, move || {
             let i = thread_index(&gpu_counter) % devices;
             let stage = f(i);
-            let device = stage.name();
+            // One label per device even when several run the same backend (e.g. "cpu:1").
+            let name = stage.name();
+            let device = if name.contains(':') {
+                name
+            } else {
+                format!("{name}:{i}")
+            };
             GpuActor {
                 stage,
                 device,

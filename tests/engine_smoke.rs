@@ -53,3 +53,55 @@ fn engine_proves_a_request_and_reconciles_the_ledger() {
         .contains("baton_proofs_total{result=\"ok\"} 5"));
     engine.shutdown_blocking();
 }
+
+#[test]
+fn two_gpu_actors_share_the_work_and_report_busy_time_per_device() {
+    use baton::testing::{cpu_stages, FakeGpu};
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let pk = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
+    );
+    let stages = baton::pipeline::Stages {
+        gpu: FakeGpu::new()
+            .delay(std::time::Duration::from_millis(40))
+            .factory(),
+        ..cpu_stages()
+    };
+    let cfg = Config {
+        budget_bytes: Some(64 << 20),
+        synthesis_workers: 2,
+        gpu_devices: vec![0, 1],
+        ..Config::default()
+    };
+    let engine = Engine::start_with(cfg, stages).expect("start");
+    let circuits: Vec<Synthetic> = (0..8).map(|s| Synthetic::new(1 << 8, 200 + s)).collect();
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), circuits.clone()))
+        .expect("prove");
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    for (p, c) in proofs.iter().zip(&circuits) {
+        baton::verify(&pvk, p, &c.public_inputs()).expect("verifies");
+        let mut wrong = c.public_inputs();
+        wrong[0] += Scalar::ONE;
+        assert!(baton::verify(&pvk, p, &wrong).is_err());
+    }
+    let busy = &engine.metric_handles().gpu_busy_seconds;
+    let names: Vec<String> = engine
+        .metrics()
+        .gather()
+        .iter()
+        .filter(|f| f.get_name() == "baton_gpu_busy_seconds_total")
+        .flat_map(|f| {
+            f.get_metric()
+                .iter()
+                .map(|m| m.get_label()[0].get_value().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(names.len(), 2, "one busy counter per device: {names:?}");
+    for n in &names {
+        let secs = busy.with_label_values(&[n]).get();
+        assert!(secs >= 0.04, "device {n} did no work ({secs} s)");
+    }
+    engine.shutdown_blocking();
+}
