@@ -3,10 +3,10 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use actix::{Actor, ActorContext, Addr, Handler, SyncContext};
+use actix::{Actor, Addr, Handler, SyncContext};
 
 use super::gpu::fail_and_release;
-use super::{panic_text, post, took, DeallocActor, Supervisor};
+use super::{post, restart_after_panic, took, DeallocActor, Supervisor};
 use crate::ledger::BufferClass;
 use crate::messages::{frees_of, FinishProof, PartitionDone, Release};
 use crate::metrics::Metrics;
@@ -72,17 +72,7 @@ impl Handler<FinishProof> for Bg2Actor {
                 return;
             }
             Ok(Err(e)) => (e.to_string(), true),
-            Err(p) => {
-                self.metrics
-                    .restarts_total
-                    .with_label_values(&["bg2"])
-                    .inc();
-                ctx.stop();
-                (
-                    format!("bg2 actor panicked: {}", panic_text(p.as_ref())),
-                    true,
-                )
-            }
+            Err(p) => restart_after_panic(&self.metrics, "bg2", ctx, p.as_ref()),
         };
         tracing::warn!(%cause, "B_G2 stage failed");
         fail_and_release(

@@ -6,10 +6,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
-use actix::{Actor, ActorContext, Addr, Handler, SyncContext};
+use actix::{Actor, Addr, Handler, SyncContext};
 use blstrs::Scalar;
 
-use super::{panic_text, post, took, Bg2Actor, DeallocActor, Supervisor};
+use super::{post, restart_after_panic, took, Bg2Actor, DeallocActor, Supervisor};
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
 use crate::messages::{Delivered, Failed, FinishProof, HandedOff, PartRef, Prove, Release};
@@ -181,17 +181,7 @@ impl Handler<Prove> for GpuActor {
                     crate::Error::Unsatisfied { .. } | crate::Error::KeyMismatch { .. }
                 ),
             ),
-            Err(p) => {
-                self.metrics
-                    .restarts_total
-                    .with_label_values(&["gpu"])
-                    .inc();
-                ctx.stop();
-                (
-                    format!("gpu actor panicked: {}", panic_text(p.as_ref())),
-                    true,
-                )
-            }
+            Err(p) => restart_after_panic(&self.metrics, "gpu", ctx, p.as_ref()),
         };
         tracing::warn!(%cause, "GPU stage failed");
         fail_and_release(

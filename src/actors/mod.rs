@@ -37,6 +37,22 @@ pub(crate) fn took(metrics: &Metrics, actor: &str) {
     metrics.mailbox_depth.with_label_values(&[actor]).dec();
 }
 
+/// After a caught panic: counts the restart, stops the actor (a `SyncContext` then builds a
+/// fresh one from its factory on the same thread) and returns the failure cause, retryable.
+pub(crate) fn restart_after_panic<C: actix::ActorContext>(
+    metrics: &Metrics,
+    actor: &str,
+    ctx: &mut C,
+    payload: &(dyn Any + Send),
+) -> (String, bool) {
+    metrics.restarts_total.with_label_values(&[actor]).inc();
+    ctx.stop();
+    (
+        format!("{actor} actor panicked: {}", panic_text(payload)),
+        true,
+    )
+}
+
 /// Text of a caught panic payload.
 pub(crate) fn panic_text(p: &(dyn Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {

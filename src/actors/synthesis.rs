@@ -4,9 +4,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use actix::{Actor, ActorContext, Addr, Handler, SyncContext};
+use actix::{Actor, Addr, Handler, SyncContext};
 
-use super::{panic_text, post, took, DeallocActor, GpuActor, Supervisor};
+use super::{post, restart_after_panic, took, DeallocActor, GpuActor, Supervisor};
 use crate::ledger::BufferClass;
 use crate::messages::{frees_of, Failed, Prove, Release, Synthesize, Synthesized};
 use crate::metrics::Metrics;
@@ -80,17 +80,7 @@ impl Handler<Synthesize> for SynthesisActor {
                 return;
             }
             Ok(Err(e)) => (e.to_string(), false),
-            Err(p) => {
-                self.metrics
-                    .restarts_total
-                    .with_label_values(&["synthesis"])
-                    .inc();
-                ctx.stop(); // a SyncContext restarts the actor from its factory
-                (
-                    format!("synthesis panicked: {}", panic_text(p.as_ref())),
-                    true,
-                )
-            }
+            Err(p) => restart_after_panic(&self.metrics, "synthesis", ctx, p.as_ref()),
         };
         tracing::warn!(%cause, "synthesis failed");
         let id = grant.id();
