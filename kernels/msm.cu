@@ -19,7 +19,12 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
     scan_add_dev(data, m, block_sums);
 }
 
-extern "C" __global__ void msm_accumulate(const g1_affine* bases, const u32* keys, const u32* vals,
+// msm_accumulate: 128 threads per block; MSM_ACC_MINB caps registers so that
+// that many blocks fit on one SM (tuning knob, see NOTES.md).
+#ifndef MSM_ACC_MINB
+#define MSM_ACC_MINB 4
+#endif
+extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MINB) msm_accumulate(const g1_affine* bases, const u32* keys, const u32* vals,
                                           const u32* starts, u32 nbk, u32 S, g1_xyzz* buckets, g1_xyzz* pfirst,
                                           g1_xyzz* plast) {
     msm_accumulate_dev(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);

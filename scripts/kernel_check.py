@@ -107,6 +107,30 @@ def compile_check(ptx_out=None):
     return True
 
 
+def ntt_plan(log_n):
+    """Passes (s, t, c) of a DIF transform, s descending (DIT: reversed).
+    Block = 2^(t+c) elements (<= 1024), 2^(t+c-1) threads, 32*2^(t+c) bytes
+    dynamic shared memory, grid = 2^log_n >> (t+c)."""
+    if log_n <= 10:
+        return [(log_n, log_n, 0)]
+    npass = -(-(log_n - 10) // 7)
+    rest = log_n - 10
+    ps = []
+    s = log_n
+    for k in range(npass):
+        t = -(-rest // (npass - k))
+        t = min(t, 7)
+        c = min(3, s - t)
+        if t + c > 10:
+            c = 10 - t
+        ps.append((s, t, c))
+        s -= t
+        rest -= t
+    ps.append((s, s, 0))
+    return ps
+
+
+
 # ------------------------------------------------------------------ GPU side
 def gpu_main(args):
     import numpy as np
@@ -115,13 +139,15 @@ def gpu_main(args):
     rng = random.Random(args.seed)
     src = source()
     t0 = time.time()
-    mod = cp.RawModule(code=src, options=tuple(NVRTC_OPTS[1:] + ["-arch=sm_90"]), backend="nvrtc")
+    mod = cp.RawModule(code=src, options=tuple(NVRTC_OPTS[1:]), backend="nvrtc")
+    MODS = [mod]
     K = {}
 
     def kern(name):
-        if name not in K:
-            K[name] = mod.get_function(name)
-        return K[name]
+        key = (id(MODS[0]), name)
+        if key not in K:
+            K[key] = MODS[0].get_function(name)
+        return K[key]
 
     for n in ["ntt_pass", "test_fr_ops", "msm_accumulate"]:
         kern(n)
@@ -284,28 +310,9 @@ def gpu_main(args):
         t[1 << 14:] = powers(1 << 14, pow(q, 1 << 14, ref.R))
         return t
 
-    def plan(log_n):
-        if log_n <= 10:
-            return [(log_n, log_n, 0)]
-        npass = -(-(log_n - 10) // 7)
-        rest = log_n - 10
-        ps = []
-        s = log_n
-        for k in range(npass):
-            t = -(-rest // (npass - k))
-            t = min(t, 7)
-            c = min(3, s - t)
-            if t + c > 10:
-                c = 10 - t
-            ps.append((s, t, c))
-            s -= t
-            rest -= t
-        ps.append((s, s, 0))
-        return ps
-
     def ntt_run(data, log_n, dit, inverse, scale=None, scale_flags=0):
         """data: cupy (n,8) u32.  DIF: natural->bitrev; DIT: bitrev->natural."""
-        ps = plan(log_n)
+        ps = ntt_plan(log_n)
         if dit:
             ps = ps[::-1]
         for k, (s, t, c) in enumerate(ps):
@@ -357,7 +364,7 @@ def gpu_main(args):
         got = fr_from_rows(d.get())
         expc = ref.coset_ntt(av, om, g)
         ok4 = all(got[ref.bitrev(i, log_n)] == expc[i] for i in range(n))
-        rec(f"ntt 2^{log_n} (DIF fwd, DIT fwd, DIF inv+1/n, coset fwd) plan={plan(log_n)}",
+        rec(f"ntt 2^{log_n} (DIF fwd, DIT fwd, DIF inv+1/n, coset fwd) plan={ntt_plan(log_n)}",
             ok1 and ok2 and ok3 and ok4, f"{ok1} {ok2} {ok3} {ok4}")
 
     # H pipeline on device vs reference
@@ -387,7 +394,15 @@ def gpu_main(args):
     # ---------- 4. MSM
     R_ONE = fr_m([1])[0]
 
-    def msm_device(dbases, dscal, n, c, S=64, keep=None):
+    def msm_device(dbases, dscal, n, c, S=64, keep=None, phases=None):
+        evs = []
+
+        def mark(name):
+            if phases is not None:
+                e = cp.cuda.Event()
+                e.record()
+                evs.append((name, e))
+        mark("start")
         nwin = -(-256 // c)
         half = 1 << (c - 1)
         nbk = nwin * half
@@ -401,13 +416,18 @@ def gpu_main(args):
         plast = cp.empty((nseg, 48), dtype=cp.uint32)
         tb = 256
         launch("msm_count", (-(-n // tb),), (tb,), (dscal, np.uint32(n), np.uint32(c), np.uint32(nwin), counts))
+        mark("count")
         scan(counts, nbk + 1)
+        mark("scan")
         launch("msm_scatter", (-(-n // tb),), (tb,),
                (dscal, np.uint32(n), np.uint32(c), np.uint32(nwin), counts, keys, vals))
+        mark("scatter")
         launch("msm_accumulate", (-(-nseg // 128),), (128,),
                (dbases, keys, vals, counts, np.uint32(nbk), np.uint32(S), buckets, pfirst, plast))
+        mark("accumulate")
         launch("msm_finalize", (-(-nbk // 256),), (256,),
                (counts, np.uint32(nbk), np.uint32(S), buckets, pfirst, plast))
+        mark("finalize")
         # reduction levels
         out = cp.empty((nwin + 1, 48), dtype=cp.uint32)
         M = half
@@ -426,10 +446,16 @@ def gpu_main(args):
                    (Tin if Tin is not None else np.uint64(0), Rin, np.uint32(nwin), np.uint32(M), np.uint32(lg),
                     To, Ro))
             Tin, Rin, M = To, Ro, G_
+        mark("reduce")
         nb1 = min(1024, -(-n // 128))
         partials = cp.empty((nb1, 48), dtype=cp.uint32)
         launch("msm_ones", (nb1,), (128,), (dbases, dscal, np.uint32(n), partials))
         launch("g1_sum", (1,), (128,), (partials, np.uint32(nb1), out[nwin:]))
+        mark("ones")
+        if phases is not None:
+            evs[-1][1].synchronize()
+            for (n0, e0), (n1, e1) in zip(evs, evs[1:]):
+                phases[n1] = phases.get(n1, 0.0) + cp.cuda.get_elapsed_time(e0, e1)
         if keep is not None:
             keep.update(counts=counts, keys=keys)
         return out
@@ -509,21 +535,32 @@ def gpu_main(args):
         rec(f"msm 2^10 {name} vs python", got == exp)
 
     # ---------- large MSM: device-generated bases e_i * G, check via sum s_i e_i
-    def gen_tables():
-        A = [ref.g1_mul(G, j + 1) for j in range(1024)]
-        B2048 = ref.g1_mul(G, 2048)
-        Bs, cur = [], B2048
-        for _ in range(1 << 14):  # up to 2^24 points; extended below if needed
-            Bs.append(cur)
-            cur = ref.g1_add(cur, B2048)
-        return A, Bs, cur, B2048
+    def multiples(step, count):
+        # step*1, step*2, ..., step*count (affine) via Jacobian sums + batch inversion
+        js, cur = [], ref.jac_from_affine(step)
+        jstep = cur
+        for _ in range(count):
+            js.append(cur)
+            cur = ref.jac_add(cur, jstep)
+        zs = [j[2] for j in js]
+        pref, acc = [], 1
+        for z in zs:
+            pref.append(acc)
+            acc = acc * z % ref.P
+        inv = ref.inv(acc, ref.P)
+        out = [None] * count
+        for k in range(count - 1, -1, -1):
+            zi = inv * pref[k] % ref.P
+            inv = inv * zs[k] % ref.P
+            X, Y, _ = js[k]
+            out[k] = (X * zi * zi % ref.P, Y * zi * zi * zi % ref.P)
+        return out
 
     t0 = time.time()
-    A, Bs, cur, B2048 = gen_tables()
     maxlog = 26 if args.bench else 22
-    while len(Bs) < (1 << (maxlog - 10)):
-        Bs.append(cur)
-        cur = ref.g1_add(cur, B2048)
+    A = multiples(G, 1024)
+    Bs = multiples(ref.g1_mul(G, 2048), 1 << (maxlog - 10))
+    assert Bs[5] == ref.g1_mul(G, 2048 * 6) and A[7] == ref.g1_mul(G, 8)
     print(f"host tables for device bases: {time.time() - t0:.1f}s")
     dA, dB = cp.asarray(aff_rows(A)), cp.asarray(aff_rows(Bs))
     NMAX = 1 << maxlog
@@ -544,7 +581,7 @@ def gpu_main(args):
         k = sum(fr_from_rows(part.get())) % ref.R
         return ref.g1_mul(G, k)
 
-    big_sizes = (20, 22) if not args.quick else (18,)
+    big_sizes = (20, 22) if not args.quick else (22,)
     for log_n in big_sizes:
         n = 1 << log_n
         for kind in ("random", "porep"):
@@ -586,25 +623,45 @@ def gpu_main(args):
             n = 1 << log_n
             d = cp.asarray(rand_fr(n, nrng))
             ms = timeit(lambda: ntt_run(d, log_n, dit=False, inverse=False))
-            table.append((f"NTT 2^{log_n} (DIF, {len(plan(log_n))} passes)", f"{ms:.2f} ms", ""))
+            table.append((f"NTT 2^{log_n} (DIF, {len(ntt_plan(log_n))} passes)", f"{ms:.2f} ms", ""))
             del d
         for log_n in (20, 22, 24, 26):
             n = 1 << log_n
             for kind in ("random", "porep"):
                 dsc = cp.asarray(scal_rows(kind, n))
-                for c in ((16, 20, 22) if log_n >= 24 else (16,)):
+                for c in ((16, 20) if log_n >= 24 else (16,)):
                     ms = timeit(lambda: msm_device(bases_big[:n], dsc, n, c, S=64), reps=3)
-                    table.append((f"MSM 2^{log_n} {kind} c={c}", f"{ms:.1f} ms", ""))
+                    ph = {}
+                    msm_device(bases_big[:n], dsc, n, c, S=64, phases=ph)
+                    phs = " ".join(f"{k}={v:.1f}" for k, v in ph.items())
+                    table.append((f"MSM 2^{log_n} {kind} c={c}", f"{ms:.1f} ms", phs))
                     print(table[-1], flush=True)
                 del dsc
                 cp.get_default_memory_pool().free_all_blocks()
+
+    if args.bench:
+        # register-cap variants of msm_accumulate (MSM_ACC_MINB), 2^26 c=20
+        n = 1 << 26
+        for minb in (4, 5):
+            MODS[0] = cp.RawModule(code=src, options=tuple(NVRTC_OPTS[1:] + [f"-DMSM_ACC_MINB={minb}"]),
+                                   backend="nvrtc")
+            for kind in ("random", "porep"):
+                dsc = cp.asarray(scal_rows(kind, n))
+                ms = timeit(lambda: msm_device(bases_big[:n], dsc, n, 20, S=64), reps=3)
+                ph = {}
+                msm_device(bases_big[:n], dsc, n, 20, S=64, phases=ph)
+                phs = " ".join(f"{k}={v:.1f}" for k, v in ph.items())
+                table.append((f"MSM 2^26 {kind} c=20 MINB={minb}", f"{ms:.1f} ms", phs))
+                print(table[-1], flush=True)
+                del dsc
+        MODS[0] = mod
 
     print("\n==== summary ====")
     nfail = sum(1 for r in results if not r[1])
     for name, ok, extra in results:
         print(f"{'PASS' if ok else 'FAIL'}  {name}")
     for row in table:
-        print(f"{row[0]:<40} {row[1]}")
+        print(f"{row[0]:<34} {row[1]:>10}  {row[2]}")
     print(f"checks: {len(results) - nfail} passed, {nfail} failed")
     return nfail == 0
 

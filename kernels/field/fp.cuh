@@ -26,4 +26,20 @@ struct FpParams {
 
 typedef mont_t<FpParams> fp_t;
 
+// Out-of-line copies (one each in the module) for code that is not hot.
+__device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) { return f_mul<FpParams>(a, b); }
+__device__ __noinline__ fp_t fp_inv_noinline(const fp_t a) {
+    fp_t r = f_one<FpParams>();
+    for (int i = FpParams::N - 1; i >= 0; i--) {
+        u32 e = FpParams::m(i);
+        if (i == 0) e -= 2;  // p's low limb is 0xffffaaab: no borrow
+#pragma unroll 1
+        for (int b = 31; b >= 0; b--) {
+            r = fp_mul_noinline(r, r);
+            if ((e >> b) & 1) r = fp_mul_noinline(r, a);
+        }
+    }
+    return r;
+}
+
 #endif // BATON_FIELD_FP_CUH

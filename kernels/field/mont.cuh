@@ -177,13 +177,21 @@ template <class P> DEVI mont_t<P> f_to_mont(const mont_t<P>& a) {
 // a^e for a small public exponent given as limbs (little-endian), square and
 // multiply from the top bit.  Used for inversion by Fermat (test/setup code).
 template <class P> DEVI mont_t<P> f_pow_mod_minus_2(const mont_t<P>& a) {
+    u32 e[P::N];
+    u32 borrow = 2;  // e = mod - 2, limbwise with borrow
+#pragma unroll
+    for (int i = 0; i < P::N; i++) {
+        const u32 mi = P::m(i);
+        e[i] = mi - borrow;
+        borrow = (mi < borrow) ? 1u : 0u;
+    }
     mont_t<P> r = f_one<P>();
+#pragma unroll 1
     for (int i = P::N - 1; i >= 0; i--) {
-        u32 e = P::m(i);
-        if (i == 0) e -= 2;  // mod - 2 (mod is odd and > 2: no borrow)
+#pragma unroll 1
         for (int b = 31; b >= 0; b--) {
             r = f_sqr<P>(r);
-            if ((e >> b) & 1) r = f_mul<P>(r, a);
+            if ((e[i] >> b) & 1) r = f_mul<P>(r, a);
         }
     }
     return r;

@@ -152,7 +152,7 @@ DEVI void msm_accumulate_dev(const g1_affine* bases, const u32* keys, const u32*
         fp_t y = f_ldg<FpParams>(&b->y);
         if (f_is_zero<FpParams>(x) && f_is_zero<FpParams>(y)) continue;  // infinity base
         y = f_cneg<FpParams>(y, v >> 31);
-        g1_add_affine_xy(acc, x, y);
+        g1_add_affine_xy<true>(acc, x, y);
     }
     msm_flush(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
 }

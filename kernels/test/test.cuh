@@ -22,7 +22,12 @@ DEVI void test_field_ops_dev(const mont_t<P>* a, const mont_t<P>* b, mont_t<P>* 
     e.v[0] = f_eq<P>(x, y) ? 1u : 0u;
     e.v[1] = f_is_zero<P>(x) ? 1u : 0u;
     f_store<P>(out + 7 * n + i, e);
-    f_store<P>(out + 8 * n + i, i < n_inv ? f_inv<P>(x) : x);
+    mont_t<P> xi = x;
+    if (i < n_inv) {
+        if constexpr (P::N == 12) xi = fp_inv_noinline(x);
+        else xi = f_inv<P>(x);
+    }
+    f_store<P>(out + 8 * n + i, xi);
 }
 
 // EC checks, out[k * n + i]:
@@ -78,25 +83,23 @@ DEVI void test_gen_bases_dev(const g1_affine* A, const g1_affine* B, g1_affine* 
     if (i0 >= n) return;
     fp_t pref[GEN_BATCH];
     fp_t acc = f_one<FpParams>();
-#pragma unroll
     for (int k = 0; k < GEN_BATCH; k++) {
         const u32 i = i0 + k;
         fp_t dx = f_sub<FpParams>(f_ldg<FpParams>(&B[i >> 10].x), f_ldg<FpParams>(&A[i & 1023].x));
         pref[k] = acc;
-        acc = f_mul<FpParams>(acc, dx);
+        acc = fpm<false>(acc, dx);
     }
-    fp_t inv = f_inv<FpParams>(acc);
-#pragma unroll
+    fp_t inv = fp_inv_noinline(acc);
     for (int k = GEN_BATCH - 1; k >= 0; k--) {
         const u32 i = i0 + k;
         const g1_affine a = g1_affine_load(A + (i & 1023)), b = g1_affine_load(B + (i >> 10));
         const fp_t dx = f_sub<FpParams>(b.x, a.x);
-        const fp_t dinv = f_mul<FpParams>(inv, pref[k]);
-        inv = f_mul<FpParams>(inv, dx);
-        const fp_t lam = f_mul<FpParams>(f_sub<FpParams>(b.y, a.y), dinv);
+        const fp_t dinv = fpm<false>(inv, pref[k]);
+        inv = fpm<false>(inv, dx);
+        const fp_t lam = fpm<false>(f_sub<FpParams>(b.y, a.y), dinv);
         g1_affine r;
-        r.x = f_sub<FpParams>(f_sub<FpParams>(f_sqr<FpParams>(lam), a.x), b.x);
-        r.y = f_sub<FpParams>(f_mul<FpParams>(lam, f_sub<FpParams>(a.x, r.x)), a.y);
+        r.x = f_sub<FpParams>(f_sub<FpParams>(fps<false>(lam), a.x), b.x);
+        r.y = f_sub<FpParams>(fpm<false>(lam, f_sub<FpParams>(a.x, r.x)), a.y);
         f_store<FpParams>(&out[i].x, r.x);
         f_store<FpParams>(&out[i].y, r.y);
     }
