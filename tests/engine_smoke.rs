@@ -105,3 +105,36 @@ fn two_gpu_actors_share_the_work_and_report_busy_time_per_device() {
     }
     engine.shutdown_blocking();
 }
+
+#[test]
+fn metrics_endpoint_serves_prometheus_text() {
+    use std::io::{Read, Write};
+    let cfg = Config {
+        budget_bytes: Some(16 << 20),
+        metrics_listen: Some("127.0.0.1:0".into()),
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    let engine = Engine::start(cfg).expect("start");
+    let addr = engine.metrics_addr().expect("endpoint bound");
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("send");
+    let mut body = String::new();
+    s.read_to_string(&mut body).expect("read");
+    assert!(body.starts_with("HTTP/1.1 200 OK"), "{body}");
+    assert!(
+        body.contains("baton_ledger_budget_bytes 16777216"),
+        "{body}"
+    );
+    assert!(
+        body.contains("baton_mailbox_depth{actor=\"gpu\"}"),
+        "{body}"
+    );
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.write_all(b"GET /nope HTTP/1.1\r\n\r\n").expect("send");
+    let mut body = String::new();
+    s.read_to_string(&mut body).expect("read");
+    assert!(body.starts_with("HTTP/1.1 404"), "{body}");
+    engine.shutdown_blocking();
+}
