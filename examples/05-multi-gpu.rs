@@ -1,0 +1,239 @@
+//! Throughput of the engine with 1 and with N GPU actors on the same stream of requests.
+//!
+//! Each run starts a fresh engine with `gpu.devices = 0..k`, submits `--requests` requests of
+//! `--partitions` synthetic PoRep-like circuits of 2^`--log` constraints (several in flight at
+//! once, as an orchestrator would), and prints proofs per hour, each device's busy fraction, peak
+//! RSS and peak ledger bytes against the budget.
+//!
+//! The key is NOT a real setup at these sizes: its points are a few thousand random points
+//! tiled to the shape of the circuit (a real 2^24 setup takes far longer than a device lease).
+//! The work per partition is exactly a real proof's, but the proofs cannot verify; correctness is
+//! shown by the conformance tests at sizes where a real key is made. Use `--verify` with a small
+//! `--log` to make a real key and verify every proof.
+//!
+//! `cargo run --release --features cuda --example 05-multi-gpu -- --log 24 --devices 1,2`
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use baton::circuits::{KnownCircuit, Synthetic};
+use baton::config::{parse_bytes, BackendChoice};
+use baton::cs::ProvingAssignment;
+use baton::{Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+use clap::Parser;
+use group::{Curve, Group};
+use rayon::prelude::*;
+
+#[derive(Parser)]
+struct Args {
+    /// log2 of the constraints per partition.
+    #[arg(long, default_value_t = 14)]
+    log: u32,
+    /// Partitions per request.
+    #[arg(long, default_value_t = 10)]
+    partitions: usize,
+    /// Requests per run.
+    #[arg(long, default_value_t = 3)]
+    requests: usize,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 2)]
+    concurrent: usize,
+    /// GPU actor counts to compare, e.g. "1,2".
+    #[arg(long, default_value = "1,2")]
+    devices: String,
+    /// Synthesis workers (default: the number of CPUs).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// B_G2 workers.
+    #[arg(long, default_value_t = 2)]
+    bg2_workers: usize,
+    /// Ledger budget.
+    #[arg(long, default_value = "32GiB")]
+    budget: String,
+    /// gpu.backend: auto, cpu or cuda.
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// Make a real key and verify every proof (small sizes only).
+    #[arg(long)]
+    verify: bool,
+}
+
+fn tiled<P: Copy + Send + Sync>(pool: &[P], n: usize) -> Vec<P> {
+    (0..n)
+        .into_par_iter()
+        .map(|i| pool[(i * 7919) % pool.len()])
+        .collect()
+}
+
+/// A key of the circuit's exact shape whose points are tiled random points.
+fn tiled_key(circuit: &Synthetic) -> Result<ProvingKey, Box<dyn std::error::Error>> {
+    let cs = ProvingAssignment::synthesize(circuit.clone())?;
+    let d = cs.num_constraints().next_power_of_two();
+    let mut rng = rand::rngs::OsRng;
+    let g1: Vec<G1Affine> = (0..4096)
+        .map(|_| G1Projective::random(&mut rng).to_affine())
+        .collect();
+    let g2: Vec<G2Affine> = (0..1024)
+        .map(|_| G2Projective::random(&mut rng).to_affine())
+        .collect();
+    let ni = cs.inputs.len();
+    let nb = cs.b_input_density.count() + cs.b_aux_density.count();
+    let vk = baton::VerifyingKey {
+        alpha_g1: g1[0],
+        beta_g1: g1[1],
+        beta_g2: g2[0],
+        gamma_g2: g2[1],
+        delta_g1: g1[2],
+        delta_g2: g2[2],
+        ic: g1[..ni].to_vec(),
+    };
+    Ok(ProvingKey::from_parts(
+        vk,
+        tiled(&g1, d - 1),
+        tiled(&g1, cs.aux.len()),
+        tiled(&g1, ni + cs.a_aux_density.count()),
+        tiled(&g1, nb),
+        tiled(&g2, nb),
+    ))
+}
+
+fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .map_or(0, |kib: u64| kib * 1024)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let a = Args::parse();
+    let n = 1usize << a.log;
+    let t = Instant::now();
+    let pk = Arc::new(if a.verify {
+        baton::generate_random_parameters(Synthetic::new(n, 0), &mut rand::rngs::OsRng)?
+    } else {
+        tiled_key(&Synthetic::new(n, 0))?
+    });
+    eprintln!(
+        "key for 2^{} ready in {:.1?} ({})",
+        a.log,
+        t.elapsed(),
+        if a.verify {
+            "real setup"
+        } else {
+            "tiled points"
+        }
+    );
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    let backend = match a.backend.as_str() {
+        "cpu" => BackendChoice::Cpu,
+        "cuda" => BackendChoice::Cuda,
+        _ => BackendChoice::Auto,
+    };
+    let budget = parse_bytes(&a.budget).ok_or("--budget: not a size")?;
+    let mut rows = Vec::new();
+    for k in a
+        .devices
+        .split(',')
+        .filter_map(|s| s.trim().parse::<usize>().ok())
+    {
+        let cfg = Config {
+            budget_bytes: Some(budget),
+            gpu_devices: (0..k).collect(),
+            backend,
+            bg2_workers: a.bg2_workers,
+            synthesis_workers: a.workers.unwrap_or(Config::default().synthesis_workers),
+            ..Config::default()
+        };
+        let engine = Engine::start(cfg)?;
+        let name = engine.backend_name().to_string();
+        let started = Instant::now();
+        let mut verified = 0usize;
+        let mut proofs = 0usize;
+        let mut next_seed = 1u64;
+        for wave in (0..a.requests)
+            .collect::<Vec<_>>()
+            .chunks(a.concurrent.max(1))
+        {
+            let batches: Vec<Vec<Synthetic>> = wave
+                .iter()
+                .map(|_| {
+                    (0..a.partitions)
+                        .map(|_| {
+                            next_seed += 1;
+                            Synthetic::new(n, next_seed)
+                        })
+                        .collect()
+                })
+                .collect();
+            let results: Vec<_> = std::thread::scope(|s| {
+                let hs: Vec<_> = batches
+                    .iter()
+                    .map(|b| {
+                        let (engine, pk, b) = (&engine, pk.clone(), b.clone());
+                        s.spawn(move || engine.prove_blocking(Request::new(pk, b)))
+                    })
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or(Err(baton::EngineError::Stopped)))
+                    .collect()
+            });
+            for (b, r) in batches.iter().zip(results) {
+                let ps = r?;
+                proofs += ps.len();
+                if a.verify {
+                    verified += ps
+                        .iter()
+                        .zip(b)
+                        .filter(|(p, c)| baton::verify(&pvk, p, &c.public_inputs()).is_ok())
+                        .count();
+                }
+            }
+        }
+        let secs = started.elapsed().as_secs_f64();
+        let st = engine.status_blocking()?;
+        let busy: Vec<String> = engine
+            .metrics()
+            .gather()
+            .iter()
+            .filter(|f| f.get_name() == "baton_gpu_busy_seconds_total")
+            .flat_map(|f| f.get_metric().to_vec())
+            .map(|m| {
+                let label = m
+                    .get_label()
+                    .first()
+                    .map_or("?", |l| l.get_value())
+                    .to_string();
+                format!("{label} {:.0}%", 100.0 * m.get_counter().get_value() / secs)
+            })
+            .collect();
+        rows.push(format!(
+            "| {k} | {name} | {proofs} | {:.0} | {} | {:.1} GiB | {:.1} / {:.1} GiB | {} |",
+            proofs as f64 * 3600.0 / secs,
+            busy.join(", "),
+            peak_rss_bytes() as f64 / (1u64 << 30) as f64,
+            st.ledger.peak_charged_bytes as f64 / (1u64 << 30) as f64,
+            st.ledger.budget_bytes as f64 / (1u64 << 30) as f64,
+            if a.verify {
+                format!("{verified}/{proofs}")
+            } else {
+                "n/a (tiled key)".into()
+            },
+        ));
+        engine.shutdown_blocking();
+    }
+    println!(
+        "\n2^{} constraints, {} requests x {} partitions, {} in flight",
+        a.log, a.requests, a.partitions, a.concurrent
+    );
+    println!("| GPU actors | backend | proofs | proofs/hour | busy per device | peak RSS (process, cumulative) | peak ledger / budget | verified |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        println!("{r}");
+    }
+    Ok(())
+}
