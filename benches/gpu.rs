@@ -1,0 +1,312 @@
+//! The CUDA backend against the CPU backend on the same machine: G1 MSMs (dense and PoRep-like),
+//! NTTs, H, and a whole partition's GPU work (H + the four G1 MSMs). Every GPU result is checked
+//! against the CPU before it is timed; prints a markdown table of medians last.
+//!
+//! `cargo bench --features cuda --bench gpu`. Env (log2 sizes):
+//! BATON_GPU_BENCH_MAX_LOG caps everything; BATON_GPU_BENCH_MSM="20,22,24,26",
+//! BATON_GPU_BENCH_NTT="20,...,27", BATON_GPU_BENCH_PARTITION="24,26", BATON_GPU_BENCH_REPS=5,
+//! BATON_GPU_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once).
+
+use std::time::{Duration, Instant};
+
+use baton::backend::{Backend, Bases, CpuBackend, Query};
+use baton::circuits::Synthetic;
+use baton::cs::ProvingAssignment;
+use baton::domain::Domain;
+use baton::gpu::sample::{dense_scalars, porep_scalars, DistinctBases};
+use baton::gpu::{open_cuda, CudaBackend};
+use baton::prover::{g1_msms, Abc, G1Sums};
+use baton::{ProvingKey, VerifyingKey};
+use blstrs::{G1Affine, G2Affine};
+use group::prime::PrimeCurveAffine;
+
+fn env_u32(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+fn env_logs(name: &str, default: &[u32]) -> Vec<u32> {
+    let cap = env_u32("BATON_GPU_BENCH_MAX_LOG", 31);
+    std::env::var(name)
+        .ok()
+        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
+        .into_iter()
+        .filter(|&l| l <= cap)
+        .collect()
+}
+
+fn median_ms(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Runs `f` `reps` times after one warm-up, returning wall milliseconds.
+fn time_reps<T>(reps: usize, mut f: impl FnMut() -> T) -> (T, Vec<f64>) {
+    let first = f();
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        std::hint::black_box(f());
+        out.push(ms(t.elapsed()));
+    }
+    (first, out)
+}
+
+struct Table {
+    rows: Vec<[String; 6]>,
+}
+
+impl Table {
+    fn row(&mut self, what: &str, log: u32, gpu: f64, cpu: Option<(f64, usize)>, note: &str) {
+        let (cpu_s, ratio) = match cpu {
+            Some((c, runs)) => (
+                format!("{c:.1} ms{}", if runs == 1 { " (1 run)" } else { "" }),
+                format!("{:.1}×", c / gpu),
+            ),
+            None => ("skipped".into(), "–".into()),
+        };
+        let r = [
+            what.into(),
+            format!("2^{log}"),
+            format!("{gpu:.2} ms"),
+            cpu_s,
+            ratio,
+            note.into(),
+        ];
+        eprintln!("| {} |", r.join(" | "));
+        self.rows.push(r);
+    }
+}
+
+/// CPU timing policy: several runs up to 2^22, one run up to the CPU cap, none above.
+fn cpu_runs(log: u32, reps: usize) -> usize {
+    let cap = env_u32("BATON_GPU_BENCH_CPU_MAX_LOG", 24);
+    match log {
+        l if l > cap => 0,
+        l if l > 22 => 1,
+        _ => reps.min(3),
+    }
+}
+
+fn bench_msm(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
+    for log in env_logs("BATON_GPU_BENCH_MSM", &[20, 22, 24, 26]) {
+        let n = 1usize << log;
+        let b = Bases {
+            key_id: 0xbe9c_0000 + log as u64,
+            query: Query::H,
+            offset: 0,
+            points: &bases.points[..n],
+        };
+        for (kind, scalars) in [
+            ("dense", dense_scalars(n, 1000 + log as u64)),
+            ("PoRep-like", porep_scalars(n, 2000 + log as u64)),
+        ] {
+            let want = bases.msm_check(&scalars).expect("check sum");
+            let (got, times) = time_reps(reps, || gpu.msm_g1(b, &scalars, None).expect("GPU MSM"));
+            assert_eq!(got, want, "MSM 2^{log} {kind}: GPU differs from the CPU");
+            let runs = cpu_runs(log, reps);
+            let cpu = (runs > 0).then(|| {
+                let times = (0..runs)
+                    .map(|_| {
+                        let c = Instant::now();
+                        let r = CpuBackend.msm_g1(b, &scalars, None).expect("CPU MSM");
+                        let dt = ms(c.elapsed());
+                        assert_eq!(r, want, "CPU MSM disagrees with the check sum");
+                        dt
+                    })
+                    .collect();
+                (median_ms(times), runs)
+            });
+            t.row(
+                &format!("G1 MSM {kind}"),
+                log,
+                median_ms(times),
+                cpu,
+                "bases resident",
+            );
+        }
+        gpu.clear_resident().expect("clear");
+    }
+}
+
+fn single<T>(f: impl FnOnce() -> T) -> f64 {
+    let c = Instant::now();
+    std::hint::black_box(f());
+    ms(c.elapsed())
+}
+
+fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize) {
+    for log in env_logs("BATON_GPU_BENCH_NTT", &[20, 21, 22, 23, 24, 25, 26, 27]) {
+        let n = 1usize << log;
+        let d = Domain::for_size(n).expect("domain");
+        let v = dense_scalars(n, 3000 + log as u64);
+        let mut g = v.clone();
+        gpu.ntt(&mut g).expect("GPU NTT");
+        let runs = cpu_runs(log, reps).max(1);
+        let mut c = v.clone();
+        let first = single(|| d.ntt(&mut c).expect("CPU NTT"));
+        assert!(g == c, "NTT 2^{log}: GPU differs from the CPU");
+        let mut cpu_times = vec![first];
+        for _ in 1..runs {
+            let mut c = v.clone();
+            cpu_times.push(single(|| d.ntt(&mut c).expect("CPU NTT")));
+        }
+        let gt = gpu.ntt_timing(log, reps).expect("GPU NTT timing");
+        t.row(
+            "NTT",
+            log,
+            median_ms(gt),
+            Some((median_ms(cpu_times), runs)),
+            "GPU: CUDA events, data resident",
+        );
+    }
+}
+
+fn witness(log: u32) -> (Abc, baton::prover::Witness) {
+    let clock = Instant::now();
+    let cs = ProvingAssignment::synthesize(Synthetic::new(1 << log, 7)).expect("synthesize");
+    eprintln!("synthesis 2^{log}: {:.1} s", clock.elapsed().as_secs_f64());
+    cs.into_parts()
+}
+
+fn key(log: u32, w: &baton::prover::Witness, bases: &DistinctBases) -> ProvingKey {
+    let n = 1usize << log;
+    let lens = [
+        n - 1,
+        w.aux.len(),
+        w.inputs.len() + w.a_aux_density.count(),
+        w.b_input_density.count() + w.b_aux_density.count(),
+    ];
+    let pts = &bases.points;
+    assert!(lens.iter().all(|&l| l <= pts.len()), "not enough bases");
+    let g1 = G1Affine::generator();
+    let g2 = G2Affine::generator();
+    let vk = VerifyingKey {
+        alpha_g1: g1,
+        beta_g1: g1,
+        beta_g2: g2,
+        gamma_g2: g2,
+        delta_g1: g1,
+        delta_g2: g2,
+        ic: vec![g1; w.inputs.len()],
+    };
+    let q = |k: usize| pts[..lens[k]].to_vec();
+    ProvingKey::from_parts(vk, q(0), q(1), q(2), q(3), Vec::new())
+}
+
+fn partition(
+    b: &dyn Backend,
+    abc: &Abc,
+    pk: &ProvingKey,
+    w: &baton::prover::Witness,
+) -> (f64, f64, G1Sums) {
+    let mut abc = Abc {
+        a: abc.a.clone(),
+        b: abc.b.clone(),
+        c: abc.c.clone(),
+    };
+    let clock = Instant::now();
+    let h = baton::prover::compute_h(b, &mut abc).expect("H");
+    let th = ms(clock.elapsed());
+    let sums = g1_msms(b, pk, w, &h).expect("G1 MSMs");
+    (th, ms(clock.elapsed()), sums)
+}
+
+fn same(x: &G1Sums, y: &G1Sums) -> bool {
+    x.h == y.h && x.l == y.l && x.a == y.a && x.b_g1 == y.b_g1
+}
+
+fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
+    for log in env_logs("BATON_GPU_BENCH_PARTITION", &[24, 26]) {
+        let (abc, w) = witness(log);
+        let pk = key(log, &w, bases);
+        let reps = reps.min(3);
+        let (mut h_ms, mut all_ms) = (Vec::new(), Vec::new());
+        let (_, _, gsum) = partition(gpu, &abc, &pk, &w);
+        for _ in 0..reps {
+            let (h, all, _) = partition(gpu, &abc, &pk, &w);
+            h_ms.push(h);
+            all_ms.push(all);
+        }
+        let (cpu_h, cpu_all, note) = if cpu_runs(log, reps) > 0 {
+            let (h, all, csum) = partition(&CpuBackend, &abc, &pk, &w);
+            assert!(
+                same(&gsum, &csum),
+                "partition 2^{log}: GPU sums differ from the CPU"
+            );
+            (Some((h, 1)), Some((all, 1)), "checked vs CPU")
+        } else {
+            (None, None, "CPU skipped: unchecked at this size")
+        };
+        t.row(
+            "compute_h (PoRep-like witness)",
+            log,
+            median_ms(h_ms),
+            cpu_h,
+            note,
+        );
+        t.row(
+            "partition: compute_h + 4 G1 MSMs",
+            log,
+            median_ms(all_ms),
+            cpu_all,
+            note,
+        );
+        gpu.clear_resident().expect("clear");
+    }
+}
+
+fn main() {
+    // SAFETY: only probes whether libcuda can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        eprintln!("no CUDA driver: nothing to benchmark");
+        return;
+    }
+    let gpu = match open_cuda(0) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("no CUDA backend: {e}");
+            return;
+        }
+    };
+    let reps = env_u32("BATON_GPU_BENCH_REPS", 5).max(1) as usize;
+    let threads = rayon::current_num_threads();
+    let mut t = Table { rows: Vec::new() };
+    let clock = Instant::now();
+    let msm_logs = env_logs("BATON_GPU_BENCH_MSM", &[20, 22, 24, 26]);
+    let part_logs = env_logs("BATON_GPU_BENCH_PARTITION", &[24, 26]);
+    let most = msm_logs
+        .iter()
+        .chain(&part_logs)
+        .copied()
+        .max()
+        .unwrap_or(10);
+    let bases = DistinctBases::new(1 << most, 42);
+    eprintln!("bases 2^{most}: {:.1} s", clock.elapsed().as_secs_f64());
+    bench_msm(&gpu, &bases, &mut t, reps);
+    bench_ntt(&gpu, &mut t, reps);
+    bench_partition(&gpu, &bases, &mut t, reps);
+    println!(
+        "\n## baton GPU bench: {} ({}), CPU reference on {threads} threads, {reps} GPU runs after a warm-up, medians\n",
+        gpu.device_name(),
+        gpu.arch()
+    );
+    println!("Bases: n distinct points A[i mod 1024] + B[i/1024] (checked through A and B); CPU: median of up to 3 runs to 2^22, one run above, skipped above BATON_GPU_BENCH_CPU_MAX_LOG. Wall times include host↔device copies of scalars and results; bases stay resident.\n");
+    println!("| what | size | GPU | CPU | CPU/GPU | notes |");
+    println!("|---|---|---|---|---|---|");
+    for r in &t.rows {
+        println!("| {} |", r.join(" | "));
+    }
+    println!(
+        "\nfallbacks to CPU: {}; total bench time {:.0} s",
+        gpu.fallbacks(),
+        clock.elapsed().as_secs_f64()
+    );
+}

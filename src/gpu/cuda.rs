@@ -1,0 +1,569 @@
+//! The CUDA backend: opens a device, loads the NVRTC-compiled kernels, keeps twiddles and proving
+//! key bases resident, and runs H and the G1 MSMs there. A device memory ledger sends any call
+//! that does not fit to the CPU (counted, never a crash); G2 stays on the CPU by design.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cudarc::driver::sys::CUresult;
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError};
+use group::Group;
+
+use super::host::{self, MsmShape, AFFINE_LIMBS, FR_LIMBS, MIN_GPU_MSM};
+use super::kernels;
+use crate::backend::{Backend, Bases, Query};
+use crate::cs::Density;
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+
+/// Launches kernel `$func` of `$dev` (a `&Device`) with a 1-D grid; every argument must be a
+/// reference to a value that outlives the statement (a local, a buffer or a view).
+macro_rules! launch {
+    ($dev:expr, $func:ident, $grid:expr, $block:expr, $smem:expr; $($arg:expr),* $(,)?) => {{
+        use cudarc::driver::PushKernelArg as _;
+        let dev: &$crate::gpu::cuda::Device = $dev;
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (($grid) as u32, 1, 1),
+            block_dim: (($block) as u32, 1, 1),
+            shared_mem_bytes: ($smem) as u32,
+        };
+        let mut b = dev.stream.launch_builder(&dev.k.$func);
+        $( b.arg($arg); )*
+        // SAFETY: the argument list follows the kernel's signature in kernels/*.cu
+        // (kernels/NOTES.md), and the caller sized every buffer for this grid.
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err($crate::gpu::cuda::drv(stringify!($func)))
+    }};
+}
+
+mod msm;
+mod ntt;
+
+/// Largest NTT the kernels take (scale tables index positions below 2^28).
+const MAX_GPU_LOG_N: u32 = 28;
+
+/// Why a device call did not finish.
+pub(crate) enum Fail {
+    /// Not enough device memory: the call goes to the CPU.
+    OutOfMemory(String),
+    /// Any other failure.
+    Error(Error),
+}
+
+/// Device result.
+pub(crate) type DResult<T> = std::result::Result<T, Fail>;
+
+fn backend_err(reason: String) -> Error {
+    Error::Backend {
+        backend: "cuda",
+        reason,
+    }
+}
+
+/// Maps a driver error of `what` to [`Fail`] (out of memory stays distinguishable).
+pub(crate) fn drv(what: &'static str) -> impl Fn(DriverError) -> Fail {
+    move |e| {
+        if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            Fail::OutOfMemory(format!("{what}: {e:?}"))
+        } else {
+            Fail::Error(backend_err(format!("{what}: {e:?}")))
+        }
+    }
+}
+
+/// The kernels the backend launches.
+pub(crate) struct Kernels {
+    pub ntt_pass: CudaFunction,
+    pub ntt_coset_h: CudaFunction,
+    pub fr_bitrev: CudaFunction,
+    pub fr_powers: CudaFunction,
+    pub msm_count: CudaFunction,
+    pub msm_scatter: CudaFunction,
+    pub scan_block: CudaFunction,
+    pub scan_add: CudaFunction,
+    pub msm_accumulate: CudaFunction,
+    pub msm_finalize: CudaFunction,
+    pub msm_reduce_level: CudaFunction,
+    pub msm_ones: CudaFunction,
+    pub g1_sum: CudaFunction,
+}
+
+/// An open device: context, the one stream all work goes on, and the loaded kernels.
+pub(crate) struct Device {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub k: Kernels,
+}
+
+/// Twiddles `W^e`, e < 2^(log_tw − 1), serving every NTT up to 2^log_tw.
+pub(crate) struct Twiddles {
+    pub log_tw: u32,
+    pub table: CudaSlice<u64>,
+}
+
+/// The H pipeline's per-size constants: scale tables (1/n)·g^i and (1/n)·g^−i, and 1/Z.
+pub(crate) struct HTables {
+    pub fwd: CudaSlice<u64>,
+    pub inv: CudaSlice<u64>,
+    pub zinv: CudaSlice<u64>,
+}
+
+type BasesKey = (u64, Query, usize, usize);
+
+struct Resident {
+    points: CudaSlice<u64>,
+    last_use: u64,
+}
+
+#[derive(Default)]
+struct State {
+    twiddles: Option<Twiddles>,
+    tables: HashMap<u32, HTables>,
+    bases: HashMap<BasesKey, Resident>,
+    tick: u64,
+}
+
+impl State {
+    fn resident_bytes(&self) -> u64 {
+        let tw = self.twiddles.as_ref().map_or(0, |t| t.table.num_bytes());
+        let tabs: usize = self.tables.len() * (2 * 32768 + 1) * 32;
+        let bases: usize = self.bases.values().map(|r| r.points.num_bytes()).sum();
+        (tw + tabs + bases) as u64
+    }
+}
+
+/// The CUDA backend on one device.
+pub struct CudaBackend {
+    device: usize,
+    dev: Device,
+    arch: String,
+    state: Mutex<State>,
+    fallbacks: AtomicU64,
+    cap_bytes: AtomicU64,
+}
+
+/// Free device memory kept back from every call.
+fn margin_bytes(total: u64) -> u64 {
+    (total / 64).max(256 << 20)
+}
+
+impl CudaBackend {
+    /// Opens `device`, compiles (or loads from the cache) the kernels for its architecture and
+    /// loads them. Fails cleanly without a driver, without devices or on a bad ordinal.
+    pub fn new(device: usize) -> Result<Self> {
+        // SAFETY: only probes whether libcuda can be opened; nothing else touches the driver
+        // before it (CudaContext::new panics without the library).
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(backend_err("no CUDA driver (libcuda) found".into()));
+        }
+        let count = CudaContext::device_count()
+            .map_err(|e| backend_err(format!("cannot count devices: {e:?}")))?;
+        if device >= count.max(0) as usize {
+            return Err(backend_err(format!(
+                "device {device} requested, {count} present"
+            )));
+        }
+        let ctx = CudaContext::new(device)
+            .map_err(|e| backend_err(format!("cannot open device {device}: {e:?}")))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| backend_err(format!("compute capability: {e:?}")))?;
+        let arch = format!("compute_{major}{minor}");
+        let ptx = kernels::compile_ptx(&arch)?;
+        let module = ctx
+            .load_module(ptx)
+            .map_err(|e| backend_err(format!("loading the kernels for {arch}: {e:?}")))?;
+        let f = |name: &str| {
+            module
+                .load_function(name)
+                .map_err(|e| backend_err(format!("kernel {name}: {e:?}")))
+        };
+        let k = Kernels {
+            ntt_pass: f("ntt_pass")?,
+            ntt_coset_h: f("ntt_coset_h")?,
+            fr_bitrev: f("fr_bitrev")?,
+            fr_powers: f("fr_powers")?,
+            msm_count: f("msm_count")?,
+            msm_scatter: f("msm_scatter")?,
+            scan_block: f("scan_block")?,
+            scan_add: f("scan_add")?,
+            msm_accumulate: f("msm_accumulate")?,
+            msm_finalize: f("msm_finalize")?,
+            msm_reduce_level: f("msm_reduce_level")?,
+            msm_ones: f("msm_ones")?,
+            g1_sum: f("g1_sum")?,
+        };
+        let stream = ctx.default_stream();
+        tracing::info!(device, arch = %arch, "CUDA backend ready");
+        Ok(CudaBackend {
+            device,
+            dev: Device { ctx, stream, k },
+            arch,
+            state: Mutex::new(State::default()),
+            fallbacks: AtomicU64::new(0),
+            cap_bytes: AtomicU64::new(u64::MAX),
+        })
+    }
+
+    /// The device's name as the driver reports it.
+    pub fn device_name(&self) -> String {
+        self.dev.ctx.name().unwrap_or_else(|_| "unknown".into())
+    }
+
+    /// The virtual architecture the kernels were compiled for (`compute_90`).
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// Calls that ran on the CPU because the device memory did not fit them.
+    pub fn fallbacks(&self) -> u64 {
+        self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held on the device between calls (bases, twiddles, scale tables).
+    pub fn resident_bytes(&self) -> u64 {
+        self.state().map_or(0, |s| s.resident_bytes())
+    }
+
+    /// Number of resident base sets.
+    pub fn resident_base_sets(&self) -> usize {
+        self.state().map_or(0, |s| s.bases.len())
+    }
+
+    /// Drops every resident buffer.
+    pub fn clear_resident(&self) -> Result<()> {
+        let mut st = self.state().map_err(fail_to_err)?;
+        *st = State::default();
+        Ok(())
+    }
+
+    /// Caps the device bytes this backend holds (resident plus a call's scratch); `None` lifts
+    /// the cap. For tests of the CPU fallback and for sharing a device.
+    pub fn set_memory_cap_bytes(&self, cap: Option<u64>) {
+        self.cap_bytes
+            .store(cap.unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    fn state(&self) -> DResult<MutexGuard<'_, State>> {
+        self.state
+            .lock()
+            .map_err(|_| Fail::Error(backend_err("device state lock poisoned".into())))
+    }
+
+    /// Evicts least recently used bases (never `keep`) until `need` more bytes fit.
+    fn make_room(&self, st: &mut State, need: u64, keep: Option<&BasesKey>) -> DResult<()> {
+        loop {
+            self.dev.stream.synchronize().map_err(drv("synchronize"))?;
+            let (free, total) = self.dev.ctx.mem_get_info().map_err(drv("mem_get_info"))?;
+            let cap = self.cap_bytes.load(Ordering::Relaxed);
+            let under_cap = st.resident_bytes().saturating_add(need) <= cap;
+            if under_cap && need.saturating_add(margin_bytes(total as u64)) <= free as u64 {
+                return Ok(());
+            }
+            let victim = st
+                .bases
+                .iter()
+                .filter(|(k, _)| Some(*k) != keep)
+                .min_by_key(|(_, r)| r.last_use)
+                .map(|(k, _)| *k);
+            match victim {
+                Some(k) => {
+                    st.bases.remove(&k);
+                }
+                None => {
+                    return Err(Fail::OutOfMemory(format!(
+                        "needs {need} bytes, {free} free of {total}, cap {cap}"
+                    )))
+                }
+            }
+        }
+    }
+
+    fn fall_back(&self, what: &'static str, why: &str) {
+        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            device = self.device,
+            call = what,
+            reason = why,
+            "running on the CPU"
+        );
+    }
+
+    fn try_compute_h(
+        &self,
+        domain: &Domain,
+        a: &mut Vec<Scalar>,
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> DResult<()> {
+        let log_n = domain.log_size();
+        let n = domain.size();
+        let mut st = self.state()?;
+        let tw_need = match &st.twiddles {
+            Some(t) if t.log_tw >= log_n => 0,
+            _ => 16u64 << log_n,
+        };
+        let tab_need = if st.tables.contains_key(&log_n) {
+            0
+        } else {
+            3 << 20
+        };
+        if tw_need > 0 {
+            st.twiddles = None;
+        }
+        self.make_room(&mut st, 3 * 32 * n as u64 + tw_need + tab_need, None)?;
+        if tw_need > 0 {
+            st.twiddles = Some(self.dev.twiddles(log_n)?);
+        }
+        if tab_need > 0 {
+            let t = self.dev.h_tables(domain)?;
+            st.tables.insert(log_n, t);
+        }
+        let mut bufs = Vec::with_capacity(3);
+        for v in [&a[..], b, c] {
+            let mut d = self
+                .dev
+                .stream
+                .alloc_zeros::<u64>(n * FR_LIMBS)
+                .map_err(drv("alloc abc"))?;
+            if !v.is_empty() {
+                self.dev
+                    .stream
+                    .memcpy_htod(host::scalars_as_u64(v), &mut d)
+                    .map_err(drv("upload abc"))?;
+            }
+            bufs.push(d);
+        }
+        let (Some(tw), Some(tabs)) = (st.twiddles.as_ref(), st.tables.get(&log_n)) else {
+            return Err(Fail::Error(backend_err("twiddles missing".into())));
+        };
+        let [da, db, dc] = &mut bufs[..] else {
+            return Err(Fail::Error(backend_err("buffer count".into())));
+        };
+        self.dev.h_pipeline(da, db, dc, tw, tabs, log_n)?;
+        // From here `a` changes, so no failure may fall back to the CPU (which would read it).
+        let hard = |e: DriverError| Fail::Error(backend_err(format!("download h: {e:?}")));
+        self.dev.stream.synchronize().map_err(hard)?;
+        a.resize(n - 1, Scalar::from(0u64));
+        let out = db.slice(0..(n - 1) * FR_LIMBS);
+        self.dev
+            .stream
+            .memcpy_dtoh(&out, host::scalars_as_u64_mut(a))
+            .map_err(hard)?;
+        self.dev.stream.synchronize().map_err(hard)
+    }
+
+    fn try_msm_g1(&self, bases: &Bases<'_, G1Affine>, used: &[Scalar]) -> DResult<G1Projective> {
+        let n = used.len();
+        let c = host::msm_window(n);
+        let chunk = MsmShape::max_points(c).min(n);
+        let scratch = MsmShape::new(chunk, c).scratch_bytes(chunk) + 32 * n as u64;
+        let points = &bases.points[..n];
+        let base_bytes = (points.len() * AFFINE_LIMBS * 8) as u64;
+        let mut st = self.state()?;
+        st.tick += 1;
+        let tick = st.tick;
+        let cacheable = bases.key_id != 0 && bases.query != Query::Other;
+        let key: BasesKey = (bases.key_id, bases.query, bases.offset, bases.points.len());
+        let temp;
+        let resident = if cacheable {
+            if st.bases.contains_key(&key) {
+                self.make_room(&mut st, scratch, Some(&key))?;
+            } else {
+                let all = bases.points;
+                let bytes = (all.len() * AFFINE_LIMBS * 8) as u64;
+                self.make_room(&mut st, bytes + scratch, None)?;
+                let d = self
+                    .dev
+                    .stream
+                    .clone_htod(host::affine_as_u64(all))
+                    .map_err(drv("upload bases"))?;
+                st.bases.insert(
+                    key,
+                    Resident {
+                        points: d,
+                        last_use: tick,
+                    },
+                );
+            }
+            let Some(r) = st.bases.get_mut(&key) else {
+                return Err(Fail::Error(backend_err("resident bases vanished".into())));
+            };
+            r.last_use = tick;
+            &r.points
+        } else {
+            self.make_room(&mut st, base_bytes + scratch, None)?;
+            temp = self
+                .dev
+                .stream
+                .clone_htod(host::affine_as_u64(points))
+                .map_err(drv("upload bases"))?;
+            &temp
+        };
+        let scalars = self
+            .dev
+            .stream
+            .clone_htod(host::scalars_as_u64(used))
+            .map_err(drv("upload scalars"))?;
+        let mut acc = G1Projective::identity();
+        let mut start = 0;
+        while start < n {
+            let len = chunk.min(n - start);
+            let b = resident.slice(start * AFFINE_LIMBS..(start + len) * AFFINE_LIMBS);
+            let s = scalars.slice(start * FR_LIMBS..(start + len) * FR_LIMBS);
+            let out = self.dev.msm(&b, &s, len, c)?;
+            acc += host::combine_windows(&out, c);
+            start += len;
+        }
+        Ok(acc)
+    }
+
+    /// Forward NTT of `v` (length a power of two up to 2^28) in natural order on both sides, as
+    /// [`Domain::ntt`].
+    pub fn ntt(&self, v: &mut [Scalar]) -> Result<()> {
+        let log_n = v.len().trailing_zeros();
+        if !v.len().is_power_of_two() || log_n > MAX_GPU_LOG_N {
+            return Err(Error::LengthMismatch {
+                what: "GPU NTT length (a power of two up to 2^28)",
+                left: v.len(),
+                right: 1 << log_n.min(MAX_GPU_LOG_N),
+            });
+        }
+        let mut st = self.state().map_err(fail_to_err)?;
+        self.ensure_twiddles(&mut st, log_n).map_err(fail_to_err)?;
+        let tw = st
+            .twiddles
+            .as_ref()
+            .ok_or_else(|| backend_err("no twiddles".into()))?;
+        self.dev.ntt_natural(v, tw, log_n).map_err(fail_to_err)
+    }
+
+    /// Milliseconds (CUDA events) of `reps` forward 2^log_n NTTs on device-resident data
+    /// (powers of a random element), after one warm-up.
+    pub fn ntt_timing(&self, log_n: u32, reps: usize) -> Result<Vec<f64>> {
+        if log_n == 0 || log_n > MAX_GPU_LOG_N {
+            return Err(backend_err(format!("NTT size 2^{log_n} out of range")));
+        }
+        let mut st = self.state().map_err(fail_to_err)?;
+        self.ensure_twiddles(&mut st, log_n).map_err(fail_to_err)?;
+        let tw = st
+            .twiddles
+            .as_ref()
+            .ok_or_else(|| backend_err("no twiddles".into()))?;
+        self.dev.ntt_timing(tw, log_n, reps).map_err(fail_to_err)
+    }
+
+    fn ensure_twiddles(&self, st: &mut State, log_n: u32) -> DResult<()> {
+        if st.twiddles.as_ref().is_some_and(|t| t.log_tw >= log_n) {
+            return Ok(());
+        }
+        st.twiddles = None;
+        self.make_room(st, (16u64 << log_n) + (32u64 << log_n), None)?;
+        st.twiddles = Some(self.dev.twiddles(log_n)?);
+        Ok(())
+    }
+}
+
+fn fail_to_err(f: Fail) -> Error {
+    match f {
+        Fail::OutOfMemory(why) => backend_err(format!("out of device memory: {why}")),
+        Fail::Error(e) => e,
+    }
+}
+
+/// The scalars of the variables present in `density`, with the CPU backend's length checks.
+fn used_scalars<'a>(
+    points: usize,
+    scalars: &'a [Scalar],
+    density: Option<&Density>,
+) -> Result<std::borrow::Cow<'a, [Scalar]>> {
+    let used = match density {
+        None => std::borrow::Cow::Borrowed(scalars),
+        Some(d) => {
+            if d.len() != scalars.len() {
+                return Err(Error::LengthMismatch {
+                    what: "density vs scalars",
+                    left: d.len(),
+                    right: scalars.len(),
+                });
+            }
+            std::borrow::Cow::Owned(d.filter(scalars))
+        }
+    };
+    if points < used.len() {
+        return Err(Error::LengthMismatch {
+            what: "MSM bases vs used scalars",
+            left: points,
+            right: used.len(),
+        });
+    }
+    Ok(used)
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> String {
+        format!("cuda:{}", self.device)
+    }
+
+    fn compute_h(
+        &self,
+        domain: &Domain,
+        a: &mut Vec<Scalar>,
+        b: &mut Vec<Scalar>,
+        c: &mut Vec<Scalar>,
+    ) -> Result<()> {
+        let n = domain.size();
+        for v in [&*a, &*b, &*c] {
+            if v.len() > n {
+                return Err(Error::LengthMismatch {
+                    what: "constraint evaluations vs domain",
+                    left: v.len(),
+                    right: n,
+                });
+            }
+        }
+        if domain.log_size() > MAX_GPU_LOG_N {
+            return domain.compute_h(a, b, c);
+        }
+        match self.try_compute_h(domain, a, b, c) {
+            Ok(()) => Ok(()),
+            Err(Fail::OutOfMemory(why)) => {
+                self.fall_back("compute_h", &why);
+                domain.compute_h(a, b, c)
+            }
+            Err(Fail::Error(e)) => Err(e),
+        }
+    }
+
+    fn msm_g1(
+        &self,
+        bases: Bases<'_, G1Affine>,
+        scalars: &[Scalar],
+        density: Option<&Density>,
+    ) -> Result<G1Projective> {
+        let used = used_scalars(bases.points.len(), scalars, density)?;
+        if used.len() < MIN_GPU_MSM {
+            return crate::msm::msm_g1(bases.points, scalars, density);
+        }
+        match self.try_msm_g1(&bases, &used) {
+            Ok(p) => Ok(p),
+            Err(Fail::OutOfMemory(why)) => {
+                self.fall_back("msm_g1", &why);
+                crate::msm::msm_g1(bases.points, scalars, density)
+            }
+            Err(Fail::Error(e)) => Err(e),
+        }
+    }
+
+    fn msm_g2(
+        &self,
+        bases: Bases<'_, G2Affine>,
+        scalars: &[Scalar],
+        density: Option<&Density>,
+    ) -> Result<G2Projective> {
+        crate::msm::msm_g2(bases.points, scalars, density)
+    }
+}

@@ -1,0 +1,300 @@
+//! Host-side helpers of the CUDA backend that need no device: byte views of blstrs values, the
+//! NTT pass plan, the MSM window choice and the window combination (XYZZ → Jacobian, Horner).
+//! Everything here is pure and tested on the CPU.
+
+use blstrs::{Fp, G1Affine, G1Projective, Scalar};
+use ff::{Field, PrimeField};
+use group::Group;
+
+/// u64 limbs per Fr element (blst_fr, Montgomery).
+pub const FR_LIMBS: usize = 4;
+/// u64 limbs per affine G1 point (blst_p1_affine).
+pub const AFFINE_LIMBS: usize = 12;
+/// u64 limbs per XYZZ point (`g1_xyzz`: X, Y, ZZ, ZZZ).
+pub const XYZZ_LIMBS: usize = 24;
+
+/// NTT flags of `ntt_pass` (kernels/NOTES.md).
+pub mod flags {
+    /// Decimation in time (bit-reversed input → natural output).
+    pub const DIT: u32 = 1;
+    /// Use ω⁻¹.
+    pub const INVERSE: u32 = 2;
+    /// Multiply by the scale table on the first pass's load.
+    pub const SCALE_LOAD: u32 = 4;
+    /// Multiply by the scale table on the last pass's store.
+    pub const SCALE_STORE: u32 = 8;
+    /// Index the scale table by bit-reversed position.
+    pub const SCALE_BITREV: u32 = 16;
+}
+
+/// The limbs of Fr elements, as the kernels read them.
+pub fn scalars_as_u64(v: &[Scalar]) -> &[u64] {
+    const _: () = assert!(std::mem::size_of::<Scalar>() == 8 * FR_LIMBS);
+    const _: () = assert!(std::mem::align_of::<Scalar>() == std::mem::align_of::<u64>());
+    // SAFETY: blstrs `Scalar` is repr(transparent) over blst_fr, a repr(C) `[u64; 4]` (size and
+    // alignment asserted above), so a slice of them is a valid slice of 4·len u64.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u64>(), v.len() * FR_LIMBS) }
+}
+
+/// Mutable limbs of Fr elements (any bit pattern written must be a reduced Montgomery value).
+pub fn scalars_as_u64_mut(v: &mut [Scalar]) -> &mut [u64] {
+    // SAFETY: as in `scalars_as_u64`; the device only writes reduced field elements.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u64>(), v.len() * FR_LIMBS) }
+}
+
+/// The limbs of affine G1 points (infinity is all zero, as in blst and the kernels).
+pub fn affine_as_u64(v: &[G1Affine]) -> &[u64] {
+    const _: () = assert!(std::mem::size_of::<G1Affine>() == 8 * AFFINE_LIMBS);
+    const _: () = assert!(std::mem::align_of::<G1Affine>() == std::mem::align_of::<u64>());
+    // SAFETY: blstrs `G1Affine` is repr(transparent) over blst_p1_affine, a repr(C) pair of
+    // `[u64; 6]` (size and alignment asserted above).
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u64>(), v.len() * AFFINE_LIMBS) }
+}
+
+/// Fr limbs of one element.
+pub fn scalar_limbs(s: &Scalar) -> [u64; FR_LIMBS] {
+    let mut out = [0u64; FR_LIMBS];
+    out.copy_from_slice(scalars_as_u64(std::slice::from_ref(s)));
+    out
+}
+
+/// `[x, x², x⁴, …]`: the 32 repeated squares `fr_powers` reads (`sq[b] = x^(2^b)`).
+pub fn square_table(x: Scalar) -> Vec<u64> {
+    let mut out = Vec::with_capacity(32 * FR_LIMBS);
+    let mut p = x;
+    for _ in 0..32 {
+        out.extend_from_slice(&scalar_limbs(&p));
+        p = p.square();
+    }
+    out
+}
+
+/// The primitive 2^log-th root of unity.
+pub fn root_of_unity(log: u32) -> Scalar {
+    let mut w = Scalar::ROOT_OF_UNITY;
+    for _ in log..Scalar::S {
+        w = w.square();
+    }
+    w
+}
+
+/// One `ntt_pass` launch: stage offset `s`, `t` stages, `c` columns (kernels/NOTES.md).
+pub type Pass = (u32, u32, u32);
+
+/// The DIF pass list of a 2^log_n transform (DIT runs it reversed), as `ntt_plan` in
+/// scripts/kernel_check.py.
+pub fn ntt_plan(log_n: u32) -> Vec<Pass> {
+    if log_n <= 10 {
+        return vec![(log_n, log_n, 0)];
+    }
+    let npass = (log_n - 10).div_ceil(7);
+    let mut rest = log_n - 10;
+    let mut s = log_n;
+    let mut out = Vec::with_capacity(npass as usize + 1);
+    for k in 0..npass {
+        let t = rest.div_ceil(npass - k).min(7);
+        let mut c = 3.min(s - t);
+        if t + c > 10 {
+            c = 10 - t;
+        }
+        out.push((s, t, c));
+        s -= t;
+        rest -= t;
+    }
+    out.push((s, s, 0));
+    out
+}
+
+/// Points below which the MSM stays on the CPU.
+pub const MIN_GPU_MSM: usize = 1 << 10;
+
+/// The MSM window for `n` scalars: grows with n up to 16 (2^18..2^22), 20 above 2^22
+/// (kernels/NOTES.md measurements).
+pub fn msm_window(n: usize) -> u32 {
+    let log = usize::BITS - n.max(1).leading_zeros() - 1;
+    if n > 1 << 22 {
+        20
+    } else {
+        log.saturating_sub(2).clamp(8, 16)
+    }
+}
+
+/// Segment length of `msm_accumulate`.
+pub const MSM_SEGMENT: usize = 64;
+
+/// Sizes of one MSM launch sequence with window c over n scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmShape {
+    /// Window bits.
+    pub c: u32,
+    /// Windows.
+    pub nwin: u32,
+    /// Buckets per window (2^(c−1)).
+    pub half: u32,
+    /// All buckets.
+    pub nbk: u32,
+    /// Accumulation segments.
+    pub nseg: u32,
+    /// Blocks of `msm_ones`.
+    pub nb1: u32,
+}
+
+impl MsmShape {
+    /// The shape for n scalars (n ≥ 1, n·nwin < 2^32).
+    pub fn new(n: usize, c: u32) -> Self {
+        let nwin = 256u32.div_ceil(c);
+        let half = 1u32 << (c - 1);
+        let entries = n as u64 * nwin as u64;
+        MsmShape {
+            c,
+            nwin,
+            half,
+            nbk: nwin * half,
+            nseg: entries.div_ceil(MSM_SEGMENT as u64) as u32,
+            nb1: (n.div_ceil(128)).min(1024) as u32,
+        }
+    }
+
+    /// The most scalars one launch sequence takes with window c (n < 2^31, n·nwin < 2^32).
+    pub fn max_points(c: u32) -> usize {
+        let nwin = 256u64.div_ceil(c as u64);
+        (((1u64 << 32) - 1) / nwin).min((1 << 31) - 1) as usize
+    }
+
+    /// Device scratch bytes of one sequence over n scalars, scalars included, bases excluded.
+    pub fn scratch_bytes(&self, n: usize) -> u64 {
+        let n = n as u64;
+        let xyzz = 8 * XYZZ_LIMBS as u64;
+        let entries = n * self.nwin as u64;
+        let reduce = 2 * xyzz * self.nwin as u64 * (self.half as u64 / 64 + 2);
+        32 * n
+            + 4 * (self.nbk as u64 + 1)
+            + 8 * entries
+            + xyzz * self.nbk as u64
+            + 2 * xyzz * self.nseg as u64
+            + reduce
+            + xyzz * (self.nwin as u64 + 1 + self.nb1 as u64)
+            + (1 << 20)
+    }
+}
+
+/// An XYZZ point (x = X/ZZ, y = Y/ZZZ, ZZ = 0 is infinity) as a blstrs Jacobian point:
+/// Xj = X·ZZ·ZZZ², Yj = Y·ZZ³·ZZZ², Zj = ZZ·ZZZ.
+pub fn xyzz_to_projective(limbs: &[u64]) -> G1Projective {
+    let fp = |k: usize| {
+        let mut l = [0u64; 6];
+        if let Some(src) = limbs.get(6 * k..6 * k + 6) {
+            l.copy_from_slice(src);
+        }
+        Fp::from_raw_unchecked(l)
+    };
+    let (x, y, zz, zzz) = (fp(0), fp(1), fp(2), fp(3));
+    if bool::from(zz.is_zero()) {
+        return G1Projective::identity();
+    }
+    let zzz2 = zzz.square();
+    let zz_zzz2 = zz * zzz2;
+    G1Projective::from_raw_unchecked(x * zz_zzz2, y * zz.square() * zz_zzz2, zz * zzz)
+}
+
+/// Σ_w 2^(c·w)·out[w] + out[nwin] from the `nwin + 1` XYZZ window sums of one MSM.
+pub fn combine_windows(out: &[u64], c: u32) -> G1Projective {
+    let points: Vec<G1Projective> = out
+        .chunks_exact(XYZZ_LIMBS)
+        .map(xyzz_to_projective)
+        .collect();
+    let Some((ones, windows)) = points.split_last() else {
+        return G1Projective::identity();
+    };
+    let mut acc = G1Projective::identity();
+    for w in windows.iter().rev() {
+        for _ in 0..c {
+            acc = acc.double();
+        }
+        acc += w;
+    }
+    acc + ones
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use group::prime::PrimeCurveAffine;
+    use group::Curve;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn fp_limbs(x: &Fp) -> [u64; 6] {
+        let b: blst::blst_fp = (*x).into();
+        b.l
+    }
+
+    fn to_xyzz(p: &G1Projective, z: Fp) -> Vec<u64> {
+        let a = p.to_affine();
+        if bool::from(a.is_identity()) {
+            return vec![0; XYZZ_LIMBS];
+        }
+        let (zz, zzz) = (z.square(), z.square() * z);
+        let mut out = Vec::new();
+        for v in [a.x() * zz, a.y() * zzz, zz, zzz] {
+            out.extend_from_slice(&fp_limbs(&v));
+        }
+        out
+    }
+
+    #[test]
+    fn plan_matches_notes() {
+        assert_eq!(
+            ntt_plan(27),
+            vec![(27, 6, 3), (21, 6, 3), (15, 5, 3), (10, 10, 0)]
+        );
+        assert_eq!(ntt_plan(7), vec![(7, 7, 0)]);
+        for log in 1..=28 {
+            let p = ntt_plan(log);
+            assert_eq!(p.iter().map(|x| x.1).sum::<u32>(), log);
+            assert!(p.iter().all(|&(_, t, c)| t + c <= 10));
+        }
+    }
+
+    #[test]
+    fn xyzz_roundtrip_and_horner() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let p = G1Projective::random(&mut rng);
+        let z = Fp::random(&mut rng);
+        assert_eq!(xyzz_to_projective(&to_xyzz(&p, z)), p);
+        assert!(bool::from(
+            xyzz_to_projective(&[0; XYZZ_LIMBS]).is_identity()
+        ));
+        // Three windows of c = 5 plus the ones sum.
+        let pts: Vec<G1Projective> = (0..4).map(|_| G1Projective::random(&mut rng)).collect();
+        let out: Vec<u64> = pts
+            .iter()
+            .flat_map(|p| to_xyzz(p, Fp::random(&mut rng)))
+            .collect();
+        let want = pts[0] + pts[1] * Scalar::from(32u64) + pts[2] * Scalar::from(1024u64) + pts[3];
+        assert_eq!(combine_windows(&out, 5), want);
+    }
+
+    #[test]
+    fn windows_and_shapes() {
+        assert_eq!(msm_window(1 << 10), 8);
+        assert_eq!(msm_window(1 << 16), 14);
+        assert_eq!(msm_window(1 << 22), 16);
+        assert_eq!(msm_window((1 << 22) + 1), 20);
+        let s = MsmShape::new(1 << 26, 20);
+        assert_eq!((s.nwin, s.nbk), (13, 13 << 19));
+        assert!(MsmShape::max_points(20) >= 1 << 28);
+        assert!(s.scratch_bytes(1 << 26) > 12 << 30);
+    }
+
+    #[test]
+    fn casts_see_montgomery_limbs() {
+        assert_eq!(scalar_limbs(&Scalar::ZERO), [0; 4]);
+        let one = scalar_limbs(&Scalar::ONE);
+        assert_ne!(one, [1, 0, 0, 0], "Montgomery form of one is R mod r");
+        assert_eq!(affine_as_u64(&[G1Affine::identity()]), &[0u64; 12]);
+        let w = root_of_unity(5);
+        assert_eq!(w.pow_vartime([32]), Scalar::ONE);
+        assert_ne!(w.pow_vartime([16]), Scalar::ONE);
+    }
+}

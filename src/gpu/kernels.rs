@@ -1,0 +1,211 @@
+//! The CUDA kernel sources, embedded and concatenated into one NVRTC translation unit in the
+//! order `kernels/NOTES.md` gives, and their compilation to PTX with an on-disk cache keyed by
+//! the SHA-256 of source and options.
+
+/// Which kernels go into the translation unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelSet {
+    /// The NTT and MSM kernels the backend launches.
+    Production,
+    /// The production set plus the test kernels (`test/test.cuh`, `test.cu`).
+    WithTests,
+}
+
+/// The production files, in concatenation order (each depends only on earlier ones).
+const PRODUCTION: [(&str, &str); 9] = [
+    ("common.cuh", include_str!("../../kernels/common.cuh")),
+    (
+        "field/mont.cuh",
+        include_str!("../../kernels/field/mont.cuh"),
+    ),
+    ("field/fp.cuh", include_str!("../../kernels/field/fp.cuh")),
+    ("field/fr.cuh", include_str!("../../kernels/field/fr.cuh")),
+    ("ec/g1.cuh", include_str!("../../kernels/ec/g1.cuh")),
+    ("ntt/ntt.cuh", include_str!("../../kernels/ntt/ntt.cuh")),
+    ("msm/msm.cuh", include_str!("../../kernels/msm/msm.cuh")),
+    ("ntt.cu", include_str!("../../kernels/ntt.cu")),
+    ("msm.cu", include_str!("../../kernels/msm.cu")),
+];
+
+/// The test kernels, appended after the production set.
+const TESTS: [(&str, &str); 2] = [
+    ("test/test.cuh", include_str!("../../kernels/test/test.cuh")),
+    ("test.cu", include_str!("../../kernels/test.cu")),
+];
+
+/// Register cap of `msm_accumulate` (`MSM_ACC_MINB`) when `BATON_MSM_ACC_MINB` is unset.
+pub const DEFAULT_MSM_ACC_MINB: u32 = 4;
+
+/// The concatenated translation unit of `set`.
+pub fn source(set: KernelSet) -> String {
+    let tests: &[(&str, &str)] = match set {
+        KernelSet::Production => &[],
+        KernelSet::WithTests => &TESTS,
+    };
+    let mut out = String::new();
+    for (name, text) in PRODUCTION.iter().chain(tests) {
+        out.push_str("// ---- ");
+        out.push_str(name);
+        out.push('\n');
+        out.push_str(text);
+        out.push('\n');
+    }
+    out
+}
+
+/// NVRTC options for a virtual architecture such as `compute_90`.
+pub fn nvrtc_options(arch: &str) -> Vec<String> {
+    let minb = std::env::var("BATON_MSM_ACC_MINB")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(DEFAULT_MSM_ACC_MINB);
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "-default-device".into(),
+        "--std=c++17".into(),
+        format!("-DMSM_ACC_MINB={minb}"),
+    ]
+}
+
+/// Hex SHA-256 of the source and the options: the cache key of a compiled module.
+pub fn cache_key(source: &str, options: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(source.as_bytes());
+    for o in options {
+        h.update([0u8]);
+        h.update(o.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+/// Where compiled PTX is kept: `$BATON_CACHE_DIR/ptx` (the CLI keeps its keys in
+/// `$BATON_CACHE_DIR`), else `$XDG_CACHE_HOME/baton/ptx`, else `~/.cache/baton/ptx`.
+pub fn cache_dir() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    if let Some(d) = std::env::var_os("BATON_CACHE_DIR") {
+        return Some(PathBuf::from(d).join("ptx"));
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|base| base.join("baton").join("ptx"))
+}
+
+#[cfg(feature = "cuda")]
+pub use nvrtc::{compile, compile_ptx, compile_uncached, compile_with_cache};
+
+#[cfg(feature = "cuda")]
+mod nvrtc {
+    use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+
+    use super::{cache_dir, cache_key, nvrtc_options, source, KernelSet};
+    use crate::error::{Error, Result};
+
+    fn backend_err(reason: String) -> Error {
+        Error::Backend {
+            backend: "cuda",
+            reason,
+        }
+    }
+
+    /// The production kernels as PTX for `arch` (e.g. `compute_90`), from the cache when present.
+    pub fn compile_ptx(arch: &str) -> Result<Ptx> {
+        compile(KernelSet::Production, arch)
+    }
+
+    /// `set` as PTX for `arch`, from the on-disk cache ([`cache_dir`]) when present; a fresh
+    /// compile is stored there.
+    pub fn compile(set: KernelSet, arch: &str) -> Result<Ptx> {
+        compile_with_cache(set, arch, cache_dir().as_deref())
+    }
+
+    /// As [`compile`] with the cache in `dir` (no cache when `None`).
+    pub fn compile_with_cache(
+        set: KernelSet,
+        arch: &str,
+        dir: Option<&std::path::Path>,
+    ) -> Result<Ptx> {
+        let src = source(set);
+        let opts = nvrtc_options(arch);
+        let key = cache_key(&src, &opts);
+        let path = dir.map(|d| d.join(format!("{key}.ptx")));
+        if let Some(p) = &path {
+            if let Ok(text) = std::fs::read_to_string(p) {
+                if text.contains(".visible .entry") {
+                    tracing::debug!(path = %p.display(), "PTX cache hit");
+                    return Ok(Ptx::from_src(text));
+                }
+            }
+        }
+        let ptx = compile_source(&src, &opts)?;
+        if let Some(p) = &path {
+            if let Err(e) = store(p, &ptx.to_src()) {
+                tracing::warn!(path = %p.display(), error = %e, "could not cache the PTX");
+            }
+        }
+        Ok(ptx)
+    }
+
+    /// `set` compiled now for `arch`, bypassing the cache (for compile tests).
+    pub fn compile_uncached(set: KernelSet, arch: &str) -> Result<Ptx> {
+        compile_source(&source(set), &nvrtc_options(arch))
+    }
+
+    fn store(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, path)
+    }
+
+    fn compile_source(src: &str, opts: &[String]) -> Result<Ptx> {
+        // SAFETY: only probes whether the shared library can be opened.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(backend_err(
+                "libnvrtc not found (install the CUDA toolkit's NVRTC or set LD_LIBRARY_PATH)"
+                    .into(),
+            ));
+        }
+        let options = CompileOptions {
+            options: opts.to_vec(),
+            name: Some("baton.cu".into()),
+            ..Default::default()
+        };
+        cudarc::nvrtc::compile_ptx_with_opts(src, options).map_err(|e| {
+            backend_err(match e {
+                CompileError::CompileError { log, .. } => format!(
+                    "NVRTC failed to compile the kernels:\n{}",
+                    log.to_string_lossy()
+                ),
+                other => format!("NVRTC: {other:?}"),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_concatenate_in_order_without_includes() {
+        let s = source(KernelSet::WithTests);
+        let pos = |n: &str| s.find(&format!("// ---- {n}\n")).unwrap();
+        assert!(pos("common.cuh") < pos("field/mont.cuh"));
+        assert!(pos("msm/msm.cuh") < pos("ntt.cu"));
+        assert!(pos("msm.cu") < pos("test.cu"));
+        assert!(!source(KernelSet::Production).contains("// ---- test.cu"));
+        assert!(!s.lines().any(|l| l.trim_start().starts_with("#include")));
+    }
+
+    #[test]
+    fn cache_key_depends_on_options() {
+        let a = cache_key("x", &["-a".into()]);
+        assert_ne!(a, cache_key("x", &["-b".into()]));
+        assert_ne!(a, cache_key("x-a", &[]));
+        assert_eq!(a.len(), 64);
+    }
+}

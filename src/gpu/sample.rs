@@ -1,0 +1,150 @@
+//! Seeded sample inputs for the GPU conformance tests and benchmarks (feature `test-util`):
+//! cheap distinct or tiled G1 bases, dense and PoRep-like scalars (mostly 0 and 1).
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+const CHUNK: usize = 1 << 14;
+
+fn random_points(n: usize, seed: u64) -> Vec<G1Projective> {
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ((i as u64) << 20) ^ 0xba5e);
+            G1Projective::random(&mut rng)
+        })
+        .collect()
+}
+
+fn normalize(proj: &[G1Projective]) -> Vec<G1Affine> {
+    let mut out = vec![G1Affine::default(); proj.len()];
+    proj.par_chunks(CHUNK)
+        .zip(out.par_chunks_mut(CHUNK))
+        .for_each(|(p, o)| G1Projective::batch_normalize(p, o));
+    out
+}
+
+/// n distinct points `A[i mod 1024] + B[i / 1024]` for random A and B: cheap to make at 2^26,
+/// and any MSM over them reduces to one over A and B ([`DistinctBases::msm_check`]).
+pub struct DistinctBases {
+    /// The 1024 points A.
+    pub a: Vec<G1Affine>,
+    /// The ⌈n/1024⌉ points B.
+    pub b: Vec<G1Affine>,
+    /// The n points.
+    pub points: Vec<G1Affine>,
+}
+
+impl DistinctBases {
+    /// n points from `seed`.
+    pub fn new(n: usize, seed: u64) -> Self {
+        let a = normalize(&random_points(1024, seed));
+        let b = normalize(&random_points(n.div_ceil(1024).max(1), seed ^ 0xb));
+        let proj: Vec<G1Projective> = (0..n)
+            .into_par_iter()
+            .map(|i| G1Projective::from(b[i / 1024]) + a[i % 1024])
+            .collect();
+        DistinctBases {
+            points: normalize(&proj),
+            a,
+            b,
+        }
+    }
+
+    /// Σ sᵢ·points[i] computed on the CPU through A and B (1024 + n/1024 points).
+    pub fn msm_check(&self, scalars: &[Scalar]) -> crate::Result<G1Projective> {
+        let sa = fold_tiled(scalars, 1024);
+        let sb: Vec<Scalar> = scalars.par_chunks(1024).map(|c| c.iter().sum()).collect();
+        Ok(crate::msm::msm_g1(&self.a, &sa, None)? + crate::msm::msm_g1(&self.b, &sb, None)?)
+    }
+}
+
+/// n distinct random-looking points (see [`DistinctBases`]).
+pub fn distinct_bases(n: usize, seed: u64) -> Vec<G1Affine> {
+    DistinctBases::new(n, seed).points
+}
+
+/// n points repeating `period` random ones (`bases[i] = P[i mod period]`).
+pub fn tiled_bases(n: usize, period: usize, seed: u64) -> Vec<G1Affine> {
+    let p = distinct_bases(period.max(1), seed);
+    (0..n).into_par_iter().map(|i| p[i % p.len()]).collect()
+}
+
+/// The scalars an MSM over [`tiled_bases`] reduces to: `Σ_{i ≡ j mod period} s_i` for each j.
+pub fn fold_tiled(scalars: &[Scalar], period: usize) -> Vec<Scalar> {
+    let period = period.max(1);
+    scalars
+        .par_chunks(period)
+        .fold(
+            || vec![Scalar::ZERO; period],
+            |mut acc, chunk| {
+                for (a, s) in acc.iter_mut().zip(chunk) {
+                    *a += s;
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![Scalar::ZERO; period],
+            |mut x, y| {
+                for (a, b) in x.iter_mut().zip(&y) {
+                    *a += b;
+                }
+                x
+            },
+        )
+}
+
+fn scalars_with(n: usize, seed: u64, f: impl Fn(&mut ChaCha8Rng) -> Scalar + Sync) -> Vec<Scalar> {
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(k, c)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ((k as u64) << 24) ^ 0x5ca1);
+        for s in c.iter_mut() {
+            *s = f(&mut rng);
+        }
+    });
+    out
+}
+
+/// n uniformly random scalars.
+pub fn dense_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    scalars_with(n, seed, |r| Scalar::random(r))
+}
+
+/// n PoRep-like scalars: 45% zero, 45% one, 10% random.
+pub fn porep_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    scalars_with(n, seed, |r| match r.gen_range(0..100) {
+        0..=44 => Scalar::ZERO,
+        45..=89 => Scalar::ONE,
+        _ => Scalar::random(r),
+    })
+}
+
+/// Affine form of a projective result (for readable assertion messages).
+pub fn affine(p: &G1Projective) -> G1Affine {
+    p.to_affine()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn msm_check_matches_direct_msm() {
+        let d = DistinctBases::new(3000, 1);
+        let mut s = porep_scalars(3000, 2);
+        s[10] = Scalar::from(5u64);
+        let direct = crate::msm::msm_g1(&d.points, &s, None).unwrap();
+        assert_eq!(d.msm_check(&s).unwrap(), direct);
+        let t = tiled_bases(3000, 7, 3);
+        let folded = fold_tiled(&s, 7);
+        assert_eq!(
+            crate::msm::msm_g1(&t[..7], &folded, None).unwrap(),
+            crate::msm::msm_g1(&t, &s, None).unwrap()
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! The CUDA backend against the CPU backend: H at 2^1..2^20, NTTs, G1 MSMs at 2^10..2^22+ on
+//! random and PoRep-like scalars with and without densities (edge cases included), the memory
+//! fallback, and whole proofs that bellperson verifies. Without a GPU every test passes with a
+//! note (CI has none).
+#![cfg(feature = "cuda")]
+
+use std::sync::{Arc, OnceLock};
+
+use baton::backend::{Backend, Bases, CpuBackend, Query};
+use baton::circuits::{KnownCircuit, Synthetic};
+use baton::cs::Density;
+use baton::domain::Domain;
+use baton::gpu::sample::{distinct_bases, porep_scalars};
+use baton::gpu::{open_cuda, CudaBackend};
+use baton::{Proof, ProvingKey, Scalar};
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, G1Affine};
+use ff::Field;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Whether a device is present; without one the caller skips.
+fn gpu_present() -> bool {
+    // SAFETY: only probes whether libcuda can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        eprintln!("skipping: no CUDA driver");
+        return false;
+    }
+    match cudarc::driver::CudaContext::device_count() {
+        Ok(n) if n > 0 => true,
+        other => {
+            eprintln!("skipping: no CUDA device ({other:?})");
+            false
+        }
+    }
+}
+
+/// The shared backend on device 0, or None without a GPU.
+fn gpu() -> Option<Arc<CudaBackend>> {
+    static B: OnceLock<Option<Arc<CudaBackend>>> = OnceLock::new();
+    B.get_or_init(|| {
+        gpu_present().then(|| match open_cuda(0) {
+            Ok(b) => {
+                eprintln!("device: {} ({})", b.device_name(), b.arch());
+                b
+            }
+            Err(e) => panic!("a GPU is present but the backend failed to open: {e}"),
+        })
+    })
+    .clone()
+}
+
+fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed ^ std::process::id() as u64)
+}
+
+fn random_vec(n: usize, r: &mut ChaCha8Rng) -> Vec<Scalar> {
+    (0..n).map(|_| Scalar::random(&mut *r)).collect()
+}
+
+fn check_h(gpu: &CudaBackend, log: u32, a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) {
+    let d = Domain::for_size(1 << log).unwrap();
+    let (mut ca, mut cb, mut cc) = (a.clone(), b.clone(), c.clone());
+    CpuBackend.compute_h(&d, &mut ca, &mut cb, &mut cc).unwrap();
+    let (mut ga, mut gb, mut gc) = (a, b, c);
+    gpu.compute_h(&d, &mut ga, &mut gb, &mut gc).unwrap();
+    assert_eq!(ga.len(), (1 << log) - 1, "2^{log}: length");
+    assert!(ga == ca, "2^{log}: H differs from the CPU");
+}
+
+#[test]
+fn compute_h_matches_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(1);
+    for log in [1u32, 3, 10, 11, 13, 16, 17, 18, 20] {
+        let n = 1usize << log;
+        check_h(
+            &gpu,
+            log,
+            random_vec(n, &mut r),
+            random_vec(n, &mut r),
+            random_vec(n, &mut r),
+        );
+        // PoRep-like and shorter than the domain (zero padding).
+        let m = n - n / 4;
+        let (a, b) = (porep_scalars(m, r.gen()), porep_scalars(m, r.gen()));
+        let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        check_h(&gpu, log, a, b, c);
+        eprintln!("compute_h 2^{log}: ok");
+    }
+    check_h(&gpu, 12, vec![], vec![], vec![]);
+    assert_eq!(gpu.fallbacks(), 0);
+}
+
+#[test]
+fn ntt_matches_domain() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(2);
+    for log in [1u32, 2, 9, 10, 11, 17, 18, 20] {
+        let d = Domain::for_size(1 << log).unwrap();
+        let v = random_vec(1 << log, &mut r);
+        let mut want = v.clone();
+        d.ntt(&mut want).unwrap();
+        let mut got = v;
+        gpu.ntt(&mut got).unwrap();
+        assert!(got == want, "NTT 2^{log} differs");
+    }
+}
+
+fn check_msm(
+    gpu: &CudaBackend,
+    what: &str,
+    bases: Bases<'_, G1Affine>,
+    s: &[Scalar],
+    d: Option<&Density>,
+) {
+    let want = CpuBackend.msm_g1(bases, s, d).unwrap();
+    let got = gpu.msm_g1(bases, s, d).unwrap();
+    assert_eq!(got, want, "{what}: MSM differs from the CPU");
+}
+
+fn random_density(n: usize, p: f64, r: &mut ChaCha8Rng) -> Density {
+    let mut d = Density::default();
+    for i in 0..n {
+        d.push();
+        if r.gen_bool(p) {
+            d.mark(i);
+        }
+    }
+    d
+}
+
+#[test]
+fn msm_g1_matches_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(3);
+    let max = 1usize << 20;
+    let all = distinct_bases(max + 17, r.gen());
+    for log in [10u32, 11, 12, 14, 16, 18, 20] {
+        let n = 1usize << log;
+        let bases = Bases::loose(&all[..n]);
+        let dense = random_vec(n, &mut r);
+        let mut porep = porep_scalars(n, r.gen());
+        porep[3] = -Scalar::ONE;
+        porep[5] = Scalar::from(2u64);
+        check_msm(&gpu, &format!("2^{log} dense"), bases, &dense, None);
+        check_msm(&gpu, &format!("2^{log} porep"), bases, &porep, None);
+        // A density over 2n variables that keeps about half: bases are the kept ones.
+        let sc = porep_scalars(2 * n, r.gen());
+        let d = random_density(2 * n, 0.5, &mut r);
+        let kept = Bases::loose(&all[..d.count()]);
+        check_msm(&gpu, &format!("2^{log} density"), kept, &sc, Some(&d));
+        eprintln!("msm 2^{log}: ok");
+    }
+    // Odd length, an infinity base, resident (key-tagged) bases.
+    let n = max + 17;
+    let mut pts = all.clone();
+    pts[7] = G1Affine::default();
+    let s = random_vec(n, &mut r);
+    let keyed = Bases {
+        key_id: u64::MAX - 1,
+        query: Query::L,
+        offset: 0,
+        points: &pts[..],
+    };
+    check_msm(&gpu, "2^20+17 keyed", keyed, &s, None);
+    check_msm(&gpu, "2^20+17 keyed again", keyed, &s, None);
+    assert_eq!(gpu.fallbacks(), 0);
+}
+
+#[test]
+fn msm_g1_large_window() {
+    // Above 2^22 points the window is 20 bits.
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(4);
+    let n = (1usize << 22) + 1000;
+    let bases = distinct_bases(n, r.gen());
+    let s = porep_scalars(n, r.gen());
+    check_msm(
+        &gpu,
+        "2^22+1000 porep (c=20)",
+        Bases::loose(&bases),
+        &s,
+        None,
+    );
+    let s = random_vec(n, &mut r);
+    check_msm(
+        &gpu,
+        "2^22+1000 dense (c=20)",
+        Bases::loose(&bases),
+        &s,
+        None,
+    );
+}
+
+#[test]
+fn msm_g1_edge_cases() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(5);
+    let n = 1usize << 12;
+    let all = distinct_bases(n, r.gen());
+    let b = Bases::loose(&all);
+    let x = Scalar::random(&mut r);
+    for (what, v) in [
+        ("all zero", Scalar::ZERO),
+        ("all one", Scalar::ONE),
+        ("all equal", x),
+        ("all −1", -Scalar::ONE),
+    ] {
+        check_msm(&gpu, what, b, &vec![v; n], None);
+    }
+    let empty = random_density(n, 0.0, &mut r);
+    check_msm(
+        &gpu,
+        "empty after density",
+        Bases::loose(&all[..0]),
+        &random_vec(n, &mut r),
+        Some(&empty),
+    );
+    let full = random_density(n, 1.0, &mut r);
+    check_msm(&gpu, "full density", b, &random_vec(n, &mut r), Some(&full));
+    check_msm(
+        &gpu,
+        "below the GPU threshold",
+        Bases::loose(&all[..100]),
+        &random_vec(100, &mut r),
+        None,
+    );
+    // Length errors match the CPU's.
+    assert!(gpu
+        .msm_g1(Bases::loose(&all[..10]), &random_vec(11, &mut r), None)
+        .is_err());
+}
+
+#[test]
+fn memory_cap_falls_back_to_cpu() {
+    if gpu().is_none() {
+        return;
+    }
+    let own = open_cuda(0).expect("second backend");
+    own.set_memory_cap_bytes(Some(1 << 20));
+    let mut r = rng(6);
+    let n = 1usize << 14;
+    let all = distinct_bases(n, r.gen());
+    check_msm(
+        &own,
+        "capped msm",
+        Bases::loose(&all),
+        &random_vec(n, &mut r),
+        None,
+    );
+    check_h(
+        &own,
+        14,
+        random_vec(n, &mut r),
+        random_vec(n, &mut r),
+        random_vec(n, &mut r),
+    );
+    assert_eq!(own.fallbacks(), 2, "both calls ran on the CPU");
+    own.set_memory_cap_bytes(None);
+    check_msm(
+        &own,
+        "uncapped msm",
+        Bases::loose(&all),
+        &random_vec(n, &mut r),
+        None,
+    );
+    assert_eq!(own.fallbacks(), 2);
+}
+
+fn bp_vk(pk: &ProvingKey) -> bp::PreparedVerifyingKey<Bls12> {
+    let mut bytes = Vec::new();
+    pk.write(&mut bytes).expect("write key");
+    let params =
+        bp::Parameters::<Bls12>::read(&bytes[..], false).expect("bellperson reads our key");
+    bp::prepare_verifying_key(&params.vk)
+}
+
+fn bp_proof(p: &Proof) -> bp::Proof<Bls12> {
+    bp::Proof::read(&p.to_bytes()[..]).expect("bellperson reads our proof")
+}
+
+#[test]
+fn proofs_verify_with_bellperson() {
+    if gpu().is_none() {
+        return;
+    }
+    // An own backend, so that the resident-set counts are not disturbed by other tests.
+    let gpu = open_cuda(0).expect("backend");
+    let size = 1 << 14;
+    let mut r = rng(7);
+    let pk = baton::generate_random_parameters(Synthetic::new(size, 1), &mut r).expect("setup");
+    let pvk = bp_vk(&pk);
+    let mut resident = Vec::new();
+    for seed in [2u64, 3] {
+        let circuit = Synthetic::new(size, seed);
+        let inputs = circuit.public_inputs();
+        let (proof, t) =
+            baton::prove_timed(&*gpu, circuit.clone(), &pk, &mut rng(seed)).expect("GPU proof");
+        let cpu = baton::prove(circuit, &pk, &mut rng(seed)).expect("CPU proof");
+        assert_eq!(proof, cpu, "same r, s: the GPU proof equals the CPU proof");
+        let bproof = bp_proof(&proof);
+        assert!(
+            bp::verify_proof(&pvk, &bproof, &inputs).expect("verify"),
+            "bellperson rejects the GPU proof"
+        );
+        let mut wrong = inputs.clone();
+        wrong[0] += Scalar::ONE;
+        assert!(
+            !bp::verify_proof(&pvk, &bproof, &wrong).expect("verify"),
+            "a wrong input verifies"
+        );
+        eprintln!("proof seed {seed}: h {:?} g1 {:?}", t.h, t.g1);
+        resident.push((gpu.resident_base_sets(), gpu.resident_bytes()));
+    }
+    // The key's bases stay resident after the first proof; the second reuses them, uploading
+    // nothing new.
+    assert!(resident[0].0 > 0, "bases resident after a proof");
+    assert_eq!(
+        resident[0], resident[1],
+        "second proof reused the resident bases"
+    );
+    assert_eq!(gpu.fallbacks(), 0);
+}

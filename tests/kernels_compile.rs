@@ -1,0 +1,101 @@
+//! Compiles every kernel (production and test set) to PTX through NVRTC, on a machine without a
+//! GPU. Without libnvrtc the test passes with a note, unless `BATON_REQUIRE_NVRTC=1` (CI).
+#![cfg(feature = "cuda")]
+
+use baton::gpu::kernels::{self, KernelSet};
+
+fn nvrtc_present() -> bool {
+    // SAFETY: only probes whether the shared library can be opened.
+    let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+    if !present {
+        let required = std::env::var("BATON_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "BATON_REQUIRE_NVRTC=1 but libnvrtc was not found"
+        );
+        eprintln!("skipping: libnvrtc not found (set LD_LIBRARY_PATH to an NVRTC install)");
+    }
+    present
+}
+
+fn check(set: KernelSet, expected: &[&str]) {
+    if !nvrtc_present() {
+        return;
+    }
+    let clock = std::time::Instant::now();
+    let ptx = match kernels::compile_uncached(set, "compute_90") {
+        Ok(p) => p.to_src(),
+        Err(e) => panic!("{set:?}: {e}"),
+    };
+    let entries: Vec<&str> = ptx
+        .lines()
+        .filter_map(|l| l.strip_prefix(".visible .entry "))
+        .map(|l| l.split('(').next().unwrap_or(l))
+        .collect();
+    eprintln!(
+        "{set:?}: {} PTX chars, {} kernels in {:.1} s",
+        ptx.len(),
+        entries.len(),
+        clock.elapsed().as_secs_f64()
+    );
+    for name in expected {
+        assert!(
+            entries.contains(name),
+            "{set:?}: kernel {name} missing from the PTX"
+        );
+    }
+}
+
+const PRODUCTION: &[&str] = &[
+    "ntt_pass",
+    "ntt_coset_h",
+    "fr_scale",
+    "fr_scale_tab",
+    "fr_bitrev",
+    "fr_bitrev_inplace",
+    "fr_powers",
+    "msm_count",
+    "msm_scatter",
+    "scan_block",
+    "scan_add",
+    "msm_accumulate",
+    "msm_finalize",
+    "msm_reduce_level",
+    "msm_ones",
+    "g1_sum",
+];
+
+#[test]
+fn production_kernels_compile() {
+    check(KernelSet::Production, PRODUCTION);
+}
+
+#[test]
+fn test_kernels_compile() {
+    let mut all = PRODUCTION.to_vec();
+    all.extend([
+        "test_fr_ops",
+        "test_fp_ops",
+        "test_g1_ops",
+        "test_gen_bases",
+        "test_fr_dot_eidx",
+        "test_fp_mul_bench",
+        "test_fr_mul_bench",
+    ]);
+    check(KernelSet::WithTests, &all);
+}
+
+#[test]
+fn cached_compile_is_reused() {
+    if !nvrtc_present() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("baton-ptx-{}", std::process::id()));
+    let compile = || kernels::compile_with_cache(KernelSet::Production, "compute_90", Some(&dir));
+    let first = compile().expect("compile").to_src();
+    let files = std::fs::read_dir(&dir).expect("cache dir").count();
+    assert_eq!(files, 1, "one cached PTX file");
+    let second = compile().expect("cache").to_src();
+    assert_eq!(first, second);
+    let _ = std::fs::remove_dir_all(&dir);
+}
