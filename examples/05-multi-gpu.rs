@@ -1,9 +1,10 @@
 //! Throughput of the engine with 1 and with N GPU actors on the same stream of requests.
 //!
-//! Each run starts a fresh engine with `gpu.devices = 0..k`, submits `--requests` requests of
-//! `--partitions` synthetic PoRep-like circuits of 2^`--log` constraints (several in flight at
-//! once, as an orchestrator would), and prints proofs per hour, each device's busy fraction, peak
-//! RSS and peak ledger bytes against the budget.
+//! Each run starts a fresh engine with `gpu.devices = 0..k`, keeps `--concurrent` requests in
+//! flight (a steady backlog, as an orchestrator would) until `--requests` requests of
+//! `--partitions` synthetic PoRep-like circuits of 2^`--log` constraints are proved, and prints
+//! proofs per hour, each device's busy fraction, peak RSS and peak ledger bytes against the
+//! budget.
 //!
 //! The key is NOT a real setup at these sizes: its points are a few thousand random points
 //! tiled to the shape of the circuit (a real 2^24 setup takes far longer than a device lease).
@@ -152,47 +153,50 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let engine = Engine::start(cfg)?;
         let name = engine.backend_name().to_string();
         let started = Instant::now();
-        let mut verified = 0usize;
-        let mut proofs = 0usize;
-        let mut next_seed = 1u64;
-        for wave in (0..a.requests)
-            .collect::<Vec<_>>()
-            .chunks(a.concurrent.max(1))
-        {
-            let batches: Vec<Vec<Synthetic>> = wave
-                .iter()
+        // A steady backlog: `concurrent` clients, each submitting its next request as soon as
+        // the previous one is answered, so the engine always has work queued (submitting in
+        // waves would drain the pipeline between waves and starve the GPUs).
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let counts: Vec<Result<(usize, usize), baton::EngineError>> = std::thread::scope(|s| {
+            let clients: Vec<_> = (0..a.concurrent.max(1))
                 .map(|_| {
-                    (0..a.partitions)
-                        .map(|_| {
-                            next_seed += 1;
-                            Synthetic::new(n, next_seed)
-                        })
-                        .collect()
+                    let (engine, pk, pvk, next, a) = (&engine, pk.clone(), &pvk, &next, &a);
+                    s.spawn(move || -> Result<(usize, usize), baton::EngineError> {
+                        let (mut proofs, mut verified) = (0, 0);
+                        loop {
+                            let r = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            if r >= a.requests {
+                                return Ok((proofs, verified));
+                            }
+                            let batch: Vec<Synthetic> = (0..a.partitions)
+                                .map(|p| Synthetic::new(n, 1 + (r * a.partitions + p) as u64))
+                                .collect();
+                            let ps =
+                                engine.prove_blocking(Request::new(pk.clone(), batch.clone()))?;
+                            proofs += ps.len();
+                            if a.verify {
+                                verified += ps
+                                    .iter()
+                                    .zip(&batch)
+                                    .filter(|(p, c)| {
+                                        baton::verify(pvk, p, &c.public_inputs()).is_ok()
+                                    })
+                                    .count();
+                            }
+                        }
+                    })
                 })
                 .collect();
-            let results: Vec<_> = std::thread::scope(|s| {
-                let hs: Vec<_> = batches
-                    .iter()
-                    .map(|b| {
-                        let (engine, pk, b) = (&engine, pk.clone(), b.clone());
-                        s.spawn(move || engine.prove_blocking(Request::new(pk, b)))
-                    })
-                    .collect();
-                hs.into_iter()
-                    .map(|h| h.join().unwrap_or(Err(baton::EngineError::Stopped)))
-                    .collect()
-            });
-            for (b, r) in batches.iter().zip(results) {
-                let ps = r?;
-                proofs += ps.len();
-                if a.verify {
-                    verified += ps
-                        .iter()
-                        .zip(b)
-                        .filter(|(p, c)| baton::verify(&pvk, p, &c.public_inputs()).is_ok())
-                        .count();
-                }
-            }
+            clients
+                .into_iter()
+                .map(|c| c.join().unwrap_or(Err(baton::EngineError::Stopped)))
+                .collect()
+        });
+        let (mut proofs, mut verified) = (0usize, 0usize);
+        for c in counts {
+            let (p, v) = c?;
+            proofs += p;
+            verified += v;
         }
         let secs = started.elapsed().as_secs_f64();
         let st = engine.status_blocking()?;
