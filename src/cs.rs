@@ -8,6 +8,7 @@
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
@@ -66,16 +67,53 @@ impl Density {
         self.words.len() * 8
     }
 
-    /// Keeps the entries of `values` whose variable is present, in order.
-    pub fn filter<T: Copy>(&self, values: &[T]) -> Vec<T> {
-        let mut out = Vec::with_capacity(self.ones);
-        out.extend(
-            values
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| self.get(*i))
-                .map(|(_, v)| *v),
-        );
+    /// Keeps the entries of `values` whose variable is present, in order. Runs in parallel over
+    /// blocks of words: each block's output offset is the popcount of the blocks before it.
+    pub fn filter<T: Copy + Send + Sync>(&self, values: &[T]) -> Vec<T> {
+        const WORDS: usize = 1 << 12;
+        let n = values.len().min(self.len);
+        let words = &self.words[..n.div_ceil(64)];
+        let counts: Vec<usize> = words
+            .par_chunks(WORDS)
+            .map(|c| c.iter().map(|w| w.count_ones() as usize).sum())
+            .collect();
+        let total: usize = counts.iter().sum();
+        let Some(&fill) = values.first() else {
+            return Vec::new();
+        };
+        let mut out = vec![fill; total];
+        let mut pieces = Vec::with_capacity(counts.len());
+        let mut rest: &mut [T] = &mut out;
+        for c in &counts {
+            let (head, tail) = rest.split_at_mut(*c);
+            pieces.push(head);
+            rest = tail;
+        }
+        words
+            .par_chunks(WORDS)
+            .zip(pieces.into_par_iter())
+            .enumerate()
+            .for_each(|(block, (ws, dst))| {
+                let mut k = 0;
+                for (j, w) in ws.iter().enumerate() {
+                    let base = (block * WORDS + j) * 64;
+                    let mut bits = *w;
+                    while bits != 0 {
+                        let i = base + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        if i < n {
+                            dst[k] = values[i];
+                            k += 1;
+                        }
+                    }
+                }
+            });
+        // Bits at or past `n` in the last word were counted but not copied: they are the tail.
+        let excess = match (n % 64, words.last()) {
+            (r, Some(w)) if r != 0 => (w >> r).count_ones() as usize,
+            _ => 0,
+        };
+        out.truncate(total - excess);
         out
     }
 }
@@ -260,5 +298,33 @@ mod tests {
         assert!(d.get(3) && d.get(129) && !d.get(4));
         let v: Vec<usize> = (0..130).collect();
         assert_eq!(d.filter(&v), vec![3, 129]);
+    }
+
+    #[test]
+    fn parallel_filter_matches_a_plain_scan() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for n in [0usize, 1, 63, 64, 65, 4095 * 64 + 7, 300_001] {
+            let mut d = Density::default();
+            for i in 0..n {
+                d.push();
+                if rng.gen_bool(0.3) {
+                    d.mark(i);
+                }
+            }
+            let v: Vec<u32> = (0..n as u32).collect();
+            let want: Vec<u32> = v.iter().copied().filter(|i| d.get(*i as usize)).collect();
+            assert_eq!(d.filter(&v), want, "n = {n}");
+            assert_eq!(want.len(), d.count());
+            if n > 1 {
+                let short = &v[..n - 1];
+                let want: Vec<u32> = short
+                    .iter()
+                    .copied()
+                    .filter(|i| d.get(*i as usize))
+                    .collect();
+                assert_eq!(d.filter(short), want, "short input, n = {n}");
+            }
+        }
     }
 }
