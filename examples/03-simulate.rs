@@ -79,7 +79,7 @@ struct Args {
     /// Ledger budget (field bytes).
     #[arg(long, default_value = "640GiB")]
     budget: String,
-    /// Slots for the `ledger` policy (default: Config::effective_slots, 2 × workers).
+    /// Slots for the `ledger` policy (default: Config::effective_slots, workers + 2 per GPU).
     #[arg(long)]
     slots: Option<usize>,
     /// Scenarios to run: 1 (as first reported), 2 (as measured on the 96-core host).

@@ -24,6 +24,9 @@ pub enum ConfigError {
     Source(#[from] config::ConfigError),
 }
 
+/// Synthesized buffers the ledger policy lets wait per GPU actor beyond one per worker.
+pub const LOOKAHEAD_PER_DEVICE: usize = 2;
+
 /// Which backend computes H and the G1 MSMs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendChoice {
@@ -44,7 +47,7 @@ pub struct Config {
     pub margin_bytes: u64,
     /// Ledger policy.
     pub policy: Policy,
-    /// Slots (undelivered partitions at once); `None` = workers + lookahead by policy.
+    /// Slots (undelivered partitions at once); `None` = by policy (see `effective_slots`).
     pub slots: Option<usize>,
     /// Synthesis threads.
     pub synthesis_workers: usize,
@@ -325,11 +328,16 @@ impl Config {
         Ok(())
     }
 
-    /// The slot count for this configuration: explicit, or by policy (the ledger policy adds a
-    /// lookahead of one buffer per worker; the byte budget still bounds memory).
+    /// The slot count for this configuration: explicit, or by policy. The ledger policy adds a
+    /// lookahead of [`LOOKAHEAD_PER_DEVICE`] buffers per GPU actor: enough that a worker whose
+    /// buffer waits for a busy GPU can start its next partition, without queueing more than the
+    /// GPUs can take (a lookahead of one per worker bought no throughput in the simulation and
+    /// nearly doubled queued memory when the GPU was the bottleneck; see BENCHMARKS.md).
     pub fn effective_slots(&self) -> usize {
         self.slots.unwrap_or(match self.policy {
-            Policy::Ledger => 2 * self.synthesis_workers,
+            Policy::Ledger => {
+                self.synthesis_workers + LOOKAHEAD_PER_DEVICE * self.gpu_devices.len().max(1)
+            }
             Policy::HoldUntilDelivered | Policy::ReleaseOnSynthesized => self.synthesis_workers,
         })
     }
@@ -356,6 +364,13 @@ mod tests {
         assert_eq!(c.policy, Policy::HoldUntilDelivered);
         assert_eq!(c.synthesis_workers, 3);
         assert_eq!(c.effective_slots(), 3);
+        let c = Config {
+            policy: Policy::Ledger,
+            synthesis_workers: 10,
+            gpu_devices: vec![0, 1],
+            ..c
+        };
+        assert_eq!(c.effective_slots(), 14, "workers + 2 per device");
 
         let env = vec![
             ("BATON_BG2_WORKERS".to_string(), "2".to_string()),
