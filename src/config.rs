@@ -179,6 +179,26 @@ fn count(key: &'static str, v: &str, min: usize) -> Result<usize, ConfigError> {
     }
 }
 
+const SECTIONS: [&str; 7] = [
+    "MEMORY",
+    "SYNTHESIS",
+    "GPU",
+    "BG2",
+    "METRICS",
+    "LOG",
+    "RETRY",
+];
+
+fn is_config_var(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("BATON_") else {
+        return false;
+    };
+    SECTIONS.iter().any(|s| {
+        rest.strip_prefix(s)
+            .is_some_and(|k| k.len() > 1 && k.starts_with('_'))
+    })
+}
+
 impl Config {
     /// Reads `baton.toml` (or `$BATON_CONFIG`) if present, then `BATON_*` variables.
     pub fn load() -> Result<Self, ConfigError> {
@@ -195,12 +215,10 @@ impl Config {
         if path.exists() {
             b = b.add_source(config::File::from(path).format(config::FileFormat::Toml));
         }
-        let map: config::Map<String, String> = env
-            .into_iter()
-            .filter(|(k, _)| {
-                k.starts_with("BATON_") && k != "BATON_CONFIG" && k != "BATON_CACHE_DIR"
-            })
-            .collect();
+        // Only BATON_<SECTION>_<KEY> for this file's sections: other BATON_* variables (the CLI's
+        // BATON_LOG filter, BATON_CACHE_DIR, bench knobs) are not configuration keys.
+        let map: config::Map<String, String> =
+            env.into_iter().filter(|(k, _)| is_config_var(k)).collect();
         b = b.add_source(
             config::Environment::with_prefix("BATON")
                 .separator("_")
@@ -375,6 +393,9 @@ mod tests {
         let env = vec![
             ("BATON_BG2_WORKERS".to_string(), "2".to_string()),
             ("BATON_GPU_BACKEND".to_string(), "cpu".to_string()),
+            ("BATON_LOG".to_string(), "info".to_string()),
+            ("BATON_BENCH_RUNS".to_string(), "5".to_string()),
+            ("BATON_CACHE_DIR".to_string(), "/tmp/x".to_string()),
         ];
         let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("env");
         assert_eq!(c.bg2_workers, 2);

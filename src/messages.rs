@@ -48,6 +48,8 @@ pub struct Synthesize {
     pub pk: Arc<ProvingKey>,
     /// The ledger grant; travels with the buffers.
     pub grant: Grant,
+    /// The partition's tracing span (a child of its job's span).
+    pub span: tracing::Span,
 }
 
 /// Synthesis → Gpu: a synthesized partition; a/b/c and the witness move in.
@@ -66,6 +68,8 @@ pub struct Prove {
     pub witness: Witness,
     /// When synthesis ended (queue time in front of the GPU is measured from here).
     pub synthesized_at: Instant,
+    /// The partition's tracing span (a child of its job's span).
+    pub span: tracing::Span,
 }
 
 /// Gpu → BG2: the G1 sums; the witness moves in.
@@ -82,6 +86,8 @@ pub struct FinishProof {
     pub g1: G1Sums,
     /// The witness buffers.
     pub witness: Witness,
+    /// The partition's tracing span (a child of its job's span).
+    pub span: tracing::Span,
 }
 
 /// Any actor → Dealloc: drop `buffers` and report the ledger bytes they stood for.

@@ -39,9 +39,10 @@ impl Handler<FinishProof> for Bg2Actor {
             grant,
             g1,
             witness,
+            span,
         } = msg;
-        let span = tracing::info_span!("bg2", job = part.job, partition = part.index);
-        let _enter = span.enter();
+        let stage_span = tracing::info_span!(parent: &span, "bg2");
+        let _enter = stage_span.enter();
         let t = Instant::now();
         let stage = &mut self.stage;
         let outcome = catch_unwind(AssertUnwindSafe(|| stage.finish(&pk, &witness, &g1)));
@@ -51,6 +52,10 @@ impl Handler<FinishProof> for Bg2Actor {
             .observe(t.elapsed().as_secs_f64());
         let (cause, retryable) = match outcome {
             Ok(Ok(proof)) => {
+                tracing::info!(
+                    seconds = t.elapsed().as_secs_f64(),
+                    "B_G2 MSM and proof assembled"
+                );
                 post(
                     &self.metrics,
                     "supervisor",

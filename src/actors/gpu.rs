@@ -82,10 +82,12 @@ impl GpuActor {
         held.abc_bytes -= bc_bytes;
         let h = h?;
         held.h = Some(h);
+        let h_secs = t.elapsed().as_secs_f64();
         self.metrics
             .stage_seconds
             .with_label_values(&["h"])
-            .observe(t.elapsed().as_secs_f64());
+            .observe(h_secs);
+        tracing::info!(seconds = h_secs, "H computed");
         let t = Instant::now();
         let witness = held.witness.as_ref().ok_or_else(|| crate::Error::Backend {
             backend: "gpu actor",
@@ -93,11 +95,17 @@ impl GpuActor {
         })?;
         let h = held.h.as_deref().unwrap_or(&[]);
         let g1 = self.stage.g1_msms(pk, witness, h)?;
+        let msm_secs = t.elapsed().as_secs_f64();
         self.metrics
             .stage_seconds
             .with_label_values(&["g1_msm"])
-            .observe(t.elapsed().as_secs_f64());
-        tracing::debug!(job = part.job, partition = part.index, "G1 MSMs done");
+            .observe(msm_secs);
+        tracing::info!(
+            job = part.job,
+            partition = part.index,
+            seconds = msm_secs,
+            "G1 MSMs done"
+        );
         Ok(g1)
     }
 }
@@ -114,6 +122,7 @@ impl Handler<Prove> for GpuActor {
             abc,
             witness,
             synthesized_at,
+            span,
         } = msg;
         let id = grant.id();
         let fp = grant.footprint();
@@ -127,8 +136,8 @@ impl Handler<Prove> for GpuActor {
             .stage_seconds
             .with_label_values(&["queued_gpu"])
             .observe(synthesized_at.elapsed().as_secs_f64());
-        let span = tracing::info_span!("gpu", job = part.job, partition = part.index, device = %self.device);
-        let _enter = span.enter();
+        let stage_span = tracing::info_span!(parent: &span, "gpu", device = %self.device);
+        let _enter = stage_span.enter();
         let busy = Instant::now();
         let mut held = Held {
             abc: Some(abc),
@@ -168,6 +177,7 @@ impl Handler<Prove> for GpuActor {
                             grant,
                             g1,
                             witness,
+                            span,
                         },
                     );
                     return;

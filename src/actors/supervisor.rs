@@ -38,6 +38,7 @@ struct Job {
     in_flight: usize,
     reply: Option<oneshot::Sender<Result<Vec<Proof>, EngineError>>>,
     failed: bool,
+    span: tracing::Span,
 }
 
 /// The supervisor.
@@ -119,6 +120,7 @@ impl Supervisor {
             self.idle_workers -= 1;
             self.grants.insert(grant.id(), part);
             let (circuit, pk) = (job.circuits[part.index].clone(), job.pk.clone());
+            let span = tracing::info_span!(parent: &job.span, "partition", index = part.index, attempt = part.attempt);
             self.set_state(part, PartitionState::Synthesizing);
             if let Some(s) = &self.synthesis {
                 post(
@@ -130,6 +132,7 @@ impl Supervisor {
                         circuit,
                         pk,
                         grant,
+                        span,
                     },
                 );
             }
@@ -246,6 +249,7 @@ impl Handler<Submit> for Supervisor {
                 in_flight: 0,
                 reply: Some(reply),
                 failed: false,
+                span: tracing::info_span!(parent: None, "job", id, partitions = n),
             },
         );
         self.pump();

@@ -40,14 +40,10 @@ impl Handler<Synthesize> for SynthesisActor {
             circuit,
             pk,
             grant,
+            span,
         } = msg;
-        let span = tracing::info_span!(
-            "synthesize",
-            job = part.job,
-            partition = part.index,
-            attempt = part.attempt
-        );
-        let _enter = span.enter();
+        let stage_span = tracing::info_span!(parent: &span, "synthesize");
+        let _enter = stage_span.enter();
         let t = Instant::now();
         let stage = &mut self.stage;
         let outcome = catch_unwind(AssertUnwindSafe(|| stage.synthesize(circuit.as_ref(), &pk)));
@@ -58,7 +54,7 @@ impl Handler<Synthesize> for SynthesisActor {
             .observe(secs);
         let (cause, retryable) = match outcome {
             Ok(Ok((abc, witness))) => {
-                tracing::debug!(seconds = secs, "synthesized");
+                tracing::info!(seconds = secs, "synthesized");
                 post(
                     &self.metrics,
                     "supervisor",
@@ -75,6 +71,7 @@ impl Handler<Synthesize> for SynthesisActor {
                     abc,
                     witness,
                     synthesized_at: Instant::now(),
+                    span,
                 };
                 post(&self.metrics, "gpu", &self.gpu, prove);
                 return;
