@@ -281,6 +281,82 @@ impl ConstraintSystem<Scalar> for ProvingAssignment {
     }
 }
 
+/// Counts constraints and tracks the namespace stack, to name one constraint by its full path.
+#[derive(Default)]
+struct PathFinder {
+    target: usize,
+    seen: usize,
+    stack: Vec<String>,
+    found: Option<String>,
+}
+
+impl ConstraintSystem<Scalar> for PathFinder {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        Ok(Variable::new_unchecked(Index::Aux(0)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        Ok(Variable::new_unchecked(Index::Input(0)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, name: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        if self.seen == self.target {
+            let mut path = self.stack.clone();
+            path.push(name().into());
+            self.found = Some(path.join("/"));
+        }
+        self.seen += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, name: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+        // Only names are built here; this runs once, after a failure, never on the hot path.
+        self.stack.push(name().into());
+    }
+
+    fn pop_namespace(&mut self) {
+        self.stack.pop();
+    }
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// The namespace path of constraint `index` (synthesis order, as in [`Error::Unsatisfied`]),
+/// found by synthesizing `circuit` again with a namespace-tracking system. Witness closures are
+/// not evaluated. `None` when the circuit has fewer constraints or fails to synthesize.
+pub fn constraint_path<C: Circuit<Scalar>>(circuit: C, index: usize) -> Option<String> {
+    let mut cs = PathFinder {
+        target: index,
+        ..PathFinder::default()
+    };
+    circuit.synthesize(&mut cs).ok()?;
+    cs.found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +374,39 @@ mod tests {
         assert!(d.get(3) && d.get(129) && !d.get(4));
         let v: Vec<usize> = (0..130).collect();
         assert_eq!(d.filter(&v), vec![3, 129]);
+    }
+
+    #[derive(Clone)]
+    struct Nested;
+
+    impl Circuit<Scalar> for Nested {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            let x = cs.alloc(|| "x", || Ok(Scalar::from(3u64)))?;
+            cs.enforce(|| "fine", |lc| lc + x, |lc| lc + CS::one(), |lc| lc + x);
+            let mut ns = cs.namespace(|| "round 1");
+            let mut inner = ns.namespace(|| "sbox");
+            inner.enforce(|| "cube", |lc| lc + x, |lc| lc + x, |lc| lc + x);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn unsatisfied_constraint_is_named_by_index_and_path() {
+        match ProvingAssignment::synthesize(Nested) {
+            Err(Error::Unsatisfied { index, name }) => {
+                assert_eq!(index, 1);
+                assert_eq!(name, "cube");
+                assert_eq!(
+                    constraint_path(Nested, index).as_deref(),
+                    Some("round 1/sbox/cube")
+                );
+            }
+            other => panic!("expected Unsatisfied, got {other:?}"),
+        }
+        assert_eq!(constraint_path(Nested, 99), None);
     }
 
     #[test]

@@ -10,7 +10,8 @@ pub enum Error {
     Unsatisfied {
         /// Index of the first violated constraint, in synthesis order.
         index: usize,
-        /// The constraint's own annotation.
+        /// The constraint's annotation; its full namespace path where the circuit could be
+        /// synthesized again to find it (the engine does; see `cs::constraint_path`).
         name: String,
     },
     /// The circuit's own synthesis code returned an error.

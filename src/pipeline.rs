@@ -9,7 +9,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use crate::backend::Backend;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::key::ProvingKey;
 use crate::proof::Proof;
 use crate::prover::{self, Abc, G1Sums, Witness};
@@ -22,7 +22,14 @@ pub trait PartitionCircuit: Send + Sync + 'static {
 
 impl<C: Circuit<Scalar> + Clone + Send + Sync + 'static> PartitionCircuit for C {
     fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)> {
-        prover::synthesize(self.clone(), pk)
+        match prover::synthesize(self.clone(), pk) {
+            // Failures are rare and the circuit is at hand: name the constraint by its path.
+            Err(Error::Unsatisfied { index, name }) => {
+                let name = crate::cs::constraint_path(self.clone(), index).unwrap_or(name);
+                Err(Error::Unsatisfied { index, name })
+            }
+            other => other,
+        }
     }
 }
 

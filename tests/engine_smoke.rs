@@ -138,3 +138,48 @@ fn metrics_endpoint_serves_prometheus_text() {
     assert!(body.starts_with("HTTP/1.1 404"), "{body}");
     engine.shutdown_blocking();
 }
+
+#[test]
+fn unsatisfied_partition_fails_its_job_at_once_naming_the_constraint() {
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let pk = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
+    );
+    let cfg = Config {
+        budget_bytes: Some(64 << 20),
+        synthesis_workers: 2,
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    let engine = Engine::start(cfg).expect("start");
+    let mut circuits: Vec<Synthetic> = (0..3).map(|s| Synthetic::new(1 << 8, 300 + s)).collect();
+    circuits[2].break_at = Some(5);
+    match engine.prove_blocking(Request::new(pk.clone(), circuits)) {
+        Err(baton::EngineError::PartitionFailed {
+            index,
+            attempts,
+            actor,
+            cause,
+            ..
+        }) => {
+            assert_eq!(
+                (index, attempts, actor),
+                (2, 1, "synthesis"),
+                "not retried: {cause}"
+            );
+            assert!(cause.contains("constraint 5"), "{cause}");
+        }
+        other => panic!("expected PartitionFailed, got {:?}", other.map(|p| p.len())),
+    }
+    // The engine goes on: a good request right after still proves and verifies.
+    let good = Synthetic::new(1 << 8, 400);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), vec![good.clone()]))
+        .expect("prove");
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    baton::verify(&pvk, &proofs[0], &good.public_inputs()).expect("verifies");
+    let mut wrong = good.public_inputs();
+    wrong[0] += Scalar::ONE;
+    assert!(baton::verify(&pvk, &proofs[0], &wrong).is_err());
+    engine.shutdown_blocking();
+}
