@@ -14,8 +14,10 @@ const BLOCK_LOG: u32 = 12;
 pub struct Domain {
     log_n: u32,
     n_inv: Scalar,
-    /// ω^0 .. ω^(n/2 − 1) for the primitive n-th root ω.
-    twiddles: Vec<Scalar>,
+    omega: Scalar,
+    /// ω^0 .. ω^(n/2 − 1), built on the first CPU transform (n/2 scalars: 1 GiB at 2^26, so
+    /// callers that only need the size or ω never pay for it).
+    twiddles: std::sync::OnceLock<Vec<Scalar>>,
 }
 
 impl Domain {
@@ -33,13 +35,18 @@ impl Domain {
         for _ in log_n..Scalar::S {
             omega = omega.square();
         }
-        let twiddles = powers(omega, Scalar::ONE, n / 2);
         let n_inv = Option::from(Scalar::from(n as u64).invert()).unwrap_or(Scalar::ZERO);
         Ok(Domain {
             log_n,
             n_inv,
-            twiddles,
+            omega,
+            twiddles: std::sync::OnceLock::new(),
         })
+    }
+
+    fn twiddles(&self) -> &[Scalar] {
+        self.twiddles
+            .get_or_init(|| powers(self.omega, Scalar::ONE, self.size() / 2))
     }
 
     /// Number of elements.
@@ -49,7 +56,7 @@ impl Domain {
 
     /// The primitive n-th root of unity ω.
     pub fn root_of_unity(&self) -> Scalar {
-        self.twiddles.get(1).copied().unwrap_or(-Scalar::ONE)
+        self.omega
     }
 
     /// log2 of the size.
@@ -80,7 +87,7 @@ impl Domain {
         let mut half = block;
         while half < n {
             let stride = n / (2 * half);
-            let tw = &self.twiddles;
+            let tw = self.twiddles();
             v.par_chunks_mut(2 * half).for_each(|pair| {
                 let (lo, hi) = pair.split_at_mut(half);
                 lo.par_chunks_mut(block)
@@ -100,13 +107,14 @@ impl Domain {
     /// Runs stages with half-sizes `from..=to` on a slice whose length is a power of two.
     fn stages(&self, v: &mut [Scalar], from: usize, to: usize) {
         let n_total = self.size();
+        let tw = self.twiddles();
         let mut half = from;
         while half <= to {
             let stride = n_total / (2 * half);
             for pair in v.chunks_mut(2 * half) {
                 let (lo, hi) = pair.split_at_mut(half);
                 for (j, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    butterfly(x, y, &self.twiddles[j * stride]);
+                    butterfly(x, y, &tw[j * stride]);
                 }
             }
             half *= 2;
@@ -258,7 +266,7 @@ mod tests {
             let coeffs: Vec<Scalar> = (0..d.size()).map(|_| Scalar::random(&mut rng)).collect();
             let mut v = coeffs.clone();
             d.ntt(&mut v).unwrap();
-            let omega = d.twiddles.get(1).copied().unwrap_or(-Scalar::ONE);
+            let omega = d.root_of_unity();
             for i in [0usize, 1, d.size() / 2, d.size() - 1] {
                 assert_eq!(
                     v[i],

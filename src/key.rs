@@ -45,8 +45,9 @@ pub struct VerifyingKey {
     pub ic: Vec<G1Affine>,
 }
 
-/// The proving key: the verifying key plus the five queries.
-#[derive(Clone, Debug)]
+/// The proving key: the verifying key plus the five queries. A clone gets its own id, so a
+/// backend that keeps bases resident per key never mistakes a modified copy for the original.
+#[derive(Debug)]
 pub struct ProvingKey {
     /// The verifying key.
     pub vk: VerifyingKey,
@@ -75,6 +76,19 @@ impl PartialEq for ProvingKey {
 }
 
 static NEXT_KEY_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Clone for ProvingKey {
+    fn clone(&self) -> Self {
+        Self::from_parts(
+            self.vk.clone(),
+            self.h.clone(),
+            self.l.clone(),
+            self.a.clone(),
+            self.b_g1.clone(),
+            self.b_g2.clone(),
+        )
+    }
+}
 
 impl ProvingKey {
     /// Assembles a key from its parts.

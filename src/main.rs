@@ -89,11 +89,17 @@ fn load_or_make_key<C: KnownCircuit>(
     circuit: &C,
     path: Option<PathBuf>,
 ) -> baton::Result<ProvingKey> {
+    // A key the user names is checked in full; cached keys were written by this program (and
+    // every proof is verified at the end anyway).
+    let check = if path.is_some() {
+        Check::Full
+    } else {
+        Check::None
+    };
     let path = path.unwrap_or_else(|| cache_dir().join(format!("{}.params", circuit.shape_name())));
     if path.exists() {
         let t = Instant::now();
-        // Cached keys were written by this program; every proof is verified at the end anyway.
-        let pk = ProvingKey::read_with(&path, Check::None)?;
+        let pk = ProvingKey::read_with(&path, check)?;
         eprintln!("key: loaded {} in {:.2?}", path.display(), t.elapsed());
         return Ok(pk);
     }

@@ -25,7 +25,13 @@ impl<C: Circuit<Scalar> + Clone + Send + Sync + 'static> PartitionCircuit for C 
         match prover::synthesize(self.clone(), pk) {
             // Failures are rare and the circuit is at hand: name the constraint by its path.
             Err(Error::Unsatisfied { index, name }) => {
-                let name = crate::cs::constraint_path(self.clone(), index).unwrap_or(name);
+                // The path finder runs no witness code; a gadget that needs values outside its
+                // closures may panic there, which must not turn this error into a retried panic.
+                let copy = self.clone();
+                let path = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    crate::cs::constraint_path(copy, index)
+                }));
+                let name = path.ok().flatten().unwrap_or(name);
                 Err(Error::Unsatisfied { index, name })
             }
             other => other,

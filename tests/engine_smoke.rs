@@ -183,3 +183,38 @@ fn unsatisfied_partition_fails_its_job_at_once_naming_the_constraint() {
     assert!(baton::verify(&pvk, &proofs[0], &wrong).is_err());
     engine.shutdown_blocking();
 }
+
+#[test]
+fn a_stated_footprint_without_witness_bytes_still_lets_shutdown_finish() {
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    let pk = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
+    );
+    assert_ne!(
+        pk.id(),
+        (*pk).clone().id(),
+        "a clone is a different key for resident-base caches"
+    );
+    let cfg = Config {
+        budget_bytes: Some(64 << 20),
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    let engine = Engine::start(cfg).expect("start");
+    let circuit = Synthetic::new(1 << 8, 500);
+    let request = Request::new(pk.clone(), vec![circuit.clone()])
+        .with_footprint(baton::ledger::Footprint::new(3 << 20, 0, 0, 0));
+    let proofs = engine.prove_blocking(request).expect("prove");
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    baton::verify(&pvk, &proofs[0], &circuit.public_inputs()).expect("verifies");
+    let mut wrong = circuit.public_inputs();
+    wrong[0] += Scalar::ONE;
+    assert!(baton::verify(&pvk, &proofs[0], &wrong).is_err());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        engine.shutdown_blocking();
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .expect("shutdown finished");
+}

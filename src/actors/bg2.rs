@@ -6,7 +6,7 @@ use std::time::Instant;
 use actix::{Actor, Addr, Handler, SyncContext};
 
 use super::gpu::fail_and_release;
-use super::{post, restart_after_panic, took, DeallocActor, Supervisor};
+use super::{post, restart_after_panic, retryable, took, DeallocActor, Supervisor};
 use crate::ledger::BufferClass;
 use crate::messages::{frees_of, FinishProof, PartitionDone, Release};
 use crate::metrics::Metrics;
@@ -76,7 +76,7 @@ impl Handler<FinishProof> for Bg2Actor {
                 );
                 return;
             }
-            Ok(Err(e)) => (e.to_string(), true),
+            Ok(Err(e)) => (e.to_string(), retryable(&e)),
             Err(p) => restart_after_panic(&self.metrics, "bg2", ctx, p.as_ref()),
         };
         tracing::warn!(%cause, "B_G2 stage failed");

@@ -9,7 +9,7 @@ use std::time::Instant;
 use actix::{Actor, Addr, Handler, SyncContext};
 use blstrs::Scalar;
 
-use super::{post, restart_after_panic, took, Bg2Actor, DeallocActor, Supervisor};
+use super::{post, restart_after_panic, retryable, took, Bg2Actor, DeallocActor, Supervisor};
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
 use crate::messages::{Delivered, Failed, FinishProof, HandedOff, PartRef, Prove, Release};
@@ -184,13 +184,7 @@ impl Handler<Prove> for GpuActor {
                 }
                 ("witness lost inside the GPU actor".to_string(), true)
             }
-            Ok(Err(e)) => (
-                e.to_string(),
-                !matches!(
-                    e,
-                    crate::Error::Unsatisfied { .. } | crate::Error::KeyMismatch { .. }
-                ),
-            ),
+            Ok(Err(e)) => (e.to_string(), retryable(&e)),
             Err(p) => restart_after_panic(&self.metrics, "gpu", ctx, p.as_ref()),
         };
         tracing::warn!(%cause, "GPU stage failed");

@@ -53,6 +53,13 @@ pub(crate) fn restart_after_panic<C: actix::ActorContext>(
     )
 }
 
+/// Whether another attempt at a partition could pass after this error: device and backend
+/// failures may; an unsatisfied circuit, a key that does not fit, bad lengths or a degenerate
+/// key fail the same way every time.
+pub(crate) fn retryable(e: &crate::Error) -> bool {
+    matches!(e, crate::Error::Backend { .. } | crate::Error::Io(_))
+}
+
 /// Text of a caught panic payload.
 pub(crate) fn panic_text(p: &(dyn Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {

@@ -342,6 +342,8 @@ impl Handler<PartitionDone> for Supervisor {
                 }
             }
         }
+        // Every charge may already be settled (a stated footprint with no witness bytes).
+        self.finish_if_done(part.job);
     }
 }
 
