@@ -144,7 +144,26 @@ pub struct ProvingAssignment {
 impl ProvingAssignment {
     /// Synthesizes `circuit` the way bellperson does and checks that every constraint holds.
     pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Self> {
-        let mut cs = ProvingAssignment::default();
+        Self::synthesize_sized(circuit, 0, 0, 0)
+    }
+
+    /// [`ProvingAssignment::synthesize`] with the vectors sized up front (constraint evaluations
+    /// to the domain size, witness to its known lengths), so the buffers hold what the ledger
+    /// charges for them instead of up to twice that after growing by doubling.
+    pub fn synthesize_sized<C: Circuit<Scalar>>(
+        circuit: C,
+        domain: usize,
+        inputs: usize,
+        aux: usize,
+    ) -> Result<Self> {
+        let mut cs = ProvingAssignment {
+            a: Vec::with_capacity(domain),
+            b: Vec::with_capacity(domain),
+            c: Vec::with_capacity(domain),
+            inputs: Vec::with_capacity(inputs),
+            aux: Vec::with_capacity(aux),
+            ..ProvingAssignment::default()
+        };
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
         circuit.synthesize(&mut cs)?;
         for i in 0..cs.inputs.len() {

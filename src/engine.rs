@@ -235,6 +235,7 @@ impl Engine {
             synthesis_workers: cfg.synthesis_workers,
             retry_attempts: cfg.retry_attempts,
             metrics: metrics.clone(),
+            reserve_keys: cfg.budget_bytes.is_none(),
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let m = metrics.clone();

@@ -85,6 +85,8 @@ pub struct LedgerSnapshot {
     pub free_slots: usize,
     /// Grants not yet ended.
     pub outstanding_grants: usize,
+    /// Bytes of resident data (proving keys in use) set aside from the budget.
+    pub resident_bytes: u64,
 }
 
 impl LedgerSnapshot {
@@ -104,6 +106,8 @@ pub struct Ledger {
     free_slots: usize,
     next_id: u64,
     live: BTreeMap<GrantId, Live>,
+    /// Bytes of resident data (proving keys) set aside from the budget, not grants.
+    resident_bytes: u64,
 }
 
 impl Ledger {
@@ -123,6 +127,7 @@ impl Ledger {
             free_slots: config.slots,
             next_id: 0,
             live: BTreeMap::new(),
+            resident_bytes: 0,
         })
     }
 
@@ -155,9 +160,31 @@ impl Ledger {
         self.gauges[class as usize][stage as usize]
     }
 
-    /// Checks that a footprint could ever be granted: not empty, not above the whole budget.
+    /// Sets `bytes` of resident data (a proving key in use) aside from the budget: grants then
+    /// fit in budget − resident. It never revokes a grant; it only delays new ones.
+    pub fn reserve_resident(&mut self, bytes: u64) {
+        self.resident_bytes = self.resident_bytes.saturating_add(bytes);
+    }
+
+    /// Gives back bytes set aside by [`Ledger::reserve_resident`].
+    pub fn release_resident(&mut self, bytes: u64) {
+        self.resident_bytes = self.resident_bytes.saturating_sub(bytes);
+    }
+
+    /// Bytes set aside for resident data.
+    pub const fn resident_bytes(&self) -> u64 {
+        self.resident_bytes
+    }
+
+    /// The part of the budget grants may use: budget − resident.
+    pub const fn grantable_bytes(&self) -> u64 {
+        self.config.budget_bytes.saturating_sub(self.resident_bytes)
+    }
+
+    /// Checks that a footprint could ever be granted: not empty, not above the whole budget
+    /// (less any resident data set aside).
     pub fn admit(&self, footprint: &Footprint) -> Result<(), LedgerError> {
-        let budget_bytes = self.config.budget_bytes;
+        let budget_bytes = self.grantable_bytes();
         match footprint.checked_total_bytes() {
             Some(0) => Err(LedgerError::EmptyFootprint),
             Some(needed_bytes) if needed_bytes <= budget_bytes => Ok(()),
@@ -179,7 +206,7 @@ impl Ledger {
         let Some(charged_bytes) = self.charged_bytes.checked_add(footprint.total_bytes()) else {
             return Ok(None);
         };
-        if self.config.policy.enforces_budget() && charged_bytes > self.config.budget_bytes {
+        if self.config.policy.enforces_budget() && charged_bytes > self.grantable_bytes() {
             return Ok(None);
         }
         let id = GrantId(self.next_id);
@@ -366,6 +393,7 @@ impl Ledger {
             slots: self.config.slots,
             free_slots: self.free_slots,
             outstanding_grants: self.live.len(),
+            resident_bytes: self.resident_bytes,
         }
     }
 
@@ -418,5 +446,39 @@ fn missing(grant: GrantId, next_id: u64) -> LedgerError {
         LedgerError::GrantEnded { grant }
     } else {
         LedgerError::UnknownGrant { grant, next_id }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resident_bytes_shrink_what_grants_may_use() {
+        let mut l = Ledger::new(LedgerConfig {
+            budget_bytes: 1000,
+            slots: 4,
+            policy: Policy::Ledger,
+        })
+        .expect("ledger");
+        let f = Footprint::new(400, 0, 0, 0);
+        l.reserve_resident(300);
+        assert_eq!(l.grantable_bytes(), 700);
+        let g = l.try_grant(&f).expect("ok").expect("fits in 700");
+        assert!(l.try_grant(&f).expect("ok").is_none(), "400 + 400 > 700");
+        match l.admit(&Footprint::new(800, 0, 0, 0)) {
+            Err(LedgerError::TooLarge {
+                needed_bytes: 800,
+                budget_bytes: 700,
+            }) => {}
+            other => panic!("expected TooLarge against 700, got {other:?}"),
+        }
+        l.release_resident(300);
+        assert!(
+            l.try_grant(&f).expect("ok").is_some(),
+            "400 + 400 <= 1000 once released"
+        );
+        assert!(l.charged_bytes() <= l.budget_bytes());
+        drop(g);
     }
 }

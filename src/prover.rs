@@ -71,7 +71,9 @@ impl ProvingAssignment {
 
 /// Synthesizes `circuit`, rejecting an unsatisfied one, and checks it against `pk`.
 pub fn synthesize<C: Circuit<Scalar>>(circuit: C, pk: &ProvingKey) -> Result<(Abc, Witness)> {
-    let (abc, w) = ProvingAssignment::synthesize(circuit)?.into_parts();
+    let (abc, w) =
+        ProvingAssignment::synthesize_sized(circuit, pk.h.len() + 1, pk.vk.ic.len(), pk.l.len())?
+            .into_parts();
     check_shape(pk, &abc, &w)?;
     Ok((abc, w))
 }

@@ -218,3 +218,56 @@ fn a_stated_footprint_without_witness_bytes_still_lets_shutdown_finish() {
     rx.recv_timeout(std::time::Duration::from_secs(10))
         .expect("shutdown finished");
 }
+
+#[test]
+fn an_auto_budget_sets_the_key_in_use_aside() {
+    use baton::testing::{cpu_stages, FakeGpu};
+    let mut rng = ChaCha8Rng::seed_from_u64(25);
+    let pk = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
+    );
+    let stages = baton::pipeline::Stages {
+        gpu: FakeGpu::new()
+            .delay(std::time::Duration::from_millis(300))
+            .factory(),
+        ..cpu_stages()
+    };
+    let cfg = Config {
+        budget_bytes: None,
+        ..Config::default()
+    };
+    let engine = Arc::new(Engine::start_with(cfg, stages).expect("start"));
+    let circuit = Synthetic::new(1 << 8, 600);
+    let (e2, pk2, c2) = (engine.clone(), pk.clone(), circuit.clone());
+    let job = std::thread::spawn(move || e2.prove_blocking(Request::new(pk2, vec![c2])));
+    let mut seen = 0;
+    for _ in 0..200 {
+        let st = engine.status_blocking().expect("status");
+        if !st.jobs.is_empty() {
+            seen = st.ledger.resident_bytes;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(
+        seen,
+        pk.heap_bytes(),
+        "the key's bytes are set aside while its job runs"
+    );
+    let proofs = job.join().expect("join").expect("prove");
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    baton::verify(&pvk, &proofs[0], &circuit.public_inputs()).expect("verifies");
+    let mut wrong = circuit.public_inputs();
+    wrong[0] += Scalar::ONE;
+    assert!(baton::verify(&pvk, &proofs[0], &wrong).is_err());
+    let mut st = engine.status_blocking().expect("status");
+    for _ in 0..200 {
+        if st.jobs.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        st = engine.status_blocking().expect("status");
+    }
+    assert_eq!(st.ledger.resident_bytes, 0, "given back with the last job");
+    engine.shutdown_blocking();
+}

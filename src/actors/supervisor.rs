@@ -26,6 +26,9 @@ pub struct SupervisorParts {
     pub retry_attempts: u32,
     /// Metrics.
     pub metrics: Metrics,
+    /// Set each proving key in use aside from the budget (the budget was sized from available
+    /// memory, so keys loaded later must come out of it).
+    pub reserve_keys: bool,
 }
 
 struct Job {
@@ -57,6 +60,9 @@ pub struct Supervisor {
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
     alive_now: usize,
     alive_peak: usize,
+    reserve_keys: bool,
+    /// Keys set aside in the ledger: key id → (bytes, jobs using it).
+    keys: HashMap<u64, (u64, usize)>,
 }
 
 impl Actor for Supervisor {
@@ -84,6 +90,8 @@ impl Supervisor {
             refuse_new: false,
             alive_now: 0,
             alive_peak: 0,
+            reserve_keys: parts.reserve_keys,
+            keys: HashMap::new(),
         }
     }
 
@@ -186,9 +194,35 @@ impl Supervisor {
             None => false,
         };
         if done {
-            self.jobs.remove(&job_id);
+            if let Some(job) = self.jobs.remove(&job_id) {
+                self.unuse_key(job.pk.id());
+            }
         }
         self.maybe_close();
+    }
+
+    /// Counts one more job on `pk`, setting its bytes aside the first time (auto budgets only).
+    fn use_key(&mut self, pk: &ProvingKey) {
+        if !self.reserve_keys {
+            return;
+        }
+        let entry = self.keys.entry(pk.id()).or_insert((0, 0));
+        if entry.1 == 0 {
+            entry.0 = pk.heap_bytes();
+            self.ledger.reserve_resident(entry.0);
+        }
+        entry.1 += 1;
+    }
+
+    /// One job fewer on key `id`; its bytes come back to the budget with the last one.
+    fn unuse_key(&mut self, id: u64) {
+        if let Some(entry) = self.keys.get_mut(&id) {
+            entry.1 = entry.1.saturating_sub(1);
+            if entry.1 == 0 {
+                self.ledger.release_resident(entry.0);
+                self.keys.remove(&id);
+            }
+        }
     }
 
     fn maybe_close(&mut self) {
@@ -217,7 +251,10 @@ impl Handler<Submit> for Supervisor {
             return;
         }
         let footprint = request.footprint();
+        // The key counts against the budget while a job uses it (auto budgets).
+        self.use_key(&request.pk);
         if let Err(e) = self.ledger.admit(&footprint) {
+            self.unuse_key(request.pk.id());
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
             return;
         }
