@@ -9,6 +9,17 @@ use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+/// A good proof verifies and the same proof fails once public input `k` is changed.
+fn check_proof(pvk: &PreparedVerifyingKey, proof: &baton::Proof, inputs: &[Scalar], k: usize) {
+    baton::verify(pvk, proof, inputs).expect("verifies");
+    let mut wrong = inputs.to_vec();
+    wrong[k] += Scalar::ONE;
+    assert!(
+        baton::verify(pvk, proof, &wrong).is_err(),
+        "a wrong public input must fail"
+    );
+}
+
 #[test]
 fn engine_proves_a_request_and_reconciles_the_ledger() {
     let mut rng = ChaCha8Rng::seed_from_u64(21);
@@ -31,10 +42,7 @@ fn engine_proves_a_request_and_reconciles_the_ledger() {
     let pvk = PreparedVerifyingKey::new(&pk.vk);
     for (p, c) in proofs.iter().zip(&circuits) {
         let inputs = c.public_inputs();
-        baton::verify(&pvk, p, &inputs).expect("verifies");
-        let mut wrong = inputs.clone();
-        wrong[1] += Scalar::ONE;
-        assert!(baton::verify(&pvk, p, &wrong).is_err());
+        check_proof(&pvk, p, &inputs, 1);
     }
     // Frees are settled just after the reply; wait for them.
     let mut status = engine.status_blocking().expect("status");
@@ -80,10 +88,7 @@ fn two_gpu_actors_share_the_work_and_report_busy_time_per_device() {
         .expect("prove");
     let pvk = PreparedVerifyingKey::new(&pk.vk);
     for (p, c) in proofs.iter().zip(&circuits) {
-        baton::verify(&pvk, p, &c.public_inputs()).expect("verifies");
-        let mut wrong = c.public_inputs();
-        wrong[0] += Scalar::ONE;
-        assert!(baton::verify(&pvk, p, &wrong).is_err());
+        check_proof(&pvk, p, &c.public_inputs(), 0);
     }
     let busy = &engine.metric_handles().gpu_busy_seconds;
     let names: Vec<String> = engine
@@ -177,10 +182,7 @@ fn unsatisfied_partition_fails_its_job_at_once_naming_the_constraint() {
         .prove_blocking(Request::new(pk.clone(), vec![good.clone()]))
         .expect("prove");
     let pvk = PreparedVerifyingKey::new(&pk.vk);
-    baton::verify(&pvk, &proofs[0], &good.public_inputs()).expect("verifies");
-    let mut wrong = good.public_inputs();
-    wrong[0] += Scalar::ONE;
-    assert!(baton::verify(&pvk, &proofs[0], &wrong).is_err());
+    check_proof(&pvk, &proofs[0], &good.public_inputs(), 0);
     engine.shutdown_blocking();
 }
 
@@ -206,10 +208,7 @@ fn a_stated_footprint_without_witness_bytes_still_lets_shutdown_finish() {
         .with_footprint(baton::ledger::Footprint::new(3 << 20, 0, 0, 0));
     let proofs = engine.prove_blocking(request).expect("prove");
     let pvk = PreparedVerifyingKey::new(&pk.vk);
-    baton::verify(&pvk, &proofs[0], &circuit.public_inputs()).expect("verifies");
-    let mut wrong = circuit.public_inputs();
-    wrong[0] += Scalar::ONE;
-    assert!(baton::verify(&pvk, &proofs[0], &wrong).is_err());
+    check_proof(&pvk, &proofs[0], &circuit.public_inputs(), 0);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         engine.shutdown_blocking();
@@ -256,10 +255,7 @@ fn an_auto_budget_sets_the_key_in_use_aside() {
     );
     let proofs = job.join().expect("join").expect("prove");
     let pvk = PreparedVerifyingKey::new(&pk.vk);
-    baton::verify(&pvk, &proofs[0], &circuit.public_inputs()).expect("verifies");
-    let mut wrong = circuit.public_inputs();
-    wrong[0] += Scalar::ONE;
-    assert!(baton::verify(&pvk, &proofs[0], &wrong).is_err());
+    check_proof(&pvk, &proofs[0], &circuit.public_inputs(), 0);
     let mut st = engine.status_blocking().expect("status");
     for _ in 0..200 {
         if st.jobs.is_empty() {
