@@ -25,11 +25,12 @@ for line in sys.stdin:
 
 tests=$(cargo test --release --features cuda --test cuda_conformance --test kernels_compile --no-run --message-format=json)
 bench=$(cargo bench --features cuda --bench gpu --no-run --message-format=json)
-cli=$(cargo build --release --features cuda --bin baton --message-format=json)
+cli=$(cargo build --release --features cuda --bin baton --example 05-multi-gpu --message-format=json)
 cp "$(pick cuda_conformance <<<"$tests")" "$out/cuda_conformance"
 cp "$(pick kernels_compile <<<"$tests")" "$out/kernels_compile"
 cp "$(pick gpu <<<"$bench")" "$out/bench_gpu"
 cp "$(pick baton <<<"$cli")" "$out/baton"
+cp "$(pick 05-multi-gpu <<<"$cli")" "$out/05-multi-gpu"
 if command -v strip >/dev/null; then
     strip "$out"/* || true
 fi
