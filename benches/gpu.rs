@@ -4,7 +4,7 @@
 //!
 //! `cargo bench --features cuda --bench gpu`. Env (log2 sizes):
 //! BATON_GPU_BENCH_MAX_LOG caps everything; BATON_GPU_BENCH_MSM="20,22,24,26",
-//! BATON_GPU_BENCH_NTT="20,...,27", BATON_GPU_BENCH_PARTITION="24,26", BATON_GPU_BENCH_REPS=5,
+//! BATON_GPU_BENCH_G2="20,22,24", BATON_GPU_BENCH_NTT="20,...,27", BATON_GPU_BENCH_PARTITION="24,26", BATON_GPU_BENCH_REPS=5,
 //! BATON_GPU_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once).
 
 use std::time::{Duration, Instant};
@@ -17,8 +17,9 @@ use baton::gpu::sample::{dense_scalars, porep_scalars, DistinctBases};
 use baton::gpu::{open_cuda, CudaBackend};
 use baton::prover::{g1_msms, Abc, G1Sums};
 use baton::{ProvingKey, VerifyingKey};
-use blstrs::{G1Affine, G2Affine};
+use blstrs::{G1Affine, G2Affine, G2Projective};
 use group::prime::PrimeCurveAffine;
+use group::{Curve, Group};
 
 fn env_u32(name: &str, default: u32) -> u32 {
     std::env::var(name)
@@ -134,6 +135,60 @@ fn bench_msm(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usiz
         }
         gpu.clear_resident().expect("clear");
     }
+}
+
+/// G2 MSMs (the optional `bg2.device = "gpu"` path): PoRep-like scalars at every size, dense at
+/// the smallest. Bases tile 1024 random points (repeats do not change the work); every GPU result
+/// is compared with the CPU's where the CPU runs.
+fn bench_msm_g2(gpu: &CudaBackend, t: &mut Table, reps: usize) {
+    let logs = env_logs("BATON_GPU_BENCH_G2", &[20, 22, 24]);
+    let Some(&most) = logs.iter().max() else {
+        return;
+    };
+    let mut rng = rand::rngs::OsRng;
+    let pool: Vec<G2Affine> = (0..1024)
+        .map(|_| G2Projective::random(&mut rng).to_affine())
+        .collect();
+    let all: Vec<G2Affine> = (0..1usize << most)
+        .map(|i| pool[(i * 7919) % pool.len()])
+        .collect();
+    for log in logs {
+        let n = 1usize << log;
+        let b = Bases {
+            key_id: 0xb2b2_0000 + log as u64,
+            query: Query::BG2,
+            offset: 0,
+            points: &all[..n],
+        };
+        let mut kinds = vec![("PoRep-like", porep_scalars(n, 3000 + log as u64))];
+        if log <= 20 {
+            kinds.push(("dense", dense_scalars(n, 4000 + log as u64)));
+        }
+        for (kind, scalars) in kinds {
+            let (got, times) =
+                time_reps(reps, || gpu.msm_g2(b, &scalars, None).expect("GPU G2 MSM"));
+            let runs = cpu_runs(log, reps);
+            let cpu = (runs > 0).then(|| {
+                let times = (0..runs)
+                    .map(|_| {
+                        let c = Instant::now();
+                        let r = CpuBackend.msm_g2(b, &scalars, None).expect("CPU G2 MSM");
+                        let dt = ms(c.elapsed());
+                        assert_eq!(r, got, "G2 MSM 2^{log} {kind}: GPU differs from the CPU");
+                        dt
+                    })
+                    .collect();
+                (median_ms(times), runs)
+            });
+            let note = if runs > 0 {
+                "bases resident, equal to CPU"
+            } else {
+                "bases resident, unchecked (CPU skipped)"
+            };
+            t.row(&format!("G2 MSM {kind}"), log, median_ms(times), cpu, note);
+        }
+    }
+    gpu.clear_resident().expect("clear");
 }
 
 fn single<T>(f: impl FnOnce() -> T) -> f64 {
@@ -291,6 +346,7 @@ fn main() {
     let bases = DistinctBases::new(1 << most, 42);
     eprintln!("bases 2^{most}: {:.1} s", clock.elapsed().as_secs_f64());
     bench_msm(&gpu, &bases, &mut t, reps);
+    bench_msm_g2(&gpu, &mut t, reps);
     bench_ntt(&gpu, &mut t, reps);
     bench_partition(&gpu, &bases, &mut t, reps);
     println!(

@@ -19,34 +19,38 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
     scan_add_dev(data, m, block_sums);
 }
 
+// The curve-specific kernels, once per group: G1 (suffix-less names, the
+// hot path) and G2 (`_g2`, the optional B query in G2).
 // msm_accumulate: 128 threads per block; MSM_ACC_MINB caps registers so that
-// that many blocks fit on one SM (tuning knob, see NOTES.md).
+// that many blocks fit on one SM (tuning knob, see NOTES.md).  G2 points are
+// twice the size: one block per SM is the only bound asked for there.
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 4
 #endif
-extern "C" __global__ void __launch_bounds__(128, MSM_ACC_MINB) msm_accumulate(const g1_affine* bases, const u32* keys, const u32* vals,
-                                          const u32* starts, u32 nbk, u32 S, g1_xyzz* buckets, g1_xyzz* pfirst,
-                                          g1_xyzz* plast) {
-    msm_accumulate_dev(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);
-}
+#define BATON_MSM_CURVE_KERNELS(SUFFIX, F, ACC_MINB)                                                              \
+    extern "C" __global__ void __launch_bounds__(128, ACC_MINB)                                                 \
+        msm_accumulate##SUFFIX(const ec_affine<F>* bases, const u32* keys, const u32* vals, const u32* starts,    \
+                               u32 nbk, u32 S, ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {     \
+        msm_accumulate_dev<F>(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);                       \
+    }                                                                                                            \
+    extern "C" __global__ void msm_finalize##SUFFIX(const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* buckets,      \
+                                                    const ec_xyzz<F>* pfirst, const ec_xyzz<F>* plast) {        \
+        msm_finalize_dev<F>(starts, nbk, S, buckets, pfirst, plast);                                            \
+    }                                                                                                            \
+    extern "C" __global__ void msm_reduce_level##SUFFIX(const ec_xyzz<F>* Tin, const ec_xyzz<F>* Rin, u32 nwin,  \
+                                                        u32 M, u32 lg, ec_xyzz<F>* Tout, ec_xyzz<F>* Rout) {    \
+        msm_reduce_level_dev<F>(Tin, Rin, nwin, M, lg, Tout, Rout);                                             \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(MSM_SUM_THREADS)                                               \
+        msm_ones##SUFFIX(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec_xyzz<F>* partials) {          \
+        msm_ones_dev<F>(bases, scalars, n, partials);                                                           \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(MSM_SUM_THREADS)                                               \
+        ec_sum##SUFFIX(const ec_xyzz<F>* in, u32 count, ec_xyzz<F>* out) {                                      \
+        ec_sum_dev<F>(in, count, out);                                                                          \
+    }
 
-extern "C" __global__ void msm_finalize(const u32* starts, u32 nbk, u32 S, g1_xyzz* buckets, const g1_xyzz* pfirst,
-                                        const g1_xyzz* plast) {
-    msm_finalize_dev(starts, nbk, S, buckets, pfirst, plast);
-}
-
-extern "C" __global__ void msm_reduce_level(const g1_xyzz* Tin, const g1_xyzz* Rin, u32 nwin, u32 M, u32 lg,
-                                            g1_xyzz* Tout, g1_xyzz* Rout) {
-    msm_reduce_level_dev(Tin, Rin, nwin, M, lg, Tout, Rout);
-}
-
-extern "C" __global__ void __launch_bounds__(MSM_SUM_THREADS) msm_ones(const g1_affine* bases, const fr_t* scalars,
-                                                                        u32 n, g1_xyzz* partials) {
-    msm_ones_dev(bases, scalars, n, partials);
-}
-
-extern "C" __global__ void __launch_bounds__(MSM_SUM_THREADS) g1_sum(const g1_xyzz* in, u32 count, g1_xyzz* out) {
-    g1_sum_dev(in, count, out);
-}
+BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB)
+BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1)
 
 #endif // BATON_MSM_CU

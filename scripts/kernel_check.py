@@ -30,7 +30,9 @@ ORDER = [
     "field/mont.cuh",
     "field/fp.cuh",
     "field/fr.cuh",
+    "ec/xyzz.cuh",
     "ec/g1.cuh",
+    "ec/g2.cuh",
     "ntt/ntt.cuh",
     "msm/msm.cuh",
     "ntt.cu",
@@ -450,7 +452,7 @@ def gpu_main(args):
         nb1 = min(1024, -(-n // 128))
         partials = cp.empty((nb1, 48), dtype=cp.uint32)
         launch("msm_ones", (nb1,), (128,), (dbases, dscal, np.uint32(n), partials))
-        launch("g1_sum", (1,), (128,), (partials, np.uint32(nb1), out[nwin:]))
+        launch("ec_sum", (1,), (128,), (partials, np.uint32(nb1), out[nwin:]))
         mark("ones")
         if phases is not None:
             evs[-1][1].synchronize()

@@ -62,7 +62,12 @@ const PRODUCTION: &[&str] = &[
     "msm_finalize",
     "msm_reduce_level",
     "msm_ones",
-    "g1_sum",
+    "ec_sum",
+    "msm_accumulate_g2",
+    "msm_finalize_g2",
+    "msm_reduce_level_g2",
+    "msm_ones_g2",
+    "ec_sum_g2",
 ];
 
 #[test]

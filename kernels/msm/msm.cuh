@@ -1,5 +1,5 @@
 // baton: G1 multi-scalar multiplication, Pippenger with signed digits.
-// Requires field/fr.cuh, ec/g1.cuh.
+// Requires field/fr.cuh, ec/xyzz.cuh (G1 and G2 share every kernel).
 //
 // Scalars: Fr Montgomery (blst_fr bytes), converted to canonical on device.
 // Window c bits (2 <= c <= 31), nwin = ceil(256 / c) windows; window w holds
@@ -118,17 +118,22 @@ DEVI void scan_add_dev(u32* data, u32 m, const u32* block_sums) {
 }
 
 // ---- bucket accumulation --------------------------------------------------
+// The functions below are generic over the coordinate field F of ec/xyzz.cuh
+// (FpOps: G1, Fp2Ops: G2).
 // starts[k] = first entry of bucket k, starts[nbk] = total entries.
-DEVI void msm_flush(u32 key, const g1_xyzz& acc, u32 seg_lo, u32 seg_hi, bool first, const u32* starts,
-                    g1_xyzz* buckets, g1_xyzz* pfirst, g1_xyzz* plast, u32 seg) {
+template <class F>
+DEVI void msm_flush(u32 key, const ec_xyzz<F>& acc, u32 seg_lo, u32 seg_hi, bool first, const u32* starts,
+                    ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast, u32 seg) {
     const u32 lo = starts[key], hi = starts[key + 1];
-    if (lo >= seg_lo && hi <= seg_hi) g1_xyzz_store(buckets + key, acc);
-    else if (first) g1_xyzz_store(pfirst + seg, acc);
-    else g1_xyzz_store(plast + seg, acc);
+    if (lo >= seg_lo && hi <= seg_hi) ec_store(buckets + key, acc);
+    else if (first) ec_store(pfirst + seg, acc);
+    else ec_store(plast + seg, acc);
 }
 
-DEVI void msm_accumulate_dev(const g1_affine* bases, const u32* keys, const u32* vals, const u32* starts, u32 nbk,
-                             u32 S, g1_xyzz* buckets, g1_xyzz* pfirst, g1_xyzz* plast) {
+template <class F>
+DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u32* vals, const u32* starts,
+                             u32 nbk, u32 S, ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {
+    typedef typename F::T T;
     const u32 seg = blockIdx.x * blockDim.x + threadIdx.x;
     const u32 total = starts[nbk];
     const u64 lo64 = (u64)seg * S;
@@ -137,41 +142,42 @@ DEVI void msm_accumulate_dev(const g1_affine* bases, const u32* keys, const u32*
     const u32 seg_hi = min(total - seg_lo, S) + seg_lo;
     u32 cur = keys[seg_lo];
     bool first = true;
-    g1_xyzz acc = g1_xyzz_inf();
+    ec_xyzz<F> acc = ec_inf<F>();
     for (u32 j = seg_lo; j < seg_hi; j++) {
         const u32 k = keys[j];
         if (k != cur) {
-            msm_flush(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
+            msm_flush<F>(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
             first = false;
             cur = k;
-            g1_xyzz_set_inf(acc);
+            ec_set_inf(acc);
         }
         const u32 v = vals[j];
-        const g1_affine* b = bases + (v & 0x7fffffffu);
-        const fp_t x = f_ldg<FpParams>(&b->x);
-        fp_t y = f_ldg<FpParams>(&b->y);
-        if (f_is_zero<FpParams>(x) && f_is_zero<FpParams>(y)) continue;  // infinity base
-        y = f_cneg<FpParams>(y, v >> 31);
-        g1_add_affine_xy<true>(acc, x, y);
+        const ec_affine<F>* b = bases + (v & 0x7fffffffu);
+        const T x = F::ldg(&b->x);
+        T y = F::ldg(&b->y);
+        if (F::is_zero(x) && F::is_zero(y)) continue;  // infinity base
+        y = F::cneg(y, v >> 31);
+        ec_add_affine_xy<F, true>(acc, x, y);
     }
-    msm_flush(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
+    msm_flush<F>(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
 }
 
 // One thread per bucket: empty -> infinity; crossing segments -> sum pieces.
-DEVI void msm_finalize_dev(const u32* starts, u32 nbk, u32 S, g1_xyzz* buckets, const g1_xyzz* pfirst,
-                           const g1_xyzz* plast) {
+template <class F>
+DEVI void msm_finalize_dev(const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* buckets, const ec_xyzz<F>* pfirst,
+                           const ec_xyzz<F>* plast) {
     const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nbk) return;
     const u32 lo = starts[b], hi = starts[b + 1];
     if (lo == hi) {
-        g1_xyzz_store(buckets + b, g1_xyzz_inf());
+        ec_store(buckets + b, ec_inf<F>());
         return;
     }
     const u32 s0 = lo / S, s1 = (hi - 1) / S;
     if (s0 == s1) return;  // written by msm_accumulate
-    g1_xyzz acc = g1_xyzz_load(lo == s0 * S ? pfirst + s0 : plast + s0);
-    for (u32 s = s0 + 1; s <= s1; s++) g1_add(acc, g1_xyzz_load(pfirst + s));
-    g1_xyzz_store(buckets + b, acc);
+    ec_xyzz<F> acc = ec_load(lo == s0 * S ? pfirst + s0 : plast + s0);
+    for (u32 s = s0 + 1; s <= s1; s++) ec_add(acc, ec_load(pfirst + s));
+    ec_store(buckets + b, acc);
 }
 
 // ---- bucket reduction -----------------------------------------------------
@@ -181,68 +187,70 @@ DEVI void msm_finalize_dev(const u32* starts, u32 nbk, u32 S, g1_xyzz* buckets, 
 // R_g = L * sum_i R_{gL+i}.  Then sum_d d*B_d = sum_g (T_g + g R_g) at every
 // level, so with G == 1 the single T is the window sum (Rout may be 0 then).
 // Output index: w * G + g.
-DEVI void msm_reduce_level_dev(const g1_xyzz* Tin, const g1_xyzz* Rin, u32 nwin, u32 M, u32 lg, g1_xyzz* Tout,
-                               g1_xyzz* Rout) {
+template <class F>
+DEVI void msm_reduce_level_dev(const ec_xyzz<F>* Tin, const ec_xyzz<F>* Rin, u32 nwin, u32 M, u32 lg,
+                               ec_xyzz<F>* Tout, ec_xyzz<F>* Rout) {
     const u32 G = M >> lg;
     const u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
     if (gid >= nwin * G) return;
     const u32 w = gid / G, g = gid - w * G;
     const u32 L = 1u << lg;
     const u32 base = w * M + g * L;
-    g1_xyzz run = g1_xyzz_inf(), acc = g1_xyzz_inf();
+    ec_xyzz<F> run = ec_inf<F>(), acc = ec_inf<F>();
     if (Tin == 0) {
         for (int i = (int)L - 1; i >= 0; i--) {
-            g1_add(run, g1_xyzz_load(Rin + base + i));
-            g1_add(acc, run);
+            ec_add(run, ec_load(Rin + base + i));
+            ec_add(acc, run);
         }
     } else {
         for (int i = (int)L - 1; i >= 1; i--) {
-            g1_add(run, g1_xyzz_load(Rin + base + i));
-            g1_add(acc, run);
-            g1_add(acc, g1_xyzz_load(Tin + base + i));
+            ec_add(run, ec_load(Rin + base + i));
+            ec_add(acc, run);
+            ec_add(acc, ec_load(Tin + base + i));
         }
-        g1_add(acc, g1_xyzz_load(Tin + base));
-        g1_add(run, g1_xyzz_load(Rin + base));
+        ec_add(acc, ec_load(Tin + base));
+        ec_add(run, ec_load(Rin + base));
     }
-    g1_xyzz_store(Tout + gid, acc);
+    ec_store(Tout + gid, acc);
     if (Rout) {
-        for (u32 k = 0; k < lg; k++) run = g1_dbl(run);
-        g1_xyzz_store(Rout + gid, run);
+        for (u32 k = 0; k < lg; k++) run = ec_dbl(run);
+        ec_store(Rout + gid, run);
     }
 }
 
 // ---- sums of many points (ones) ---------------------------------------------
+// 128 x 384-byte G2 points fill the 48 KiB of static shared memory exactly.
 #define MSM_SUM_THREADS 128
 
-DEVI void g1_block_reduce_store(g1_xyzz acc, g1_xyzz* out) {
-    __shared__ g1_xyzz red[MSM_SUM_THREADS];
+template <class F> DEVI void ec_block_reduce_store(ec_xyzz<F> acc, ec_xyzz<F>* out) {
+    __shared__ ec_xyzz<F> red[MSM_SUM_THREADS];
     red[threadIdx.x] = acc;
     __syncthreads();
     for (u32 s = MSM_SUM_THREADS / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s) {
-            g1_xyzz a = red[threadIdx.x];
-            g1_add(a, red[threadIdx.x + s]);
+            ec_xyzz<F> a = red[threadIdx.x];
+            ec_add(a, red[threadIdx.x + s]);
             red[threadIdx.x] = a;
         }
         __syncthreads();
     }
-    if (threadIdx.x == 0) g1_xyzz_store(out, red[0]);
+    if (threadIdx.x == 0) ec_store(out, red[0]);
 }
 
 // partials[blockIdx.x] = sum of bases[i] with scalars[i] == 1 (grid-stride)
-DEVI void msm_ones_dev(const g1_affine* bases, const fr_t* scalars, u32 n, g1_xyzz* partials) {
-    g1_xyzz acc = g1_xyzz_inf();
+template <class F> DEVI void msm_ones_dev(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec_xyzz<F>* partials) {
+    ec_xyzz<F> acc = ec_inf<F>();
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        if (f_is_one<FrParams>(f_ldg<FrParams>(scalars + i))) g1_add_affine(acc, g1_affine_load(bases + i));
+        if (f_is_one<FrParams>(f_ldg<FrParams>(scalars + i))) ec_add_affine(acc, ec_affine_load(bases + i));
     }
-    g1_block_reduce_store(acc, partials + blockIdx.x);
+    ec_block_reduce_store(acc, partials + blockIdx.x);
 }
 
 // out[0] = sum of in[0..count) (launch one block of MSM_SUM_THREADS)
-DEVI void g1_sum_dev(const g1_xyzz* in, u32 count, g1_xyzz* out) {
-    g1_xyzz acc = g1_xyzz_inf();
-    for (u32 i = threadIdx.x; i < count; i += blockDim.x) g1_add(acc, g1_xyzz_load(in + i));
-    g1_block_reduce_store(acc, out);
+template <class F> DEVI void ec_sum_dev(const ec_xyzz<F>* in, u32 count, ec_xyzz<F>* out) {
+    ec_xyzz<F> acc = ec_inf<F>();
+    for (u32 i = threadIdx.x; i < count; i += blockDim.x) ec_add(acc, ec_load(in + i));
+    ec_block_reduce_store(acc, out);
 }
 
 #endif // BATON_MSM_MSM_CUH

@@ -1,6 +1,7 @@
 //! The CUDA backend: opens a device, loads the NVRTC-compiled kernels, keeps twiddles and proving
-//! key bases resident, and runs H and the G1 MSMs there. A device memory ledger sends any call
-//! that does not fit to the CPU (counted, never a crash); G2 stays on the CPU by design.
+//! key bases resident, and runs H and the G1 and G2 MSMs there. A device memory ledger sends any
+//! call that does not fit to the CPU (counted, never a crash). The engine sends B_G2 here only
+//! when `gpu.b_g2 = "gpu"`; by default it stays on the CPU actor.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,7 +12,7 @@ use cudarc::driver::sys::CUresult;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError};
 use group::Group;
 
-use super::host::{self, MsmShape, AFFINE_LIMBS, FR_LIMBS, MIN_GPU_MSM};
+use super::host::{self, MsmShape, FR_LIMBS, MIN_GPU_MSM};
 use super::kernels;
 use crate::backend::{Backend, Bases, Query};
 use crate::cs::Density;
@@ -22,6 +23,11 @@ use crate::error::{Error, Result};
 /// reference to a value that outlives the statement (a local, a buffer or a view).
 macro_rules! launch {
     ($dev:expr, $func:ident, $grid:expr, $block:expr, $smem:expr; $($arg:expr),* $(,)?) => {{
+        let dev: &$crate::gpu::cuda::Device = $dev;
+        launch!(@fn dev, &dev.k.$func, stringify!($func), $grid, $block, $smem; $($arg),*)
+    }};
+    // A kernel given as a `&CudaFunction` and its name for errors.
+    (@fn $dev:expr, $f:expr, $name:expr, $grid:expr, $block:expr, $smem:expr; $($arg:expr),* $(,)?) => {{
         use cudarc::driver::PushKernelArg as _;
         let dev: &$crate::gpu::cuda::Device = $dev;
         let cfg = cudarc::driver::LaunchConfig {
@@ -29,13 +35,13 @@ macro_rules! launch {
             block_dim: (($block) as u32, 1, 1),
             shared_mem_bytes: ($smem) as u32,
         };
-        let mut b = dev.stream.launch_builder(&dev.k.$func);
+        let mut b = dev.stream.launch_builder($f);
         $( b.arg($arg); )*
         // SAFETY: the argument list follows the kernel's signature in kernels/*.cu
         // (kernels/NOTES.md), and the caller sized every buffer for this grid.
         unsafe { b.launch(cfg) }
             .map(|_| ())
-            .map_err($crate::gpu::cuda::drv(stringify!($func)))
+            .map_err($crate::gpu::cuda::drv($name))
     }};
 }
 
@@ -84,11 +90,35 @@ pub(crate) struct Kernels {
     pub msm_scatter: CudaFunction,
     pub scan_block: CudaFunction,
     pub scan_add: CudaFunction,
-    pub msm_accumulate: CudaFunction,
-    pub msm_finalize: CudaFunction,
-    pub msm_reduce_level: CudaFunction,
-    pub msm_ones: CudaFunction,
-    pub g1_sum: CudaFunction,
+    pub g1: GroupKernels,
+    pub g2: GroupKernels,
+}
+
+/// The MSM kernels that depend on the group (kernels/msm.cu, one set per group).
+pub(crate) struct GroupKernels {
+    pub accumulate: CudaFunction,
+    pub finalize: CudaFunction,
+    pub reduce_level: CudaFunction,
+    pub ones: CudaFunction,
+    pub sum: CudaFunction,
+}
+
+/// A group with device kernels.
+pub(crate) trait DeviceGroup: host::GpuGroup {
+    /// Its kernel set.
+    fn kernels(k: &Kernels) -> &GroupKernels;
+}
+
+impl DeviceGroup for host::G1 {
+    fn kernels(k: &Kernels) -> &GroupKernels {
+        &k.g1
+    }
+}
+
+impl DeviceGroup for host::G2 {
+    fn kernels(k: &Kernels) -> &GroupKernels {
+        &k.g2
+    }
 }
 
 /// An open device: context, the one stream all work goes on, and the loaded kernels.
@@ -190,11 +220,20 @@ impl CudaBackend {
             msm_scatter: f("msm_scatter")?,
             scan_block: f("scan_block")?,
             scan_add: f("scan_add")?,
-            msm_accumulate: f("msm_accumulate")?,
-            msm_finalize: f("msm_finalize")?,
-            msm_reduce_level: f("msm_reduce_level")?,
-            msm_ones: f("msm_ones")?,
-            g1_sum: f("g1_sum")?,
+            g1: GroupKernels {
+                accumulate: f("msm_accumulate")?,
+                finalize: f("msm_finalize")?,
+                reduce_level: f("msm_reduce_level")?,
+                ones: f("msm_ones")?,
+                sum: f("ec_sum")?,
+            },
+            g2: GroupKernels {
+                accumulate: f("msm_accumulate_g2")?,
+                finalize: f("msm_finalize_g2")?,
+                reduce_level: f("msm_reduce_level_g2")?,
+                ones: f("msm_ones_g2")?,
+                sum: f("ec_sum_g2")?,
+            },
         };
         let stream = ctx.default_stream();
         tracing::info!(device, arch = %arch, "CUDA backend ready");
@@ -356,13 +395,18 @@ impl CudaBackend {
         self.dev.stream.synchronize().map_err(hard)
     }
 
-    fn try_msm_g1(&self, bases: &Bases<'_, G1Affine>, used: &[Scalar]) -> DResult<G1Projective> {
+    fn try_msm<G: DeviceGroup>(
+        &self,
+        bases: &Bases<'_, G::Affine>,
+        used: &[Scalar],
+    ) -> DResult<G::Proj> {
         let n = used.len();
         let c = host::msm_window(n);
         let chunk = MsmShape::max_points(c).min(n);
-        let scratch = MsmShape::new(chunk, c).scratch_bytes(chunk) + 32 * n as u64;
+        let scratch = MsmShape::for_group::<G>(chunk, c).scratch_bytes(chunk) + 32 * n as u64;
+        let limbs = G::AFFINE_LIMBS;
         let points = &bases.points[..n];
-        let base_bytes = (points.len() * AFFINE_LIMBS * 8) as u64;
+        let base_bytes = (points.len() * limbs * 8) as u64;
         let mut st = self.state()?;
         st.tick += 1;
         let tick = st.tick;
@@ -374,12 +418,12 @@ impl CudaBackend {
                 self.make_room(&mut st, scratch, Some(&key))?;
             } else {
                 let all = bases.points;
-                let bytes = (all.len() * AFFINE_LIMBS * 8) as u64;
+                let bytes = (all.len() * limbs * 8) as u64;
                 self.make_room(&mut st, bytes + scratch, None)?;
                 let d = self
                     .dev
                     .stream
-                    .clone_htod(host::affine_as_u64(all))
+                    .clone_htod(G::affine_limbs(all))
                     .map_err(drv("upload bases"))?;
                 st.bases.insert(
                     key,
@@ -399,7 +443,7 @@ impl CudaBackend {
             temp = self
                 .dev
                 .stream
-                .clone_htod(host::affine_as_u64(points))
+                .clone_htod(G::affine_limbs(points))
                 .map_err(drv("upload bases"))?;
             &temp
         };
@@ -408,14 +452,14 @@ impl CudaBackend {
             .stream
             .clone_htod(host::scalars_as_u64(used))
             .map_err(drv("upload scalars"))?;
-        let mut acc = G1Projective::identity();
+        let mut acc = G::Proj::identity();
         let mut start = 0;
         while start < n {
             let len = chunk.min(n - start);
-            let b = resident.slice(start * AFFINE_LIMBS..(start + len) * AFFINE_LIMBS);
+            let b = resident.slice(start * limbs..(start + len) * limbs);
             let s = scalars.slice(start * FR_LIMBS..(start + len) * FR_LIMBS);
-            let out = self.dev.msm(&b, &s, len, c)?;
-            acc += host::combine_windows(&out, c);
+            let out = self.dev.msm::<G>(&b, &s, len, c)?;
+            acc += host::combine_windows_of::<G>(&out, c);
             start += len;
         }
         Ok(acc)
@@ -548,7 +592,7 @@ impl Backend for CudaBackend {
         if used.len() < MIN_GPU_MSM {
             return crate::msm::msm_g1(bases.points, scalars, density);
         }
-        match self.try_msm_g1(&bases, &used) {
+        match self.try_msm::<host::G1>(&bases, &used) {
             Ok(p) => Ok(p),
             Err(Fail::OutOfMemory(why)) => {
                 self.fall_back("msm_g1", &why);
@@ -564,6 +608,17 @@ impl Backend for CudaBackend {
         scalars: &[Scalar],
         density: Option<&Density>,
     ) -> Result<G2Projective> {
-        crate::msm::msm_g2(bases.points, scalars, density)
+        let used = used_scalars(bases.points.len(), scalars, density)?;
+        if used.len() < MIN_GPU_MSM {
+            return crate::msm::msm_g2(bases.points, scalars, density);
+        }
+        match self.try_msm::<host::G2>(&bases, &used) {
+            Ok(p) => Ok(p),
+            Err(Fail::OutOfMemory(why)) => {
+                self.fall_back("msm_g2", &why);
+                crate::msm::msm_g2(bases.points, scalars, density)
+            }
+            Err(Fail::Error(e)) => Err(e),
+        }
     }
 }

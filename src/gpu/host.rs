@@ -2,7 +2,7 @@
 //! NTT pass plan, the MSM window choice and the window combination (XYZZ → Jacobian, Horner).
 //! Everything here is pure and tested on the CPU.
 
-use blstrs::{Fp, G1Affine, G1Projective, Scalar};
+use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::Group;
 
@@ -12,6 +12,10 @@ pub const FR_LIMBS: usize = 4;
 pub const AFFINE_LIMBS: usize = 12;
 /// u64 limbs per XYZZ point (`g1_xyzz`: X, Y, ZZ, ZZZ).
 pub const XYZZ_LIMBS: usize = 24;
+/// u64 limbs per affine G2 point (blst_p2_affine).
+pub const G2_AFFINE_LIMBS: usize = 24;
+/// u64 limbs per XYZZ G2 point (`g2_xyzz`).
+pub const G2_XYZZ_LIMBS: usize = 48;
 
 /// NTT flags of `ntt_pass` (kernels/NOTES.md).
 pub mod flags {
@@ -49,6 +53,63 @@ pub fn affine_as_u64(v: &[G1Affine]) -> &[u64] {
     // SAFETY: blstrs `G1Affine` is repr(transparent) over blst_p1_affine, a repr(C) pair of
     // `[u64; 6]` (size and alignment asserted above).
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u64>(), v.len() * AFFINE_LIMBS) }
+}
+
+/// The limbs of affine G2 points (infinity is all zero, as in blst and the kernels).
+pub fn g2_affine_as_u64(v: &[G2Affine]) -> &[u64] {
+    const _: () = assert!(std::mem::size_of::<G2Affine>() == 8 * G2_AFFINE_LIMBS);
+    const _: () = assert!(std::mem::align_of::<G2Affine>() == std::mem::align_of::<u64>());
+    // SAFETY: blstrs `G2Affine` is repr(transparent) over blst_p2_affine, a repr(C) pair of
+    // blst_fp2, each a repr(C) pair of `[u64; 6]` (size and alignment asserted above).
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u64>(), v.len() * G2_AFFINE_LIMBS) }
+}
+
+/// A group the MSM kernels serve: its device layouts and the host half of an MSM (XYZZ window
+/// sums back to blstrs points).
+pub trait GpuGroup {
+    /// The affine points of the proving key.
+    type Affine: Copy + Send + Sync + 'static;
+    /// The projective result.
+    type Proj: Group;
+    /// u64 limbs per affine point.
+    const AFFINE_LIMBS: usize;
+    /// u64 limbs per XYZZ point.
+    const XYZZ_LIMBS: usize;
+    /// The limbs of affine points as the kernels read them.
+    fn affine_limbs(v: &[Self::Affine]) -> &[u64];
+    /// One XYZZ point as a blstrs projective point.
+    fn xyzz_to_projective(limbs: &[u64]) -> Self::Proj;
+}
+
+/// G1 (kernels without suffix).
+pub struct G1;
+/// G2 (kernels with the `_g2` suffix).
+pub struct G2;
+
+impl GpuGroup for G1 {
+    type Affine = G1Affine;
+    type Proj = G1Projective;
+    const AFFINE_LIMBS: usize = AFFINE_LIMBS;
+    const XYZZ_LIMBS: usize = XYZZ_LIMBS;
+    fn affine_limbs(v: &[G1Affine]) -> &[u64] {
+        affine_as_u64(v)
+    }
+    fn xyzz_to_projective(limbs: &[u64]) -> G1Projective {
+        xyzz_to_projective(limbs)
+    }
+}
+
+impl GpuGroup for G2 {
+    type Affine = G2Affine;
+    type Proj = G2Projective;
+    const AFFINE_LIMBS: usize = G2_AFFINE_LIMBS;
+    const XYZZ_LIMBS: usize = G2_XYZZ_LIMBS;
+    fn affine_limbs(v: &[G2Affine]) -> &[u64] {
+        g2_affine_as_u64(v)
+    }
+    fn xyzz_to_projective(limbs: &[u64]) -> G2Projective {
+        xyzz_to_projective_g2(limbs)
+    }
 }
 
 /// Fr limbs of one element.
@@ -137,6 +198,8 @@ pub struct MsmShape {
     pub nseg: u32,
     /// Blocks of `msm_ones`.
     pub nb1: u32,
+    /// u64 limbs per XYZZ point of the group (G1 unless made by [`MsmShape::for_group`]).
+    pub xyzz_limbs: usize,
 }
 
 impl MsmShape {
@@ -152,6 +215,15 @@ impl MsmShape {
             nbk: nwin * half,
             nseg: entries.div_ceil(MSM_SEGMENT as u64) as u32,
             nb1: (n.div_ceil(128)).min(1024) as u32,
+            xyzz_limbs: XYZZ_LIMBS,
+        }
+    }
+
+    /// The shape for n scalars of group `G`.
+    pub fn for_group<G: GpuGroup>(n: usize, c: u32) -> Self {
+        MsmShape {
+            xyzz_limbs: G::XYZZ_LIMBS,
+            ..Self::new(n, c)
         }
     }
 
@@ -164,7 +236,7 @@ impl MsmShape {
     /// Device scratch bytes of one sequence over n scalars, scalars included, bases excluded.
     pub fn scratch_bytes(&self, n: usize) -> u64 {
         let n = n as u64;
-        let xyzz = 8 * XYZZ_LIMBS as u64;
+        let xyzz = 8 * self.xyzz_limbs as u64;
         let entries = n * self.nwin as u64;
         let reduce = 2 * xyzz * self.nwin as u64 * (self.half as u64 / 64 + 2);
         32 * n
@@ -197,16 +269,41 @@ pub fn xyzz_to_projective(limbs: &[u64]) -> G1Projective {
     G1Projective::from_raw_unchecked(x * zz_zzz2, y * zz.square() * zz_zzz2, zz * zzz)
 }
 
+/// The G2 counterpart of [`xyzz_to_projective`] (same formulas over Fp2; blst's G2 points are
+/// Jacobian too).
+pub fn xyzz_to_projective_g2(limbs: &[u64]) -> G2Projective {
+    let fp = |k: usize| {
+        let mut l = [0u64; 6];
+        if let Some(src) = limbs.get(6 * k..6 * k + 6) {
+            l.copy_from_slice(src);
+        }
+        Fp::from_raw_unchecked(l)
+    };
+    let fp2 = |k: usize| Fp2::new(fp(2 * k), fp(2 * k + 1));
+    let (x, y, zz, zzz) = (fp2(0), fp2(1), fp2(2), fp2(3));
+    if bool::from(zz.is_zero()) {
+        return G2Projective::identity();
+    }
+    let zzz2 = zzz.square();
+    let zz_zzz2 = zz * zzz2;
+    G2Projective::from_raw_unchecked(x * zz_zzz2, y * zz.square() * zz_zzz2, zz * zzz)
+}
+
 /// Σ_w 2^(c·w)·out[w] + out[nwin] from the `nwin + 1` XYZZ window sums of one MSM.
 pub fn combine_windows(out: &[u64], c: u32) -> G1Projective {
-    let points: Vec<G1Projective> = out
-        .chunks_exact(XYZZ_LIMBS)
-        .map(xyzz_to_projective)
+    combine_windows_of::<G1>(out, c)
+}
+
+/// [`combine_windows`] for any group.
+pub fn combine_windows_of<G: GpuGroup>(out: &[u64], c: u32) -> G::Proj {
+    let points: Vec<G::Proj> = out
+        .chunks_exact(G::XYZZ_LIMBS)
+        .map(G::xyzz_to_projective)
         .collect();
     let Some((ones, windows)) = points.split_last() else {
-        return G1Projective::identity();
+        return G::Proj::identity();
     };
-    let mut acc = G1Projective::identity();
+    let mut acc = G::Proj::identity();
     for w in windows.iter().rev() {
         for _ in 0..c {
             acc = acc.double();
@@ -273,6 +370,41 @@ mod tests {
             .collect();
         let want = pts[0] + pts[1] * Scalar::from(32u64) + pts[2] * Scalar::from(1024u64) + pts[3];
         assert_eq!(combine_windows(&out, 5), want);
+    }
+
+    #[test]
+    fn g2_xyzz_roundtrip_and_horner() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let to_xyzz = |p: &G2Projective, z: Fp2| -> Vec<u64> {
+            let a = p.to_affine();
+            let (zz, zzz) = (z.square(), z.square() * z);
+            let mut out = Vec::new();
+            for v in [a.x() * zz, a.y() * zzz, zz, zzz] {
+                out.extend_from_slice(&fp_limbs(&v.c0()));
+                out.extend_from_slice(&fp_limbs(&v.c1()));
+            }
+            out
+        };
+        let p = G2Projective::random(&mut rng);
+        let z = Fp2::random(&mut rng);
+        assert_eq!(xyzz_to_projective_g2(&to_xyzz(&p, z)), p);
+        assert!(bool::from(
+            xyzz_to_projective_g2(&[0; G2_XYZZ_LIMBS]).is_identity()
+        ));
+        let pts: Vec<G2Projective> = (0..3).map(|_| G2Projective::random(&mut rng)).collect();
+        let out: Vec<u64> = pts
+            .iter()
+            .flat_map(|p| to_xyzz(p, Fp2::random(&mut rng)))
+            .collect();
+        let want = pts[0] + pts[1] * Scalar::from(1u64 << 7) + pts[2];
+        assert_eq!(combine_windows_of::<G2>(&out, 7), want);
+        assert_eq!(
+            g2_affine_as_u64(&[G2Affine::identity()]),
+            &[0u64; G2_AFFINE_LIMBS]
+        );
+        let s = MsmShape::for_group::<G2>(1 << 20, 16);
+        assert_eq!(s.xyzz_limbs, G2_XYZZ_LIMBS);
+        assert!(s.scratch_bytes(1 << 20) > MsmShape::new(1 << 20, 16).scratch_bytes(1 << 20));
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub enum KernelSet {
 }
 
 /// The production files, in concatenation order (each depends only on earlier ones).
-const PRODUCTION: [(&str, &str); 9] = [
+const PRODUCTION: [(&str, &str); 11] = [
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     (
         "field/mont.cuh",
@@ -20,7 +20,9 @@ const PRODUCTION: [(&str, &str); 9] = [
     ),
     ("field/fp.cuh", include_str!("../../kernels/field/fp.cuh")),
     ("field/fr.cuh", include_str!("../../kernels/field/fr.cuh")),
+    ("ec/xyzz.cuh", include_str!("../../kernels/ec/xyzz.cuh")),
     ("ec/g1.cuh", include_str!("../../kernels/ec/g1.cuh")),
+    ("ec/g2.cuh", include_str!("../../kernels/ec/g2.cuh")),
     ("ntt/ntt.cuh", include_str!("../../kernels/ntt/ntt.cuh")),
     ("msm/msm.cuh", include_str!("../../kernels/msm/msm.cuh")),
     ("ntt.cu", include_str!("../../kernels/ntt.cu")),

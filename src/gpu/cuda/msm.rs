@@ -4,8 +4,8 @@
 
 use cudarc::driver::{CudaSlice, CudaView};
 
-use super::{drv, DResult, Device};
-use crate::gpu::host::{MsmShape, MSM_SEGMENT, XYZZ_LIMBS};
+use super::{drv, DResult, Device, DeviceGroup};
+use crate::gpu::host::{MsmShape, MSM_SEGMENT};
 
 /// Elements a block of `scan_block` covers.
 const SCAN_SPAN: u32 = 4096;
@@ -29,14 +29,15 @@ impl Device {
     /// XYZZ window sums (`nwin` windows, then the sum over scalars equal to one) of
     /// Σ scalars[i]·bases[i], i < n, with window c. `bases` and `scalars` hold at least n
     /// points and n scalars; n·nwin < 2^32.
-    pub(crate) fn msm(
+    pub(crate) fn msm<G: DeviceGroup>(
         &self,
         bases: &CudaView<'_, u64>,
         scalars: &CudaView<'_, u64>,
         n: usize,
         c: u32,
     ) -> DResult<Vec<u64>> {
-        let sh = MsmShape::new(n, c);
+        let sh = MsmShape::for_group::<G>(n, c);
+        let gk = G::kernels(&self.k);
         let (n32, nwin, nbk, seg) = (n as u32, sh.nwin, sh.nbk, MSM_SEGMENT as u32);
         let entries = n * nwin as usize;
         let st = &self.stream;
@@ -49,7 +50,7 @@ impl Device {
         let mut keys = unsafe { st.alloc::<u32>(entries) }.map_err(drv("alloc keys"))?;
         let mut vals = unsafe { st.alloc::<u32>(entries) }.map_err(drv("alloc vals"))?;
         let xyzz = |count: usize, what: &'static str| {
-            unsafe { st.alloc::<u64>(count * XYZZ_LIMBS) }.map_err(drv(what))
+            unsafe { st.alloc::<u64>(count * G::XYZZ_LIMBS) }.map_err(drv(what))
         };
         let mut buckets = xyzz(nbk as usize, "alloc buckets")?;
         let mut pfirst = xyzz(sh.nseg as usize, "alloc segments")?;
@@ -60,14 +61,14 @@ impl Device {
         self.scan(&mut counts, nbk + 1)?;
         launch!(self, msm_scatter, grid_n, 256, 0;
             scalars, &n32, &c, &nwin, &mut counts, &mut keys, &mut vals)?;
-        launch!(self, msm_accumulate, sh.nseg.div_ceil(128), 128, 0;
+        launch!(@fn self, &gk.accumulate, "msm_accumulate", sh.nseg.div_ceil(128), 128, 0;
             bases, &keys, &vals, &counts, &nbk, &seg, &mut buckets, &mut pfirst, &mut plast)?;
-        launch!(self, msm_finalize, nbk.div_ceil(256), 256, 0;
+        launch!(@fn self, &gk.finalize, "msm_finalize", nbk.div_ceil(256), 256, 0;
             &counts, &nbk, &seg, &mut buckets, &pfirst, &plast)?;
         drop((keys, vals, pfirst, plast));
 
         let mut out = st
-            .alloc_zeros::<u64>((nwin as usize + 1) * XYZZ_LIMBS)
+            .alloc_zeros::<u64>((nwin as usize + 1) * G::XYZZ_LIMBS)
             .map_err(drv("alloc out"))?;
         let null = 0u64;
         let mut m = sh.half;
@@ -78,10 +79,12 @@ impl Device {
             if g == 1 {
                 let grid = nwin.div_ceil(64);
                 match &level {
-                    None => launch!(self, msm_reduce_level, grid, 64, 0;
+                    None => launch!(@fn self, &gk.reduce_level, "msm_reduce_level", grid, 64, 0;
                         &null, &buckets, &nwin, &m, &lg, &mut out, &null)?,
-                    Some((t, r)) => launch!(self, msm_reduce_level, grid, 64, 0;
-                        t, r, &nwin, &m, &lg, &mut out, &null)?,
+                    Some((t, r)) => {
+                        launch!(@fn self, &gk.reduce_level, "msm_reduce_level", grid, 64, 0;
+                        t, r, &nwin, &m, &lg, &mut out, &null)?
+                    }
                 }
                 break;
             }
@@ -90,10 +93,12 @@ impl Device {
             let mut ro = xyzz(count, "alloc reduce")?;
             let grid = (nwin * g).div_ceil(64);
             match &level {
-                None => launch!(self, msm_reduce_level, grid, 64, 0;
+                None => launch!(@fn self, &gk.reduce_level, "msm_reduce_level", grid, 64, 0;
                     &null, &buckets, &nwin, &m, &lg, &mut to, &mut ro)?,
-                Some((t, r)) => launch!(self, msm_reduce_level, grid, 64, 0;
-                    t, r, &nwin, &m, &lg, &mut to, &mut ro)?,
+                Some((t, r)) => {
+                    launch!(@fn self, &gk.reduce_level, "msm_reduce_level", grid, 64, 0;
+                    t, r, &nwin, &m, &lg, &mut to, &mut ro)?
+                }
             }
             level = Some((to, ro));
             m = g;
@@ -103,10 +108,10 @@ impl Device {
 
         let nb1 = sh.nb1;
         let mut partials = xyzz(nb1 as usize, "alloc partials")?;
-        launch!(self, msm_ones, nb1, 128, 0; bases, scalars, &n32, &mut partials)?;
+        launch!(@fn self, &gk.ones, "msm_ones", nb1, 128, 0; bases, scalars, &n32, &mut partials)?;
         {
-            let mut tail = out.slice_mut(nwin as usize * XYZZ_LIMBS..);
-            launch!(self, g1_sum, 1, 128, 0; &partials, &nb1, &mut tail)?;
+            let mut tail = out.slice_mut(nwin as usize * G::XYZZ_LIMBS..);
+            launch!(@fn self, &gk.sum, "ec_sum", 1, 128, 0; &partials, &nb1, &mut tail)?;
         }
         let host = st.clone_dtoh(&out).map_err(drv("download window sums"))?;
         st.synchronize().map_err(drv("synchronize"))?;
