@@ -52,6 +52,9 @@ struct Args {
     /// Ledger budget.
     #[arg(long, default_value = "32GiB")]
     budget: String,
+    /// bg2.device: where the B_G2 workers compute the G2 MSM (cpu or gpu).
+    #[arg(long, default_value = "cpu")]
+    bg2_device: String,
     /// gpu.backend: auto, cpu or cuda.
     #[arg(long, default_value = "auto")]
     backend: String,
@@ -147,6 +150,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             gpu_devices: (0..k).collect(),
             backend,
             bg2_workers: a.bg2_workers,
+            bg2_on_gpu: match a.bg2_device.as_str() {
+                "cpu" => false,
+                "gpu" => true,
+                other => {
+                    return Err(format!("--bg2-device: expected cpu or gpu, got {other:?}").into())
+                }
+            },
             synthesis_workers: a.workers.unwrap_or(Config::default().synthesis_workers),
             ..Config::default()
         };
@@ -157,10 +167,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // the previous one is answered, so the engine always has work queued (submitting in
         // waves would drain the pipeline between waves and starve the GPUs).
         let next = std::sync::atomic::AtomicUsize::new(0);
+        // When each request was answered and with how many proofs: the steady rate leaves out
+        // the pipeline fill before the first answer (synthesis of the first partitions).
+        let done = std::sync::Mutex::new(Vec::<(Instant, usize)>::new());
         let counts: Vec<Result<(usize, usize), baton::EngineError>> = std::thread::scope(|s| {
             let clients: Vec<_> = (0..a.concurrent.max(1))
                 .map(|_| {
-                    let (engine, pk, pvk, next, a) = (&engine, pk.clone(), &pvk, &next, &a);
+                    let (engine, pk, pvk, next, a, done) =
+                        (&engine, pk.clone(), &pvk, &next, &a, &done);
                     s.spawn(move || -> Result<(usize, usize), baton::EngineError> {
                         let (mut proofs, mut verified) = (0, 0);
                         loop {
@@ -174,6 +188,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             let ps =
                                 engine.prove_blocking(Request::new(pk.clone(), batch.clone()))?;
                             proofs += ps.len();
+                            if let Ok(mut d) = done.lock() {
+                                d.push((Instant::now(), ps.len()));
+                            }
                             if a.verify {
                                 verified += ps
                                     .iter()
@@ -199,7 +216,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             verified += v;
         }
         let secs = started.elapsed().as_secs_f64();
+        let mut done = done.into_inner().unwrap_or_default();
+        done.sort_by_key(|d| d.0);
+        let steady = match (done.first(), done.last()) {
+            (Some(first), Some(last)) if last.0 > first.0 => {
+                let after: usize = done[1..].iter().map(|d| d.1).sum();
+                format!(
+                    "{:.0}",
+                    after as f64 * 3600.0 / (last.0 - first.0).as_secs_f64()
+                )
+            }
+            _ => "–".into(),
+        };
         let st = engine.status_blocking()?;
+        let means: Vec<String> = engine
+            .stage_means()
+            .iter()
+            .map(|(s, v)| format!("{s} {v:.2}"))
+            .collect();
+        eprintln!("{k} GPU actor(s): stage means (s): {}", means.join(", "));
         let busy: Vec<String> = engine
             .metrics()
             .gather()
@@ -216,7 +251,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect();
         rows.push(format!(
-            "| {k} | {name} | {proofs} | {:.0} | {} | {:.1} GiB | {:.1} / {:.1} GiB | {} |",
+            "| {k} | {name} | {proofs} | {:.0} | {steady} | {} | {:.1} GiB | {:.1} / {:.1} GiB | {} |",
             proofs as f64 * 3600.0 / secs,
             busy.join(", "),
             peak_rss_bytes() as f64 / (1u64 << 30) as f64,
@@ -231,11 +266,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine.shutdown_blocking();
     }
     println!(
-        "\n2^{} constraints, {} requests x {} partitions, {} in flight",
-        a.log, a.requests, a.partitions, a.concurrent
+        "\n2^{} constraints, {} requests x {} partitions, {} in flight, B_G2 on the {}",
+        a.log, a.requests, a.partitions, a.concurrent, a.bg2_device
     );
-    println!("| GPU actors | backend | proofs | proofs/hour | busy per device | peak RSS (process, cumulative) | peak ledger / budget | verified |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| GPU actors | backend | proofs | proofs/hour | steady proofs/hour (after the first answer) | busy per device | peak RSS (process, cumulative) | peak ledger / budget | verified |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
     }

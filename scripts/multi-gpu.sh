@@ -14,11 +14,12 @@ LOG=${MULTI_LOG:-24}
 timeout ${MULTI_TIMEOUT:-300} .device/05-multi-gpu --log "$LOG" --devices 1,2 --backend cuda \
     --requests "${MULTI_REQUESTS:-8}" --partitions 10 --concurrent "${MULTI_CONCURRENT:-4}" \
     --workers "${MULTI_WORKERS:-28}" --bg2-workers "${MULTI_BG2:-4}" --budget "${MULTI_BUDGET:-120GiB}" \
+    --bg2-device "${MULTI_BG2_DEVICE:-cpu}" \
     2>&1 | tee "$OUT/multi_gpu.log"
 if [ -n "${PARTITION_26:-}" ]; then
     BATON_GPU_BENCH_MSM= BATON_GPU_BENCH_NTT= BATON_GPU_BENCH_PARTITION=26 BATON_GPU_BENCH_REPS=2 \
         timeout ${PART_TIMEOUT:-200} .device/bench_gpu 2>&1 | tee "$OUT/partition26.log"
 fi
 echo "==== summary"
-grep "^|" "$OUT/multi_gpu.log"
+grep "^|\|stage means\|constraints," "$OUT/multi_gpu.log"
 [ -f "$OUT/partition26.log" ] && grep "partition\|compute_h" "$OUT/partition26.log"

@@ -57,6 +57,9 @@ pub struct Config {
     pub backend: BackendChoice,
     /// B_G2 threads.
     pub bg2_workers: usize,
+    /// Where the B_G2 workers compute the G2 MSM: `false` (default) on the CPU, `true` on the
+    /// GPU backends (worker i uses device i mod devices; the CPU when the backend is the CPU).
+    pub bg2_on_gpu: bool,
     /// Address of the `/metrics` endpoint, if any.
     pub metrics_listen: Option<String>,
     /// tracing filter (e.g. "info", "baton=debug").
@@ -79,6 +82,7 @@ impl Default for Config {
             gpu_devices: vec![0],
             backend: BackendChoice::Auto,
             bg2_workers: 1,
+            bg2_on_gpu: false,
             metrics_listen: None,
             log_level: "info".into(),
             retry_attempts: 3,
@@ -92,7 +96,7 @@ struct Raw {
     memory: Option<RawMemory>,
     synthesis: Option<RawWorkers>,
     gpu: Option<RawGpu>,
-    bg2: Option<RawWorkers>,
+    bg2: Option<RawBg2>,
     metrics: Option<RawMetrics>,
     log: Option<RawLog>,
     retry: Option<RawRetry>,
@@ -111,6 +115,13 @@ struct RawMemory {
 #[serde(deny_unknown_fields)]
 struct RawWorkers {
     workers: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBg2 {
+    workers: Option<String>,
+    device: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -274,8 +285,21 @@ impl Config {
         if let Some(w) = raw.synthesis.and_then(|s| s.workers) {
             c.synthesis_workers = count("synthesis.workers", &w, 1)?;
         }
-        if let Some(w) = raw.bg2.and_then(|s| s.workers) {
+        let bg2 = raw.bg2.unwrap_or_default();
+        if let Some(w) = bg2.workers {
             c.bg2_workers = count("bg2.workers", &w, 1)?;
+        }
+        if let Some(d) = bg2.device {
+            c.bg2_on_gpu = match d.trim() {
+                "cpu" => false,
+                "gpu" => true,
+                other => {
+                    return Err(invalid(
+                        "bg2.device",
+                        format!("expected cpu or gpu, got {other:?}"),
+                    ))
+                }
+            };
         }
         let gpu = raw.gpu.unwrap_or_default();
         if let Some(d) = gpu.devices {
@@ -393,6 +417,7 @@ mod tests {
         let env = vec![
             ("BATON_BG2_WORKERS".to_string(), "2".to_string()),
             ("BATON_GPU_BACKEND".to_string(), "cpu".to_string()),
+            ("BATON_BG2_DEVICE".to_string(), "gpu".to_string()),
             ("BATON_LOG".to_string(), "info".to_string()),
             ("BATON_BENCH_RUNS".to_string(), "5".to_string()),
             ("BATON_CACHE_DIR".to_string(), "/tmp/x".to_string()),
@@ -400,6 +425,13 @@ mod tests {
         let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("env");
         assert_eq!(c.bg2_workers, 2);
         assert_eq!(c.backend, BackendChoice::Cpu);
+        assert!(c.bg2_on_gpu);
+        assert!(
+            !Config::default().bg2_on_gpu,
+            "B_G2 stays on the CPU by default"
+        );
+        let err = Config::from_toml("[bg2]\ndevice = \"tpu\"\n").expect_err("bad device");
+        assert!(err.to_string().contains("bg2.device"), "{err}");
 
         let err = Config::from_toml("[memory]\nbudget = \"lots\"\n").expect_err("bad budget");
         assert!(err.to_string().contains("memory.budget"), "{err}");

@@ -190,12 +190,23 @@ impl Engine {
             .map(|d| pick_backend(cfg.backend, *d))
             .collect::<Result<_, _>>()?;
         let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
-        let stages = Stages::with_backend(Arc::new(move |device| {
-            backends
+        let backends = Arc::new(backends);
+        let by_device = backends.clone();
+        let mut stages = Stages::with_backend(Arc::new(move |device| {
+            by_device
                 .get(device)
                 .cloned()
                 .unwrap_or_else(|| Arc::new(CpuBackend) as Arc<dyn Backend>)
         }));
+        if cfg.bg2_on_gpu {
+            stages.bg2 = Arc::new(move |worker| {
+                let backend = backends
+                    .get(worker % backends.len().max(1))
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(CpuBackend) as Arc<dyn Backend>);
+                Box::new(crate::pipeline::BackendBg2(backend))
+            });
+        }
         let mut engine = Self::start_with(cfg, stages)?;
         engine.backend = names.join(",");
         tracing::info!(backend = %engine.backend, "engine started");
@@ -321,6 +332,20 @@ impl Engine {
     /// The metric handles, for embedders that read values directly.
     pub fn metric_handles(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// Mean seconds per partition of each stage seen so far (`baton_stage_seconds`), in
+    /// pipeline order: synthesis, queued_gpu, h, g1_msm, bg2, dealloc.
+    pub fn stage_means(&self) -> Vec<(&'static str, f64)> {
+        let h = &self.metrics.stage_seconds;
+        ["synthesis", "queued_gpu", "h", "g1_msm", "bg2", "dealloc"]
+            .into_iter()
+            .filter_map(|s| {
+                let m = h.get_metric_with_label_values(&[s]).ok()?;
+                let n = m.get_sample_count();
+                (n > 0).then(|| (s, m.get_sample_sum() / n as f64))
+            })
+            .collect()
     }
 
     /// Which backend(s) the GPU actors use.

@@ -238,14 +238,10 @@ fn prove_all<C: KnownCircuit + Sync>(
 }
 
 fn stage_means(engine: &Engine) -> String {
-    let h = &engine.metric_handles().stage_seconds;
-    ["synthesis", "queued_gpu", "h", "g1_msm", "bg2", "dealloc"]
+    engine
+        .stage_means()
         .iter()
-        .filter_map(|s| {
-            let m = h.get_metric_with_label_values(&[s]).ok()?;
-            let n = m.get_sample_count();
-            (n > 0).then(|| format!("{s} {:.3}", m.get_sample_sum() / n as f64))
-        })
+        .map(|(s, v)| format!("{s} {v:.3}"))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -125,14 +125,94 @@ pub struct CpuBg2;
 
 impl Bg2Stage for CpuBg2 {
     fn finish(&mut self, pk: &ProvingKey, w: &Witness, g1: &G1Sums) -> Result<Proof> {
-        let g2 = prover::b_g2_msm(&crate::backend::CpuBackend, pk, w)?;
-        let mut rng = rand::rngs::OsRng;
-        prover::assemble(
-            &pk.vk,
-            g1,
-            g2,
-            Scalar::random(&mut rng),
-            Scalar::random(&mut rng),
-        )
+        finish_on(&crate::backend::CpuBackend, pk, w, g1)
+    }
+}
+
+/// The B_G2 MSM on a [`Backend`] (`bg2.device = "gpu"`) and assembly with fresh r, s.
+pub struct BackendBg2(pub Arc<dyn Backend>);
+
+impl Bg2Stage for BackendBg2 {
+    fn finish(&mut self, pk: &ProvingKey, w: &Witness, g1: &G1Sums) -> Result<Proof> {
+        finish_on(self.0.as_ref(), pk, w, g1)
+    }
+}
+
+fn finish_on(backend: &dyn Backend, pk: &ProvingKey, w: &Witness, g1: &G1Sums) -> Result<Proof> {
+    let g2 = prover::b_g2_msm(backend, pk, w)?;
+    let mut rng = rand::rngs::OsRng;
+    prover::assemble(
+        &pk.vk,
+        g1,
+        g2,
+        Scalar::random(&mut rng),
+        Scalar::random(&mut rng),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Bases, CpuBackend};
+    use crate::circuits::{KnownCircuit, Synthetic};
+    use crate::cs::Density;
+    use crate::domain::Domain;
+    use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+    use rand::SeedableRng;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The CPU backend, counting G2 MSMs.
+    #[derive(Default)]
+    struct CountingG2(AtomicUsize);
+
+    impl Backend for CountingG2 {
+        fn name(&self) -> String {
+            "counting".into()
+        }
+        fn compute_h(
+            &self,
+            d: &Domain,
+            a: &mut Vec<Scalar>,
+            b: &mut Vec<Scalar>,
+            c: &mut Vec<Scalar>,
+        ) -> Result<()> {
+            CpuBackend.compute_h(d, a, b, c)
+        }
+        fn msm_g1(
+            &self,
+            b: Bases<'_, G1Affine>,
+            s: &[Scalar],
+            d: Option<&Density>,
+        ) -> Result<G1Projective> {
+            CpuBackend.msm_g1(b, s, d)
+        }
+        fn msm_g2(
+            &self,
+            b: Bases<'_, G2Affine>,
+            s: &[Scalar],
+            d: Option<&Density>,
+        ) -> Result<G2Projective> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            CpuBackend.msm_g2(b, s, d)
+        }
+    }
+
+    #[test]
+    fn backend_bg2_runs_the_g2_msm_on_its_backend() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let pk = crate::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).unwrap();
+        let circuit = Synthetic::new(1 << 8, 9);
+        let inputs = circuit.public_inputs();
+        let (mut abc, w) = prover::synthesize(circuit, &pk).unwrap();
+        let h = prover::compute_h(&CpuBackend, &mut abc).unwrap();
+        let g1 = prover::g1_msms(&CpuBackend, &pk, &w, &h).unwrap();
+        let counting = Arc::new(CountingG2::default());
+        let proof = BackendBg2(counting.clone()).finish(&pk, &w, &g1).unwrap();
+        assert_eq!(counting.0.load(Ordering::Relaxed), 2, "inputs and aux");
+        let pvk = crate::PreparedVerifyingKey::new(&pk.vk);
+        crate::verify(&pvk, &proof, &inputs).expect("verifies");
+        let mut wrong = inputs.clone();
+        wrong[0] += Scalar::ONE;
+        assert!(crate::verify(&pvk, &proof, &wrong).is_err());
     }
 }

@@ -267,3 +267,33 @@ fn an_auto_budget_sets_the_key_in_use_aside() {
     assert_eq!(st.ledger.resident_bytes, 0, "given back with the last job");
     engine.shutdown_blocking();
 }
+
+#[test]
+fn b_g2_on_the_backend_gives_verifying_proofs_with_two_devices() {
+    // `bg2.device = "gpu"` on the CPU backend: the B_G2 workers use the devices' backends
+    // (worker i on device i mod 2); the proofs must be the same valid proofs.
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let pk = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
+    );
+    let cfg = Config {
+        budget_bytes: Some(64 << 20),
+        synthesis_workers: 2,
+        gpu_devices: vec![0, 1],
+        bg2_workers: 3,
+        bg2_on_gpu: true,
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    let engine = Engine::start(cfg).expect("start");
+    let circuits: Vec<Synthetic> = (0..6).map(|s| Synthetic::new(1 << 8, 300 + s)).collect();
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), circuits.clone()))
+        .expect("prove");
+    assert_eq!(proofs.len(), 6);
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    for (p, c) in proofs.iter().zip(&circuits) {
+        check_proof(&pvk, p, &c.public_inputs(), 2);
+    }
+    engine.shutdown_blocking();
+}
