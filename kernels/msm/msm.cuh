@@ -118,6 +118,11 @@ DEVI void scan_add_dev(u32* data, u32 m, const u32* block_sums) {
 }
 
 // ---- bucket accumulation --------------------------------------------------
+// MSM_PREFETCH = 1 loads the next base one addition ahead (a tuning knob,
+// BATON_MSM_PREFETCH on the host; off unless measured faster).
+#ifndef MSM_PREFETCH
+#define MSM_PREFETCH 0
+#endif
 // The functions below are generic over the coordinate field F of ec/xyzz.cuh
 // (FpOps: G1, Fp2Ops: G2).
 // starts[k] = first entry of bucket k, starts[nbk] = total entries.
@@ -143,6 +148,12 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
     u32 cur = keys[seg_lo];
     bool first = true;
     ec_xyzz<F> acc = ec_inf<F>();
+#if MSM_PREFETCH
+    // The next entry's base is loaded before this entry's addition, so the gather's latency
+    // hides behind the arithmetic (costs the registers of one affine point).
+    u32 vn = vals[seg_lo];
+    T xn = F::ldg(&bases[vn & 0x7fffffffu].x), yn = F::ldg(&bases[vn & 0x7fffffffu].y);
+#endif
     for (u32 j = seg_lo; j < seg_hi; j++) {
         const u32 k = keys[j];
         if (k != cur) {
@@ -151,10 +162,22 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
             cur = k;
             ec_set_inf(acc);
         }
+#if MSM_PREFETCH
+        const u32 v = vn;
+        const T x = xn;
+        T y = yn;
+        if (j + 1 < seg_hi) {
+            vn = vals[j + 1];
+            const ec_affine<F>* bn = bases + (vn & 0x7fffffffu);
+            xn = F::ldg(&bn->x);
+            yn = F::ldg(&bn->y);
+        }
+#else
         const u32 v = vals[j];
         const ec_affine<F>* b = bases + (v & 0x7fffffffu);
         const T x = F::ldg(&b->x);
         T y = F::ldg(&b->y);
+#endif
         if (F::is_zero(x) && F::is_zero(y)) continue;  // infinity base
         y = F::cneg(y, v >> 31);
         ec_add_affine_xy<F, true>(acc, x, y);

@@ -37,6 +37,8 @@ const TESTS: [(&str, &str); 2] = [
 
 /// Register cap of `msm_accumulate` (`MSM_ACC_MINB`) when `BATON_MSM_ACC_MINB` is unset.
 pub const DEFAULT_MSM_ACC_MINB: u32 = 4;
+/// `MSM_PREFETCH` when `BATON_MSM_PREFETCH` is unset.
+pub const DEFAULT_MSM_PREFETCH: u32 = 0;
 
 /// The concatenated translation unit of `set`.
 pub fn source(set: KernelSet) -> String {
@@ -55,17 +57,28 @@ pub fn source(set: KernelSet) -> String {
     out
 }
 
-/// NVRTC options for a virtual architecture such as `compute_90`.
+/// NVRTC options for a virtual architecture such as `compute_90`. Two tuning knobs come from the
+/// environment: `BATON_MSM_ACC_MINB` (register cap of `msm_accumulate`) and `BATON_MSM_PREFETCH`
+/// (1: load the next base one addition ahead).
 pub fn nvrtc_options(arch: &str) -> Vec<String> {
-    let minb = std::env::var("BATON_MSM_ACC_MINB")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .unwrap_or(DEFAULT_MSM_ACC_MINB);
+    let knob = |name: &str, default: u32| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(default)
+    };
     vec![
         format!("--gpu-architecture={arch}"),
         "-default-device".into(),
         "--std=c++17".into(),
-        format!("-DMSM_ACC_MINB={minb}"),
+        format!(
+            "-DMSM_ACC_MINB={}",
+            knob("BATON_MSM_ACC_MINB", DEFAULT_MSM_ACC_MINB)
+        ),
+        format!(
+            "-DMSM_PREFETCH={}",
+            knob("BATON_MSM_PREFETCH", DEFAULT_MSM_PREFETCH)
+        ),
     ]
 }
 
