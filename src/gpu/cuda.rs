@@ -47,6 +47,9 @@ macro_rules! launch {
 
 mod msm;
 mod ntt;
+mod staging;
+
+use staging::Staging;
 
 /// Largest NTT the kernels take (scale tables index positions below 2^28).
 const MAX_GPU_LOG_N: u32 = 28;
@@ -148,8 +151,18 @@ struct Resident {
     last_use: u64,
 }
 
+/// Pinned staging buffers: not yet allocated, allocated, or refused by the driver.
+#[derive(Default)]
+enum StagingSlot {
+    #[default]
+    Untried,
+    Ready(Box<Staging>),
+    Unavailable,
+}
+
 #[derive(Default)]
 struct State {
+    staging: StagingSlot,
     twiddles: Option<Twiddles>,
     tables: HashMap<u32, HTables>,
     bases: HashMap<BasesKey, Resident>,
@@ -173,6 +186,19 @@ pub struct CudaBackend {
     state: Mutex<State>,
     fallbacks: AtomicU64,
     cap_bytes: AtomicU64,
+    /// Threads of this device's own for its host work (density filtering, staging copies) when
+    /// `BATON_GPU_HOST_THREADS` is set; otherwise rayon's global pool. Measured on the 2-GPU
+    /// host (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU
+    /// than the global pool, so the global pool is the default.
+    host_pool: Option<rayon::ThreadPool>,
+}
+
+/// `BATON_GPU_HOST_THREADS`, if set to a positive count.
+fn host_threads() -> Option<usize> {
+    std::env::var("BATON_GPU_HOST_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
 }
 
 /// Free device memory kept back from every call.
@@ -236,6 +262,16 @@ impl CudaBackend {
             },
         };
         let stream = ctx.default_stream();
+        let host_pool = match host_threads() {
+            Some(n) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(move |i| format!("baton-cuda{device}-host{i}"))
+                    .build()
+                    .map_err(|e| backend_err(format!("host thread pool: {e}")))?,
+            ),
+            None => None,
+        };
         tracing::info!(device, arch = %arch, "CUDA backend ready");
         Ok(CudaBackend {
             device,
@@ -243,6 +279,7 @@ impl CudaBackend {
             arch,
             state: Mutex::new(State::default()),
             fallbacks: AtomicU64::new(0),
+            host_pool,
             cap_bytes: AtomicU64::new(u64::MAX),
         })
     }
@@ -321,6 +358,14 @@ impl CudaBackend {
         }
     }
 
+    /// Runs `f` on the device's host pool, if it has one.
+    fn on_host<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.host_pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+
     fn fall_back(&self, what: &'static str, why: &str) {
         self.fallbacks.fetch_add(1, Ordering::Relaxed);
         tracing::warn!(
@@ -340,7 +385,8 @@ impl CudaBackend {
     ) -> DResult<()> {
         let log_n = domain.log_size();
         let n = domain.size();
-        let mut st = self.state()?;
+        let mut guard = self.state()?;
+        let st: &mut State = &mut guard;
         let tw_need = match &st.twiddles {
             Some(t) if t.log_tw >= log_n => 0,
             _ => 16u64 << log_n,
@@ -353,7 +399,7 @@ impl CudaBackend {
         if tw_need > 0 {
             st.twiddles = None;
         }
-        self.make_room(&mut st, 3 * 32 * n as u64 + tw_need + tab_need, None)?;
+        self.make_room(st, 3 * 32 * n as u64 + tw_need + tab_need, None)?;
         if tw_need > 0 {
             st.twiddles = Some(self.dev.twiddles(log_n)?);
         }
@@ -369,10 +415,13 @@ impl CudaBackend {
                 .alloc_zeros::<u64>(n * FR_LIMBS)
                 .map_err(drv("alloc abc"))?;
             if !v.is_empty() {
-                self.dev
-                    .stream
-                    .memcpy_htod(host::scalars_as_u64(v), &mut d)
-                    .map_err(drv("upload abc"))?;
+                let staging = self.staging(&mut st.staging);
+                self.dev.upload_staged(
+                    staging,
+                    host::scalars_as_u64(v),
+                    &mut d.slice_mut(..),
+                    "upload abc",
+                )?;
             }
             bufs.push(d);
         }
@@ -388,11 +437,46 @@ impl CudaBackend {
         self.dev.stream.synchronize().map_err(hard)?;
         a.resize(n - 1, Scalar::from(0u64));
         let out = db.slice(0..(n - 1) * FR_LIMBS);
+        let staging = self.staging(&mut st.staging);
         self.dev
-            .stream
-            .memcpy_dtoh(&out, host::scalars_as_u64_mut(a))
-            .map_err(hard)?;
-        self.dev.stream.synchronize().map_err(hard)
+            .download_staged(staging, &out, host::scalars_as_u64_mut(a), "download h")
+            .map_err(|f| Fail::Error(fail_to_err(f)))
+    }
+
+    /// A new device buffer holding `src`.
+    fn upload_new(
+        &self,
+        slot: &mut StagingSlot,
+        src: &[u64],
+        what: &'static str,
+    ) -> DResult<CudaSlice<u64>> {
+        // SAFETY: `upload` writes all `src.len()` elements before any kernel reads them.
+        let mut d = unsafe { self.dev.stream.alloc::<u64>(src.len()) }.map_err(drv(what))?;
+        let staging = self.staging(slot);
+        self.dev
+            .upload_staged(staging, src, &mut d.slice_mut(..), what)?;
+        Ok(d)
+    }
+
+    /// The staging buffers, allocated on first use; `None` (pageable copies) if that failed.
+    fn staging<'s>(&self, slot: &'s mut StagingSlot) -> Option<&'s mut Staging> {
+        if matches!(slot, StagingSlot::Untried) {
+            *slot = match self.dev.staging() {
+                Ok(s) => StagingSlot::Ready(Box::new(s)),
+                Err(f) => {
+                    tracing::warn!(
+                        device = self.device,
+                        reason = %fail_to_err(f),
+                        "no pinned staging memory: host copies stay pageable"
+                    );
+                    StagingSlot::Unavailable
+                }
+            };
+        }
+        match slot {
+            StagingSlot::Ready(s) => Some(s),
+            _ => None,
+        }
     }
 
     fn try_msm<G: DeviceGroup>(
@@ -407,7 +491,8 @@ impl CudaBackend {
         let limbs = G::AFFINE_LIMBS;
         let points = &bases.points[..n];
         let base_bytes = (points.len() * limbs * 8) as u64;
-        let mut st = self.state()?;
+        let mut guard = self.state()?;
+        let st: &mut State = &mut guard;
         st.tick += 1;
         let tick = st.tick;
         let cacheable = bases.key_id != 0 && bases.query != Query::Other;
@@ -415,16 +500,12 @@ impl CudaBackend {
         let temp;
         let resident = if cacheable {
             if st.bases.contains_key(&key) {
-                self.make_room(&mut st, scratch, Some(&key))?;
+                self.make_room(st, scratch, Some(&key))?;
             } else {
                 let all = bases.points;
                 let bytes = (all.len() * limbs * 8) as u64;
-                self.make_room(&mut st, bytes + scratch, None)?;
-                let d = self
-                    .dev
-                    .stream
-                    .clone_htod(G::affine_limbs(all))
-                    .map_err(drv("upload bases"))?;
+                self.make_room(st, bytes + scratch, None)?;
+                let d = self.upload_new(&mut st.staging, G::affine_limbs(all), "upload bases")?;
                 st.bases.insert(
                     key,
                     Resident {
@@ -439,19 +520,15 @@ impl CudaBackend {
             r.last_use = tick;
             &r.points
         } else {
-            self.make_room(&mut st, base_bytes + scratch, None)?;
-            temp = self
-                .dev
-                .stream
-                .clone_htod(G::affine_limbs(points))
-                .map_err(drv("upload bases"))?;
+            self.make_room(st, base_bytes + scratch, None)?;
+            temp = self.upload_new(&mut st.staging, G::affine_limbs(points), "upload bases")?;
             &temp
         };
-        let scalars = self
-            .dev
-            .stream
-            .clone_htod(host::scalars_as_u64(used))
-            .map_err(drv("upload scalars"))?;
+        let scalars = self.upload_new(
+            &mut st.staging,
+            host::scalars_as_u64(used),
+            "upload scalars",
+        )?;
         let mut acc = G::Proj::identity();
         let mut start = 0;
         while start < n {
@@ -572,7 +649,7 @@ impl Backend for CudaBackend {
         if domain.log_size() > MAX_GPU_LOG_N {
             return domain.compute_h(a, b, c);
         }
-        match self.try_compute_h(domain, a, b, c) {
+        match self.on_host(|| self.try_compute_h(domain, a, b, c)) {
             Ok(()) => Ok(()),
             Err(Fail::OutOfMemory(why)) => {
                 self.fall_back("compute_h", &why);
@@ -588,11 +665,11 @@ impl Backend for CudaBackend {
         scalars: &[Scalar],
         density: Option<&Density>,
     ) -> Result<G1Projective> {
-        let used = used_scalars(bases.points.len(), scalars, density)?;
+        let used = self.on_host(|| used_scalars(bases.points.len(), scalars, density))?;
         if used.len() < MIN_GPU_MSM {
             return crate::msm::msm_g1(bases.points, scalars, density);
         }
-        match self.try_msm::<host::G1>(&bases, &used) {
+        match self.on_host(|| self.try_msm::<host::G1>(&bases, &used)) {
             Ok(p) => Ok(p),
             Err(Fail::OutOfMemory(why)) => {
                 self.fall_back("msm_g1", &why);
@@ -608,11 +685,11 @@ impl Backend for CudaBackend {
         scalars: &[Scalar],
         density: Option<&Density>,
     ) -> Result<G2Projective> {
-        let used = used_scalars(bases.points.len(), scalars, density)?;
+        let used = self.on_host(|| used_scalars(bases.points.len(), scalars, density))?;
         if used.len() < MIN_GPU_MSM {
             return crate::msm::msm_g2(bases.points, scalars, density);
         }
-        match self.try_msm::<host::G2>(&bases, &used) {
+        match self.on_host(|| self.try_msm::<host::G2>(&bases, &used)) {
             Ok(p) => Ok(p),
             Err(Fail::OutOfMemory(why)) => {
                 self.fall_back("msm_g2", &why);
