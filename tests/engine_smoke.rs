@@ -20,12 +20,15 @@ fn check_proof(pvk: &PreparedVerifyingKey, proof: &baton::Proof, inputs: &[Scala
     );
 }
 
+/// A real key for `Synthetic` of `size` constraints, from a seeded setup.
+fn key(size: usize, seed: u64) -> Arc<baton::ProvingKey> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    Arc::new(baton::generate_random_parameters(Synthetic::new(size, 0), &mut rng).expect("setup"))
+}
+
 #[test]
 fn engine_proves_a_request_and_reconciles_the_ledger() {
-    let mut rng = ChaCha8Rng::seed_from_u64(21);
-    let pk = Arc::new(
-        baton::generate_random_parameters(Synthetic::new(1 << 9, 0), &mut rng).expect("setup"),
-    );
+    let pk = key(1 << 9, 21);
     let cfg = Config {
         budget_bytes: Some(64 << 20),
         synthesis_workers: 2,
@@ -65,10 +68,7 @@ fn engine_proves_a_request_and_reconciles_the_ledger() {
 #[test]
 fn two_gpu_actors_share_the_work_and_report_busy_time_per_device() {
     use baton::testing::{cpu_stages, FakeGpu};
-    let mut rng = ChaCha8Rng::seed_from_u64(22);
-    let pk = Arc::new(
-        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
-    );
+    let pk = key(1 << 8, 22);
     let stages = baton::pipeline::Stages {
         gpu: FakeGpu::new()
             .delay(std::time::Duration::from_millis(40))
@@ -146,10 +146,7 @@ fn metrics_endpoint_serves_prometheus_text() {
 
 #[test]
 fn unsatisfied_partition_fails_its_job_at_once_naming_the_constraint() {
-    let mut rng = ChaCha8Rng::seed_from_u64(23);
-    let pk = Arc::new(
-        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
-    );
+    let pk = key(1 << 8, 23);
     let cfg = Config {
         budget_bytes: Some(64 << 20),
         synthesis_workers: 2,
@@ -188,10 +185,7 @@ fn unsatisfied_partition_fails_its_job_at_once_naming_the_constraint() {
 
 #[test]
 fn a_stated_footprint_without_witness_bytes_still_lets_shutdown_finish() {
-    let mut rng = ChaCha8Rng::seed_from_u64(24);
-    let pk = Arc::new(
-        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
-    );
+    let pk = key(1 << 8, 24);
     assert_ne!(
         pk.id(),
         (*pk).clone().id(),
@@ -221,10 +215,7 @@ fn a_stated_footprint_without_witness_bytes_still_lets_shutdown_finish() {
 #[test]
 fn an_auto_budget_sets_the_key_in_use_aside() {
     use baton::testing::{cpu_stages, FakeGpu};
-    let mut rng = ChaCha8Rng::seed_from_u64(25);
-    let pk = Arc::new(
-        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
-    );
+    let pk = key(1 << 8, 25);
     let stages = baton::pipeline::Stages {
         gpu: FakeGpu::new()
             .delay(std::time::Duration::from_millis(300))
@@ -272,10 +263,7 @@ fn an_auto_budget_sets_the_key_in_use_aside() {
 fn b_g2_on_the_backend_gives_verifying_proofs_with_two_devices() {
     // `bg2.device = "gpu"` on the CPU backend: the B_G2 workers use the devices' backends
     // (worker i on device i mod 2); the proofs must be the same valid proofs.
-    let mut rng = ChaCha8Rng::seed_from_u64(23);
-    let pk = Arc::new(
-        baton::generate_random_parameters(Synthetic::new(1 << 8, 0), &mut rng).expect("setup"),
-    );
+    let pk = key(1 << 8, 23);
     let cfg = Config {
         budget_bytes: Some(64 << 20),
         synthesis_workers: 2,

@@ -237,6 +237,16 @@ impl CudaBackend {
                 .load_function(name)
                 .map_err(|e| backend_err(format!("kernel {name}: {e:?}")))
         };
+        // The kernels of one group: G1's have no suffix, G2's end in `_g2`.
+        let group = |sfx: &str| -> Result<GroupKernels> {
+            Ok(GroupKernels {
+                accumulate: f(&format!("msm_accumulate{sfx}"))?,
+                finalize: f(&format!("msm_finalize{sfx}"))?,
+                reduce_level: f(&format!("msm_reduce_level{sfx}"))?,
+                ones: f(&format!("msm_ones{sfx}"))?,
+                sum: f(&format!("ec_sum{sfx}"))?,
+            })
+        };
         let k = Kernels {
             ntt_pass: f("ntt_pass")?,
             ntt_coset_h: f("ntt_coset_h")?,
@@ -246,20 +256,8 @@ impl CudaBackend {
             msm_scatter: f("msm_scatter")?,
             scan_block: f("scan_block")?,
             scan_add: f("scan_add")?,
-            g1: GroupKernels {
-                accumulate: f("msm_accumulate")?,
-                finalize: f("msm_finalize")?,
-                reduce_level: f("msm_reduce_level")?,
-                ones: f("msm_ones")?,
-                sum: f("ec_sum")?,
-            },
-            g2: GroupKernels {
-                accumulate: f("msm_accumulate_g2")?,
-                finalize: f("msm_finalize_g2")?,
-                reduce_level: f("msm_reduce_level_g2")?,
-                ones: f("msm_ones_g2")?,
-                sum: f("ec_sum_g2")?,
-            },
+            g1: group("")?,
+            g2: group("_g2")?,
         };
         let stream = ctx.default_stream();
         let host_pool = match host_threads() {

@@ -253,40 +253,40 @@ impl MsmShape {
 /// An XYZZ point (x = X/ZZ, y = Y/ZZZ, ZZ = 0 is infinity) as a blstrs Jacobian point:
 /// Xj = X·ZZ·ZZZ², Yj = Y·ZZ³·ZZZ², Zj = ZZ·ZZZ.
 pub fn xyzz_to_projective(limbs: &[u64]) -> G1Projective {
-    let fp = |k: usize| {
-        let mut l = [0u64; 6];
-        if let Some(src) = limbs.get(6 * k..6 * k + 6) {
-            l.copy_from_slice(src);
-        }
-        Fp::from_raw_unchecked(l)
-    };
-    let (x, y, zz, zzz) = (fp(0), fp(1), fp(2), fp(3));
-    if bool::from(zz.is_zero()) {
-        return G1Projective::identity();
+    let fp = |k: usize| fp_at(limbs, k);
+    match xyzz_to_jacobian([fp(0), fp(1), fp(2), fp(3)]) {
+        Some((x, y, z)) => G1Projective::from_raw_unchecked(x, y, z),
+        None => G1Projective::identity(),
     }
-    let zzz2 = zzz.square();
-    let zz_zzz2 = zz * zzz2;
-    G1Projective::from_raw_unchecked(x * zz_zzz2, y * zz.square() * zz_zzz2, zz * zzz)
 }
 
 /// The G2 counterpart of [`xyzz_to_projective`] (same formulas over Fp2; blst's G2 points are
 /// Jacobian too).
 pub fn xyzz_to_projective_g2(limbs: &[u64]) -> G2Projective {
-    let fp = |k: usize| {
-        let mut l = [0u64; 6];
-        if let Some(src) = limbs.get(6 * k..6 * k + 6) {
-            l.copy_from_slice(src);
-        }
-        Fp::from_raw_unchecked(l)
-    };
-    let fp2 = |k: usize| Fp2::new(fp(2 * k), fp(2 * k + 1));
-    let (x, y, zz, zzz) = (fp2(0), fp2(1), fp2(2), fp2(3));
+    let fp2 = |k: usize| Fp2::new(fp_at(limbs, 2 * k), fp_at(limbs, 2 * k + 1));
+    match xyzz_to_jacobian([fp2(0), fp2(1), fp2(2), fp2(3)]) {
+        Some((x, y, z)) => G2Projective::from_raw_unchecked(x, y, z),
+        None => G2Projective::identity(),
+    }
+}
+
+/// The k-th Fp (6 limbs) of `limbs`, zero where `limbs` is too short.
+fn fp_at(limbs: &[u64], k: usize) -> Fp {
+    let mut l = [0u64; 6];
+    if let Some(src) = limbs.get(6 * k..6 * k + 6) {
+        l.copy_from_slice(src);
+    }
+    Fp::from_raw_unchecked(l)
+}
+
+/// Jacobian coordinates of an XYZZ point over any coordinate field; `None` for infinity.
+fn xyzz_to_jacobian<F: Field>([x, y, zz, zzz]: [F; 4]) -> Option<(F, F, F)> {
     if bool::from(zz.is_zero()) {
-        return G2Projective::identity();
+        return None;
     }
     let zzz2 = zzz.square();
     let zz_zzz2 = zz * zzz2;
-    G2Projective::from_raw_unchecked(x * zz_zzz2, y * zz.square() * zz_zzz2, zz * zzz)
+    Some((x * zz_zzz2, y * zz.square() * zz_zzz2, zz * zzz))
 }
 
 /// Σ_w 2^(c·w)·out[w] + out[nwin] from the `nwin + 1` XYZZ window sums of one MSM.
