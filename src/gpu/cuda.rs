@@ -663,18 +663,7 @@ impl Backend for CudaBackend {
         scalars: &[Scalar],
         density: Option<&Density>,
     ) -> Result<G1Projective> {
-        let used = self.on_host(|| used_scalars(bases.points.len(), scalars, density))?;
-        if used.len() < MIN_GPU_MSM {
-            return crate::msm::msm_g1(bases.points, scalars, density);
-        }
-        match self.on_host(|| self.try_msm::<host::G1>(&bases, &used)) {
-            Ok(p) => Ok(p),
-            Err(Fail::OutOfMemory(why)) => {
-                self.fall_back("msm_g1", &why);
-                crate::msm::msm_g1(bases.points, scalars, density)
-            }
-            Err(Fail::Error(e)) => Err(e),
-        }
+        self.msm::<host::G1>(bases, scalars, density, "msm_g1", crate::msm::msm_g1)
     }
 
     fn msm_g2(
@@ -683,15 +672,40 @@ impl Backend for CudaBackend {
         scalars: &[Scalar],
         density: Option<&Density>,
     ) -> Result<G2Projective> {
+        self.msm::<host::G2>(bases, scalars, density, "msm_g2", crate::msm::msm_g2)
+    }
+}
+
+/// The CPU MSM a device MSM falls back to.
+type CpuMsm<G> = fn(
+    &[<G as host::GpuGroup>::Affine],
+    &[Scalar],
+    Option<&Density>,
+) -> Result<<G as host::GpuGroup>::Proj>;
+
+impl CudaBackend {
+    /// An MSM of group `G` on the device, on `cpu` below [`MIN_GPU_MSM`] used scalars or when
+    /// the device memory does not fit it.
+    fn msm<G: DeviceGroup>(
+        &self,
+        bases: Bases<'_, G::Affine>,
+        scalars: &[Scalar],
+        density: Option<&Density>,
+        what: &'static str,
+        cpu: CpuMsm<G>,
+    ) -> Result<G::Proj>
+    where
+        G::Proj: Send,
+    {
         let used = self.on_host(|| used_scalars(bases.points.len(), scalars, density))?;
         if used.len() < MIN_GPU_MSM {
-            return crate::msm::msm_g2(bases.points, scalars, density);
+            return cpu(bases.points, scalars, density);
         }
-        match self.on_host(|| self.try_msm::<host::G2>(&bases, &used)) {
+        match self.on_host(|| self.try_msm::<G>(&bases, &used)) {
             Ok(p) => Ok(p),
             Err(Fail::OutOfMemory(why)) => {
-                self.fall_back("msm_g2", &why);
-                crate::msm::msm_g2(bases.points, scalars, density)
+                self.fall_back(what, &why);
+                cpu(bases.points, scalars, density)
             }
             Err(Fail::Error(e)) => Err(e),
         }
