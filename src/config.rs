@@ -124,10 +124,26 @@ struct RawBg2 {
     device: Option<String>,
 }
 
+/// `gpu.devices`: a TOML array (`[0, 1]`) or a string (`"0,1"`, as the environment gives it).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawDevices {
+    List(Vec<RawIndex>),
+    Text(String),
+}
+
+/// One entry of a `gpu.devices` array.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawIndex {
+    Number(i64),
+    Text(String),
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawGpu {
-    devices: Option<String>,
+    devices: Option<RawDevices>,
     backend: Option<String>,
 }
 
@@ -303,9 +319,22 @@ impl Config {
         }
         let gpu = raw.gpu.unwrap_or_default();
         if let Some(d) = gpu.devices {
-            let list: Result<Vec<usize>, _> = d
-                .trim_matches(|ch| ch == '[' || ch == ']')
-                .split(',')
+            let items: Vec<String> = match d {
+                RawDevices::List(v) => v
+                    .into_iter()
+                    .map(|i| match i {
+                        RawIndex::Number(n) => n.to_string(),
+                        RawIndex::Text(t) => t,
+                    })
+                    .collect(),
+                RawDevices::Text(t) => t
+                    .trim_matches(|ch| ch == '[' || ch == ']')
+                    .split(',')
+                    .map(str::to_string)
+                    .collect(),
+            };
+            let list: Result<Vec<usize>, _> = items
+                .iter()
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| count("gpu.devices", s, 0))
                 .collect();
@@ -399,6 +428,14 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_is_a_valid_config() {
+        let c = Config::from_toml(include_str!("../baton.example.toml")).expect("example parses");
+        c.validate().expect("example validates");
+        assert!(!c.bg2_on_gpu, "the example keeps B_G2 on the CPU");
+        assert_eq!(c.gpu_devices, vec![0]);
+    }
+
+    #[test]
     fn toml_and_env_are_read_and_validated() {
         let c = Config::from_toml("[memory]\nbudget = \"2GiB\"\npolicy = \"hold_until_delivered\"\n[synthesis]\nworkers = 3\n")
             .expect("valid");
@@ -418,6 +455,7 @@ mod tests {
             ("BATON_BG2_WORKERS".to_string(), "2".to_string()),
             ("BATON_GPU_BACKEND".to_string(), "cpu".to_string()),
             ("BATON_BG2_DEVICE".to_string(), "gpu".to_string()),
+            ("BATON_GPU_DEVICES".to_string(), "1,0".to_string()),
             ("BATON_LOG".to_string(), "info".to_string()),
             ("BATON_BENCH_RUNS".to_string(), "5".to_string()),
             ("BATON_CACHE_DIR".to_string(), "/tmp/x".to_string()),
@@ -426,6 +464,7 @@ mod tests {
         assert_eq!(c.bg2_workers, 2);
         assert_eq!(c.backend, BackendChoice::Cpu);
         assert!(c.bg2_on_gpu);
+        assert_eq!(c.gpu_devices, vec![1, 0]);
         assert!(
             !Config::default().bg2_on_gpu,
             "B_G2 stays on the CPU by default"
@@ -433,6 +472,12 @@ mod tests {
         let err = Config::from_toml("[bg2]\ndevice = \"tpu\"\n").expect_err("bad device");
         assert!(err.to_string().contains("bg2.device"), "{err}");
 
+        let c = Config::from_toml("[gpu]\ndevices = [0, 1]\n").expect("TOML array");
+        assert_eq!(c.gpu_devices, vec![0, 1]);
+        let c = Config::from_toml("[gpu]\ndevices = \"2,3\"\n").expect("string list");
+        assert_eq!(c.gpu_devices, vec![2, 3]);
+        let err = Config::from_toml("[gpu]\ndevices = [0, \"x\"]\n").expect_err("bad index");
+        assert!(err.to_string().contains("gpu.devices"), "{err}");
         let err = Config::from_toml("[memory]\nbudget = \"lots\"\n").expect_err("bad budget");
         assert!(err.to_string().contains("memory.budget"), "{err}");
         let err = Config::from_toml("[synthesis]\nworkers = 0\n").expect_err("zero workers");
