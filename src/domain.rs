@@ -213,7 +213,7 @@ pub fn powers(x: Scalar, start: Scalar, len: usize) -> Vec<Scalar> {
     out
 }
 
-/// v[i] *= x^i.
+/// `v[i] *= x^i`.
 pub fn scale_by_powers(v: &mut [Scalar], x: Scalar) {
     scale_chunks(v, x, Scalar::ONE, false);
 }

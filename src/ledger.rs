@@ -17,14 +17,15 @@ use std::collections::BTreeMap;
 pub use error::LedgerError;
 pub use grant::{Grant, GrantId};
 pub use labels::{BufferClass, Policy, Stage};
-pub use sizing::{auto_budget_bytes, default_slots, Footprint, PartitionShape};
+pub use sizing::{auto_budget_bytes, Footprint, PartitionShape};
 
 /// What a ledger is built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LedgerConfig {
     /// Bytes all outstanding grants may hold together.
     pub budget_bytes: u64,
-    /// Permits for undelivered buffers (see [`default_slots`]).
+    /// Permits for undelivered buffers (the engine sizes them with
+    /// [`Config::effective_slots`](crate::Config::effective_slots)).
     pub slots: usize,
     /// When slots come back and whether the budget holds.
     pub policy: Policy,

@@ -1,7 +1,7 @@
 //! baton: an actor-model Groth16 proving engine for BLS12-381.
 //!
 //! Proofs are byte-compatible with bellperson and verify with its verifier. The prover core
-//! ([`prove`], [`ProvingKey`], [`verify`]) works without any actor; the engine that pipelines
+//! ([`prove`], [`ProvingKey`], [`verify()`]) works without any actor; the engine that pipelines
 //! synthesis, the GPU and the G2 MSM under a memory budget is described in `actors.md`.
 #![warn(missing_docs)]
 

@@ -85,7 +85,7 @@ fn to_g2(p: blst_p2) -> G2Projective {
     G2Projective::from_raw_unchecked(p.x.into(), p.y.into(), p.z.into())
 }
 
-/// Σ scalars[i]·bases[j(i)] over the scalars whose variable is present in `density` (all when
+/// `Σ scalars[i]·bases[j(i)]` over the scalars whose variable is present in `density` (all when
 /// `None`); `bases` holds one point per present variable, in order.
 pub fn msm_g1(
     bases: &[G1Affine],

@@ -306,17 +306,6 @@ fn sizing_helpers() {
         none.to_string().contains("800") && none.to_string().contains("300"),
         "{none}"
     );
-    let t = FP.total_bytes();
-    assert_eq!(
-        default_slots(4, 10 * t, &FP),
-        8,
-        "lookahead capped at workers"
-    );
-    assert_eq!(default_slots(4, 5 * t, &FP), 5, "one more footprint fits");
-    assert_eq!(default_slots(4, 3 * t, &FP), 4, "bytes bind before slots");
-    assert_eq!(default_slots(0, 3 * t, &FP), 1);
-    assert_eq!(default_slots(0, 0, &FP), 1, "never zero");
-    assert_eq!(default_slots(2, 1, &Footprint::default()), 4);
 }
 
 proptest! {

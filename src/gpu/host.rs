@@ -289,7 +289,7 @@ fn xyzz_to_jacobian<F: Field>([x, y, zz, zzz]: [F; 4]) -> Option<(F, F, F)> {
     Some((x * zz_zzz2, y * zz.square() * zz_zzz2, zz * zzz))
 }
 
-/// Σ_w 2^(c·w)·out[w] + out[nwin] from the `nwin + 1` XYZZ window sums of one MSM.
+/// `Σ_w 2^(c·w)·out[w] + out[nwin]` from the `nwin + 1` XYZZ window sums of one MSM.
 pub fn combine_windows(out: &[u64], c: u32) -> G1Projective {
     combine_windows_of::<G1>(out, c)
 }

@@ -1,4 +1,4 @@
-//! GPU backends. With the `cuda` feature, [`cuda_backend`] opens a device through cudarc;
+//! GPU backends. With the `cuda` feature, `cuda_backend` opens a device through cudarc;
 //! without it, it says so and the engine falls back to the CPU.
 
 use std::sync::Arc;

@@ -90,7 +90,8 @@ impl fmt::Display for Stage {
 ///
 /// `Ledger` and `HoldUntilDelivered` run the same code: both return the slot at
 /// [`Ledger::delivered`](super::Ledger::delivered) and enforce the budget. They differ only in the slot
-/// count the caller configures: workers plus a lookahead ([`default_slots`](super::default_slots)) for
+/// count the caller configures: workers plus a lookahead per GPU
+/// ([`Config::effective_slots`](crate::Config::effective_slots)) for
 /// `Ledger`, workers alone for `HoldUntilDelivered` (bounded but slower).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Policy {

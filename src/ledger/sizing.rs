@@ -89,20 +89,3 @@ pub fn auto_budget_bytes(
         budget_bytes => Ok(budget_bytes),
     }
 }
-
-/// The default slot count for [`Policy::Ledger`](super::Policy::Ledger): `workers + lookahead`, where
-/// `fit = budget_bytes / footprint.total_bytes()` and
-/// `lookahead = min(fit − workers (floored at 0), max(workers, 1))`.
-///
-/// The lookahead is how many more whole footprints fit in the budget beyond one per
-/// worker, capped at one spare per worker: more would only queue more buffers for a
-/// GPU that cannot take them faster. It is at least 1 whenever `fit > workers`.
-/// Never returns 0. For `HoldUntilDelivered` use `workers` instead.
-pub fn default_slots(workers: usize, budget_bytes: u64, footprint: &Footprint) -> usize {
-    let cap = workers.max(1);
-    let fit = budget_bytes
-        .checked_div(footprint.total_bytes())
-        .map_or(usize::MAX, |f| usize::try_from(f).unwrap_or(usize::MAX));
-    let lookahead = fit.saturating_sub(workers).min(cap);
-    workers.saturating_add(lookahead).max(1)
-}
