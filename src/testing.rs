@@ -1,6 +1,6 @@
 //! Fakes for actor tests and embedders (feature `test-util`): pipeline stages that sleep, fail
 //! or panic on cue and otherwise run the real CPU code (so proofs still verify), counters the
-//! test hands in as `Arc<AtomicUsize>`, and [`Stages`] factories built from them.
+//! test hands in as `Arc<AtomicUsize>`, and [`Stages`](crate::pipeline::Stages) factories built from them.
 //!
 //! ```ignore
 //! let gpu = FakeGpu::new().delay(Duration::from_millis(50));

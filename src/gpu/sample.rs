@@ -55,7 +55,7 @@ impl DistinctBases {
         }
     }
 
-    /// Σ sᵢ·points[i] computed on the CPU through A and B (1024 + n/1024 points).
+    /// `Σ sᵢ·points[i]` computed on the CPU through A and B (1024 + n/1024 points).
     pub fn msm_check(&self, scalars: &[Scalar]) -> crate::Result<G1Projective> {
         let sa = fold_tiled(scalars, 1024);
         let sb: Vec<Scalar> = scalars.par_chunks(1024).map(|c| c.iter().sum()).collect();
