@@ -39,6 +39,9 @@ pub enum Error {
         /// What is wrong there.
         reason: String,
     },
+    /// The engine skipped this partition because another partition of its job failed for good.
+    #[error("skipped: another partition of the job failed")]
+    Abandoned,
     /// An I/O error from the operating system.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

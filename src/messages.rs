@@ -2,6 +2,7 @@
 //! buffers change owner only by moving inside these messages.
 
 use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -26,6 +27,23 @@ pub struct PartRef {
     pub attempt: u32,
 }
 
+/// Set by the supervisor when a job fails for good; the stages check it before their work so
+/// that the job's partitions still in flight are skipped rather than computed for nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Abandoned(Arc<AtomicBool>);
+
+impl Abandoned {
+    /// Marks the job abandoned.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the job was abandoned.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 /// Engine → Supervisor: a new request. Reply through `reply`: the proofs in order, or why not.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -48,6 +66,8 @@ pub struct Synthesize {
     pub pk: Arc<ProvingKey>,
     /// The ledger grant; travels with the buffers.
     pub grant: Grant,
+    /// The job's abandonment flag.
+    pub abandoned: Abandoned,
     /// The partition's tracing span (a child of its job's span).
     pub span: tracing::Span,
 }
@@ -68,6 +88,8 @@ pub struct Prove {
     pub witness: Witness,
     /// When synthesis ended (queue time in front of the GPU is measured from here).
     pub synthesized_at: Instant,
+    /// The job's abandonment flag.
+    pub abandoned: Abandoned,
     /// The partition's tracing span (a child of its job's span).
     pub span: tracing::Span,
 }
@@ -86,6 +108,8 @@ pub struct FinishProof {
     pub g1: G1Sums,
     /// The witness buffers.
     pub witness: Witness,
+    /// The job's abandonment flag.
+    pub abandoned: Abandoned,
     /// The partition's tracing span (a child of its job's span).
     pub span: tracing::Span,
 }

@@ -27,7 +27,7 @@ pub struct Metrics {
     pub grants_waiting: IntGauge,
     /// `baton_stage_seconds{stage}`.
     pub stage_seconds: HistogramVec,
-    /// `baton_proofs_total{result}`.
+    /// `baton_proofs_total{result}`: ok, failed, retried, abandoned (skipped after its job failed).
     pub proofs_total: IntCounterVec,
     /// `baton_gpu_busy_seconds_total{device}`.
     pub gpu_busy_seconds: prometheus::CounterVec,

@@ -396,3 +396,53 @@ fn shutdown_waits_for_work_in_flight() {
         assert!(baton::verify(&pvk, &r.proof, &wrong).is_err());
     }
 }
+
+#[test]
+fn a_failed_job_skips_its_partitions_in_flight_and_the_next_job_proves() {
+    let pk = key();
+    let bad = circuits(2000..2012);
+    let poisoned = bad[0].public_inputs()[0];
+    let calls = Arc::new(AtomicUsize::new(0));
+    // A slow GPU, so synthesized partitions queue in front of it; partition 0 fails for good on
+    // its first attempt (one attempt allowed).
+    let gpu = FakeGpu::new()
+        .delay(Duration::from_millis(100))
+        .calls(calls.clone())
+        .fail_on_public_input(0, poisoned);
+    let stages = baton::pipeline::Stages {
+        gpu: gpu.factory(),
+        ..cpu_stages()
+    };
+    let slots = 6;
+    let engine = Engine::start_with(config(64 << 20, 2, Some(slots), 1), stages).expect("start");
+    let err = engine
+        .prove_blocking(Request::new(pk.clone(), bad))
+        .expect_err("partition 0 fails the job");
+    assert!(
+        matches!(err, EngineError::PartitionFailed { index: 0, .. }),
+        "{err}"
+    );
+    wait_settled(&engine);
+    let abandoned = engine
+        .metric_handles()
+        .proofs_total
+        .with_label_values(&["abandoned"])
+        .get();
+    assert!(
+        abandoned >= 1,
+        "partitions in flight when the job failed were skipped"
+    );
+    // Partition 0 reached the GPU among the first `slots` partitions; nothing after its
+    // failure reached `g1_msms` again.
+    let ran = calls.load(Ordering::SeqCst);
+    assert!(ran <= slots, "{ran} GPU calls");
+    assert!(metric(&engine, "baton_proofs_total{result=\"failed\"} 1"));
+    // Nothing else was lost: the next request proves.
+    let good = circuits(2100..2103);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), good.clone()))
+        .expect("the next request proves");
+    check_proofs(&pk, &proofs, &good);
+    wait_settled(&engine);
+    engine.shutdown_blocking();
+}

@@ -6,7 +6,7 @@ use std::time::Instant;
 use actix::{Actor, Addr, Handler, SyncContext};
 
 use super::gpu::fail_and_release;
-use super::{post, restart_after_panic, retryable, took, DeallocActor, Supervisor};
+use super::{post, restart_after_panic, retryable, skipped, took, DeallocActor, Supervisor};
 use crate::ledger::BufferClass;
 use crate::messages::{frees_of, FinishProof, PartitionDone, Release};
 use crate::metrics::Metrics;
@@ -39,13 +39,19 @@ impl Handler<FinishProof> for Bg2Actor {
             grant,
             g1,
             witness,
+            abandoned,
             span,
         } = msg;
         let stage_span = tracing::info_span!(parent: &span, "bg2");
         let _enter = stage_span.enter();
         let t = Instant::now();
         let stage = &mut self.stage;
-        let outcome = catch_unwind(AssertUnwindSafe(|| stage.finish(&pk, &witness, &g1)));
+        let outcome = if abandoned.is_set() {
+            skipped(&self.metrics, "bg2");
+            Ok(Err(crate::Error::Abandoned))
+        } else {
+            catch_unwind(AssertUnwindSafe(|| stage.finish(&pk, &witness, &g1)))
+        };
         self.metrics
             .stage_seconds
             .with_label_values(&["bg2"])
@@ -79,7 +85,9 @@ impl Handler<FinishProof> for Bg2Actor {
             Ok(Err(e)) => (e.to_string(), retryable(&e)),
             Err(p) => restart_after_panic(&self.metrics, "bg2", ctx, p.as_ref()),
         };
-        tracing::warn!(%cause, "B_G2 stage failed");
+        if !abandoned.is_set() {
+            tracing::warn!(%cause, "B_G2 stage failed");
+        }
         fail_and_release(
             &self.metrics,
             &self.supervisor,

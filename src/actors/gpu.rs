@@ -9,10 +9,14 @@ use std::time::Instant;
 use actix::{Actor, Addr, Handler, SyncContext};
 use blstrs::Scalar;
 
-use super::{post, restart_after_panic, retryable, took, Bg2Actor, DeallocActor, Supervisor};
+use super::{
+    post, restart_after_panic, retryable, skipped, took, Bg2Actor, DeallocActor, Supervisor,
+};
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
-use crate::messages::{Delivered, Failed, FinishProof, HandedOff, PartRef, Prove, Release};
+use crate::messages::{
+    Abandoned, Delivered, Failed, FinishProof, HandedOff, PartRef, Prove, Release,
+};
 use crate::metrics::Metrics;
 use crate::pipeline::GpuStage;
 use crate::prover::{Abc, G1Sums, Witness};
@@ -72,7 +76,12 @@ impl GpuActor {
         fp: &Footprint,
         id: GrantId,
         held: &mut Held,
+        abandoned: &Abandoned,
     ) -> crate::Result<G1Sums> {
+        if abandoned.is_set() {
+            skipped(&self.metrics, "gpu");
+            return Err(crate::Error::Abandoned);
+        }
         let t = Instant::now();
         let mut abc = held.abc.take().unwrap_or_default();
         let h = self.stage.compute_h(pk, &mut abc);
@@ -122,6 +131,7 @@ impl Handler<Prove> for GpuActor {
             abc,
             witness,
             synthesized_at,
+            abandoned,
             span,
         } = msg;
         let id = grant.id();
@@ -145,7 +155,9 @@ impl Handler<Prove> for GpuActor {
             witness: Some(witness),
             abc_bytes: fp.bytes(BufferClass::Abc),
         };
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.run(part, &pk, &fp, id, &mut held)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.run(part, &pk, &fp, id, &mut held, &abandoned)
+        }));
         self.metrics
             .gpu_busy_seconds
             .with_label_values(&[&self.device])
@@ -177,6 +189,7 @@ impl Handler<Prove> for GpuActor {
                             grant,
                             g1,
                             witness,
+                            abandoned,
                             span,
                         },
                     );
@@ -187,7 +200,9 @@ impl Handler<Prove> for GpuActor {
             Ok(Err(e)) => (e.to_string(), retryable(&e)),
             Err(p) => restart_after_panic(&self.metrics, "gpu", ctx, p.as_ref()),
         };
-        tracing::warn!(%cause, "GPU stage failed");
+        if !abandoned.is_set() {
+            tracing::warn!(%cause, "GPU stage failed");
+        }
         fail_and_release(
             &self.metrics,
             &self.supervisor,

@@ -41,6 +41,8 @@ struct Job {
     in_flight: usize,
     reply: Option<oneshot::Sender<Result<Vec<Proof>, EngineError>>>,
     failed: bool,
+    /// Set with `failed`: tells the stages to skip this job's partitions still in flight.
+    abandoned: Abandoned,
     span: tracing::Span,
 }
 
@@ -128,6 +130,7 @@ impl Supervisor {
             self.idle_workers -= 1;
             self.grants.insert(grant.id(), part);
             let (circuit, pk) = (job.circuits[part.index].clone(), job.pk.clone());
+            let abandoned = job.abandoned.clone();
             let span = tracing::info_span!(parent: &job.span, "partition", index = part.index, attempt = part.attempt);
             self.set_state(part, PartitionState::Synthesizing);
             if let Some(s) = &self.synthesis {
@@ -140,6 +143,7 @@ impl Supervisor {
                         circuit,
                         pk,
                         grant,
+                        abandoned,
                         span,
                     },
                 );
@@ -175,6 +179,7 @@ impl Supervisor {
             return;
         }
         job.failed = true;
+        job.abandoned.set();
         tracing::warn!(job = job_id, error = %err, "job failed");
         // One per partition that failed for good (its siblings are abandoned, not counted).
         self.metrics
@@ -286,6 +291,7 @@ impl Handler<Submit> for Supervisor {
                 in_flight: 0,
                 reply: Some(reply),
                 failed: false,
+                abandoned: Abandoned::default(),
                 span: tracing::info_span!(parent: None, "job", id, partitions = n),
             },
         );

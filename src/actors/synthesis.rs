@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use actix::{Actor, Addr, Handler, SyncContext};
 
-use super::{post, restart_after_panic, took, DeallocActor, GpuActor, Supervisor};
+use super::{post, restart_after_panic, skipped, took, DeallocActor, GpuActor, Supervisor};
 use crate::ledger::BufferClass;
 use crate::messages::{frees_of, Failed, Prove, Release, Synthesize, Synthesized};
 use crate::metrics::Metrics;
@@ -40,13 +40,19 @@ impl Handler<Synthesize> for SynthesisActor {
             circuit,
             pk,
             grant,
+            abandoned,
             span,
         } = msg;
         let stage_span = tracing::info_span!(parent: &span, "synthesize");
         let _enter = stage_span.enter();
         let t = Instant::now();
         let stage = &mut self.stage;
-        let outcome = catch_unwind(AssertUnwindSafe(|| stage.synthesize(circuit.as_ref(), &pk)));
+        let outcome = if abandoned.is_set() {
+            skipped(&self.metrics, "synthesis");
+            Ok(Err(crate::Error::Abandoned))
+        } else {
+            catch_unwind(AssertUnwindSafe(|| stage.synthesize(circuit.as_ref(), &pk)))
+        };
         let secs = t.elapsed().as_secs_f64();
         self.metrics
             .stage_seconds
@@ -71,6 +77,7 @@ impl Handler<Synthesize> for SynthesisActor {
                     abc,
                     witness,
                     synthesized_at: Instant::now(),
+                    abandoned,
                     span,
                 };
                 post(&self.metrics, "gpu", &self.gpu, prove);
@@ -79,7 +86,9 @@ impl Handler<Synthesize> for SynthesisActor {
             Ok(Err(e)) => (e.to_string(), false),
             Err(p) => restart_after_panic(&self.metrics, "synthesis", ctx, p.as_ref()),
         };
-        tracing::warn!(%cause, "synthesis failed");
+        if !abandoned.is_set() {
+            tracing::warn!(%cause, "synthesis failed");
+        }
         let id = grant.id();
         post(
             &self.metrics,
