@@ -226,6 +226,17 @@ fn is_config_var(name: &str) -> bool {
     })
 }
 
+/// Device indices from `"0,1"` (or `"[0, 1]"`); `None` when empty or not indices.
+pub fn parse_devices(s: &str) -> Option<Vec<usize>> {
+    let list: Option<Vec<usize>> = s
+        .trim_matches(|ch: char| ch == '[' || ch == ']' || ch.is_whitespace())
+        .split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| x.trim().parse().ok())
+        .collect();
+    list.filter(|l| !l.is_empty())
+}
+
 impl Config {
     /// Reads `baton.toml` (or `$BATON_CONFIG`) if present, then `BATON_*` variables.
     pub fn load() -> Result<Self, ConfigError> {
@@ -425,6 +436,10 @@ mod tests {
         assert_eq!(parse_bytes("1000"), Some(1000));
         assert_eq!(parse_bytes("1.5GB"), Some(1_500_000_000));
         assert_eq!(parse_bytes("lots"), None);
+        assert_eq!(parse_devices("0,1"), Some(vec![0, 1]));
+        assert_eq!(parse_devices(" [2, 3] "), Some(vec![2, 3]));
+        assert_eq!(parse_devices(""), None);
+        assert_eq!(parse_devices("0,x"), None);
     }
 
     #[test]

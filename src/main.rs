@@ -25,6 +25,23 @@ struct Cli {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum Bg2Device {
+    /// blst on this machine's cores (the default).
+    Cpu,
+    /// The GPU backends (the CPU when the backend is the CPU).
+    Gpu,
+}
+
+/// Command-line overrides of the configuration.
+struct Overrides {
+    budget: Option<String>,
+    workers: Option<usize>,
+    backend: Option<String>,
+    devices: Option<String>,
+    bg2_device: Option<Bg2Device>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum CircuitKind {
     /// PoRep-like synthetic R1CS (mostly 0/1 witness).
     Synthetic,
@@ -66,6 +83,12 @@ enum Command {
         /// Override gpu.backend (auto, cpu, cuda).
         #[arg(long)]
         backend: Option<String>,
+        /// Override gpu.devices: one GPU actor per index, e.g. "0,1".
+        #[arg(long)]
+        devices: Option<String>,
+        /// Override bg2.device: where the B_G2 MSM runs.
+        #[arg(long, value_enum)]
+        bg2_device: Option<Bg2Device>,
     },
     /// Make (or find in the cache) a random proving key for a built-in circuit.
     Setup {
@@ -246,13 +269,9 @@ fn stage_means(engine: &Engine) -> String {
         .join(", ")
 }
 
-fn config_with(
-    budget: Option<String>,
-    workers: Option<usize>,
-    backend: Option<String>,
-) -> Result<Config, String> {
+fn config_with(o: Overrides) -> Result<Config, String> {
     let mut cfg = Config::load().map_err(|e| e.to_string())?;
-    if let Some(b) = budget {
+    if let Some(b) = o.budget {
         cfg.budget_bytes = if b == "auto" {
             None
         } else {
@@ -262,10 +281,17 @@ fn config_with(
             )
         };
     }
-    if let Some(w) = workers {
+    if let Some(w) = o.workers {
         cfg.synthesis_workers = w.max(1);
     }
-    if let Some(b) = backend {
+    if let Some(d) = o.devices {
+        cfg.gpu_devices = baton::config::parse_devices(&d)
+            .ok_or_else(|| format!("--devices: expected indices like \"0,1\", got {d:?}"))?;
+    }
+    if let Some(d) = o.bg2_device {
+        cfg.bg2_on_gpu = matches!(d, Bg2Device::Gpu);
+    }
+    if let Some(b) = o.backend {
         cfg.backend = match b.as_str() {
             "auto" => BackendChoice::Auto,
             "cpu" => BackendChoice::Cpu,
@@ -285,8 +311,16 @@ fn run(cli: Cli) -> Result<bool, String> {
             budget,
             workers,
             backend,
+            devices,
+            bg2_device,
         } => {
-            let cfg = config_with(budget, workers, backend)?;
+            let cfg = config_with(Overrides {
+                budget,
+                workers,
+                backend,
+                devices,
+                bg2_device,
+            })?;
             let o = ProveOpts {
                 proofs,
                 requests,
