@@ -398,6 +398,14 @@ impl Config {
         if self.gpu_devices.is_empty() {
             return Err(invalid("gpu.devices", "needs at least one device index"));
         }
+        for (i, d) in self.gpu_devices.iter().enumerate() {
+            if self.gpu_devices[..i].contains(d) {
+                return Err(invalid(
+                    "gpu.devices",
+                    format!("device {d} is listed twice (one GPU actor per device)"),
+                ));
+            }
+        }
         if self.slots == Some(0) {
             return Err(invalid("memory.slots", "must be at least 1"));
         }
@@ -507,5 +515,14 @@ mod tests {
         };
         let err = empty.validate().expect_err("no devices");
         assert!(err.to_string().contains("gpu.devices"), "{err}");
+        let twice = Config {
+            gpu_devices: vec![0, 1, 0],
+            ..Config::default()
+        };
+        let err = twice.validate().expect_err("duplicate device");
+        assert!(
+            err.to_string().contains("device 0 is listed twice"),
+            "{err}"
+        );
     }
 }

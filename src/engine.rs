@@ -184,6 +184,8 @@ pub fn pick_backend(choice: BackendChoice, device: usize) -> Result<Arc<dyn Back
 impl Engine {
     /// Starts the engine with the real stages on the configured backend.
     pub fn start(cfg: Config) -> Result<Self, EngineError> {
+        // Before any device is opened (a duplicate index would open one twice).
+        cfg.validate()?;
         let backends: Vec<Arc<dyn Backend>> = cfg
             .gpu_devices
             .iter()

@@ -53,9 +53,6 @@ pub(crate) fn restart_after_panic<C: actix::ActorContext>(
     )
 }
 
-/// Whether another attempt at a partition could pass after this error: device and backend
-/// failures may; an unsatisfied circuit, a key that does not fit, bad lengths or a degenerate
-/// key fail the same way every time.
 /// Counts a partition a stage skipped because its job had already failed
 /// (`baton_proofs_total{result="abandoned"}`) and says so at info level.
 pub(crate) fn skipped(metrics: &Metrics, actor: &'static str) {
@@ -63,6 +60,9 @@ pub(crate) fn skipped(metrics: &Metrics, actor: &'static str) {
     tracing::info!(actor, "partition skipped: its job already failed");
 }
 
+/// Whether another attempt at a partition could pass after this error: device and backend
+/// failures may; an unsatisfied circuit, a key that does not fit, bad lengths or a degenerate
+/// key fail the same way every time.
 pub(crate) fn retryable(e: &crate::Error) -> bool {
     matches!(e, crate::Error::Backend { .. } | crate::Error::Io(_))
 }

@@ -1,7 +1,7 @@
 //! The CUDA backend: opens a device, loads the NVRTC-compiled kernels, keeps twiddles and proving
 //! key bases resident, and runs H and the G1 and G2 MSMs there. A device memory ledger sends any
 //! call that does not fit to the CPU (counted, never a crash). The engine sends B_G2 here only
-//! when `gpu.b_g2 = "gpu"`; by default it stays on the CPU actor.
+//! when `bg2.device = "gpu"`; by default it stays on the CPU actor.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -129,6 +129,23 @@ pub(crate) struct Device {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub k: Kernels,
+    /// Threads of this device's own for its host work (density filtering, staging copies) when
+    /// `BATON_GPU_HOST_THREADS` is set; otherwise rayon's global pool. Measured on the 2-GPU
+    /// host (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU
+    /// than the global pool, so the global pool is the default. Only work that takes no lock
+    /// runs on it: a pool thread blocked on the state mutex could be the one whose stack holds
+    /// it (rayon threads pick up queued jobs while they wait).
+    pub host_pool: Option<rayon::ThreadPool>,
+}
+
+impl Device {
+    /// Runs `f` on the host pool, if there is one. `f` must not take the state lock.
+    pub(crate) fn on_host<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.host_pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
 }
 
 /// Twiddles `W^e`, e < 2^(log_tw − 1), serving every NTT up to 2^log_tw.
@@ -186,11 +203,6 @@ pub struct CudaBackend {
     state: Mutex<State>,
     fallbacks: AtomicU64,
     cap_bytes: AtomicU64,
-    /// Threads of this device's own for its host work (density filtering, staging copies) when
-    /// `BATON_GPU_HOST_THREADS` is set; otherwise rayon's global pool. Measured on the 2-GPU
-    /// host (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU
-    /// than the global pool, so the global pool is the default.
-    host_pool: Option<rayon::ThreadPool>,
 }
 
 /// `BATON_GPU_HOST_THREADS`, if set to a positive count.
@@ -273,11 +285,15 @@ impl CudaBackend {
         tracing::info!(device, arch = %arch, "CUDA backend ready");
         Ok(CudaBackend {
             device,
-            dev: Device { ctx, stream, k },
+            dev: Device {
+                ctx,
+                stream,
+                k,
+                host_pool,
+            },
             arch,
             state: Mutex::new(State::default()),
             fallbacks: AtomicU64::new(0),
-            host_pool,
             cap_bytes: AtomicU64::new(u64::MAX),
         })
     }
@@ -353,14 +369,6 @@ impl CudaBackend {
                     )))
                 }
             }
-        }
-    }
-
-    /// Runs `f` on the device's host pool, if it has one.
-    fn on_host<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        match &self.host_pool {
-            Some(p) => p.install(f),
-            None => f(),
         }
     }
 
@@ -647,7 +655,7 @@ impl Backend for CudaBackend {
         if domain.log_size() > MAX_GPU_LOG_N {
             return domain.compute_h(a, b, c);
         }
-        match self.on_host(|| self.try_compute_h(domain, a, b, c)) {
+        match self.try_compute_h(domain, a, b, c) {
             Ok(()) => Ok(()),
             Err(Fail::OutOfMemory(why)) => {
                 self.fall_back("compute_h", &why);
@@ -697,11 +705,13 @@ impl CudaBackend {
     where
         G::Proj: Send,
     {
-        let used = self.on_host(|| used_scalars(bases.points.len(), scalars, density))?;
+        let used = self
+            .dev
+            .on_host(|| used_scalars(bases.points.len(), scalars, density))?;
         if used.len() < MIN_GPU_MSM {
             return cpu(bases.points, scalars, density);
         }
-        match self.on_host(|| self.try_msm::<G>(&bases, &used)) {
+        match self.try_msm::<G>(&bases, &used) {
             Ok(p) => Ok(p),
             Err(Fail::OutOfMemory(why)) => {
                 self.fall_back(what, &why);

@@ -68,6 +68,21 @@ impl Device {
             let mut d = dst.slice_mut(..src.len());
             return self.stream.memcpy_htod(src, &mut d).map_err(drv(what));
         };
+        let r = self.upload_chunks(st, src, dst, what);
+        if r.is_err() {
+            // A buffer may still be read by a DMA that has no event: wait for the stream.
+            let _ = self.stream.synchronize();
+        }
+        r
+    }
+
+    fn upload_chunks(
+        &self,
+        st: &mut Staging,
+        src: &[u64],
+        dst: &mut CudaViewMut<'_, u64>,
+        what: &'static str,
+    ) -> DResult<()> {
         for (i, chunk) in src.chunks(STAGE_U64).enumerate() {
             let k = i % 2;
             if let Some(ev) = st.up_done[k].take() {
@@ -75,11 +90,12 @@ impl Device {
             }
             let host = st.up[k].as_mut_slice().map_err(drv("staging"))?;
             let host = &mut host[..chunk.len()];
-            par_copy(host, chunk);
+            self.on_host(|| par_copy(host, chunk));
             let off = i * STAGE_U64;
             let mut d = dst.slice_mut(off..off + chunk.len());
-            // `host` is page-locked, so this DMA is asynchronous; the event below guards the
-            // buffer until it is done.
+            // `host` is page-locked and passed as a plain slice (cudarc adds no stream sync for
+            // those), so this DMA is asynchronous; the event below guards the buffer until it is
+            // done. Passing the `PinnedHostSlice` itself would make cudarc track it instead.
             self.stream.memcpy_htod(&*host, &mut d).map_err(drv(what))?;
             st.up_done[k] = Some(self.stream.record_event(None).map_err(drv("event"))?);
         }
@@ -98,6 +114,21 @@ impl Device {
             self.stream.memcpy_dtoh(src, dst).map_err(drv(what))?;
             return self.stream.synchronize().map_err(drv(what));
         };
+        let r = self.download_chunks(st, src, dst, what);
+        if r.is_err() {
+            // A DMA into a download buffer may still be in flight.
+            let _ = self.stream.synchronize();
+        }
+        r
+    }
+
+    fn download_chunks(
+        &self,
+        st: &mut Staging,
+        src: &CudaView<'_, u64>,
+        dst: &mut [u64],
+        what: &'static str,
+    ) -> DResult<()> {
         let n = dst.len();
         let chunks = n.div_ceil(STAGE_U64);
         let issue = |st: &mut Staging, i: usize| -> DResult<CudaEvent> {
@@ -124,7 +155,7 @@ impl Device {
             }
             let (lo, hi) = (i * STAGE_U64, ((i + 1) * STAGE_U64).min(n));
             let host = st.down[i % 2].as_mut_slice().map_err(drv("staging"))?;
-            par_copy(&mut dst[lo..hi], &host[..hi - lo]);
+            self.on_host(|| par_copy(&mut dst[lo..hi], &host[..hi - lo]));
         }
         Ok(())
     }
