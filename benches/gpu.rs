@@ -112,19 +112,12 @@ fn bench_msm(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usiz
             let want = bases.msm_check(&scalars).expect("check sum");
             let (got, times) = time_reps(reps, || gpu.msm_g1(b, &scalars, None).expect("GPU MSM"));
             assert_eq!(got, want, "MSM 2^{log} {kind}: GPU differs from the CPU");
-            let runs = cpu_runs(log, reps);
-            let cpu = (runs > 0).then(|| {
-                let times = (0..runs)
-                    .map(|_| {
-                        let c = Instant::now();
-                        let r = CpuBackend.msm_g1(b, &scalars, None).expect("CPU MSM");
-                        let dt = ms(c.elapsed());
-                        assert_eq!(r, want, "CPU MSM disagrees with the check sum");
-                        dt
-                    })
-                    .collect();
-                (median_ms(times), runs)
-            });
+            let cpu = cpu_reference(
+                cpu_runs(log, reps),
+                &want,
+                "CPU MSM vs the check sum",
+                || CpuBackend.msm_g1(b, &scalars, None).expect("CPU MSM"),
+            );
             t.row(
                 &format!("G1 MSM {kind}"),
                 log,
@@ -168,17 +161,9 @@ fn bench_msm_g2(gpu: &CudaBackend, t: &mut Table, reps: usize) {
             let (got, times) =
                 time_reps(reps, || gpu.msm_g2(b, &scalars, None).expect("GPU G2 MSM"));
             let runs = cpu_runs(log, reps);
-            let cpu = (runs > 0).then(|| {
-                let times = (0..runs)
-                    .map(|_| {
-                        let c = Instant::now();
-                        let r = CpuBackend.msm_g2(b, &scalars, None).expect("CPU G2 MSM");
-                        let dt = ms(c.elapsed());
-                        assert_eq!(r, got, "G2 MSM 2^{log} {kind}: GPU differs from the CPU");
-                        dt
-                    })
-                    .collect();
-                (median_ms(times), runs)
+            let what = format!("G2 MSM 2^{log} {kind}: GPU vs CPU");
+            let cpu = cpu_reference(runs, &got, &what, || {
+                CpuBackend.msm_g2(b, &scalars, None).expect("CPU G2 MSM")
             });
             let note = if runs > 0 {
                 "bases resident, equal to CPU"
@@ -189,6 +174,28 @@ fn bench_msm_g2(gpu: &CudaBackend, t: &mut Table, reps: usize) {
         }
     }
     gpu.clear_resident().expect("clear");
+}
+
+/// `runs` timed CPU runs of `f` (none when 0), each result asserted equal to `want`: the median
+/// in milliseconds and the run count.
+fn cpu_reference<T: PartialEq + std::fmt::Debug>(
+    runs: usize,
+    want: &T,
+    what: &str,
+    f: impl Fn() -> T,
+) -> Option<(f64, usize)> {
+    (runs > 0).then(|| {
+        let times = (0..runs)
+            .map(|_| {
+                let c = Instant::now();
+                let r = f();
+                let dt = ms(c.elapsed());
+                assert_eq!(&r, want, "{what}: results differ");
+                dt
+            })
+            .collect();
+        (median_ms(times), runs)
+    })
 }
 
 fn single<T>(f: impl FnOnce() -> T) -> f64 {

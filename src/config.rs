@@ -226,15 +226,25 @@ fn is_config_var(name: &str) -> bool {
     })
 }
 
-/// Device indices from `"0,1"` (or `"[0, 1]"`); `None` when empty or not indices.
-pub fn parse_devices(s: &str) -> Option<Vec<usize>> {
-    let list: Option<Vec<usize>> = s
-        .trim_matches(|ch: char| ch == '[' || ch == ']' || ch.is_whitespace())
-        .split(',')
-        .filter(|x| !x.trim().is_empty())
-        .map(|x| x.trim().parse().ok())
-        .collect();
-    list.filter(|l| !l.is_empty())
+/// `gpu.devices` from a string: `"0,1"` or `"[0, 1]"` (as the environment and the CLI give it).
+pub fn parse_devices(s: &str) -> Result<Vec<usize>, ConfigError> {
+    device_list(
+        s.trim_matches(|ch: char| ch == '[' || ch == ']' || ch.is_whitespace())
+            .split(',')
+            .map(str::to_string),
+    )
+}
+
+/// `gpu.devices` from its entries: each a whole number, at least one.
+fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usize>, ConfigError> {
+    let list = items
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| count("gpu.devices", &s, 0))
+        .collect::<Result<Vec<usize>, _>>()?;
+    if list.is_empty() {
+        return Err(invalid("gpu.devices", "needs at least one device index"));
+    }
+    Ok(list)
 }
 
 impl Config {
@@ -330,29 +340,13 @@ impl Config {
         }
         let gpu = raw.gpu.unwrap_or_default();
         if let Some(d) = gpu.devices {
-            let items: Vec<String> = match d {
-                RawDevices::List(v) => v
-                    .into_iter()
-                    .map(|i| match i {
-                        RawIndex::Number(n) => n.to_string(),
-                        RawIndex::Text(t) => t,
-                    })
-                    .collect(),
-                RawDevices::Text(t) => t
-                    .trim_matches(|ch| ch == '[' || ch == ']')
-                    .split(',')
-                    .map(str::to_string)
-                    .collect(),
+            c.gpu_devices = match d {
+                RawDevices::List(v) => device_list(v.into_iter().map(|i| match i {
+                    RawIndex::Number(n) => n.to_string(),
+                    RawIndex::Text(t) => t,
+                }))?,
+                RawDevices::Text(t) => parse_devices(&t)?,
             };
-            let list: Result<Vec<usize>, _> = items
-                .iter()
-                .filter(|s| !s.trim().is_empty())
-                .map(|s| count("gpu.devices", s, 0))
-                .collect();
-            c.gpu_devices = list?;
-            if c.gpu_devices.is_empty() {
-                return Err(invalid("gpu.devices", "needs at least one device index"));
-            }
         }
         if let Some(b) = gpu.backend {
             c.backend = match b.trim() {
@@ -444,10 +438,11 @@ mod tests {
         assert_eq!(parse_bytes("1000"), Some(1000));
         assert_eq!(parse_bytes("1.5GB"), Some(1_500_000_000));
         assert_eq!(parse_bytes("lots"), None);
-        assert_eq!(parse_devices("0,1"), Some(vec![0, 1]));
-        assert_eq!(parse_devices(" [2, 3] "), Some(vec![2, 3]));
-        assert_eq!(parse_devices(""), None);
-        assert_eq!(parse_devices("0,x"), None);
+        assert_eq!(parse_devices("0,1").ok(), Some(vec![0, 1]));
+        assert_eq!(parse_devices(" [2, 3] ").ok(), Some(vec![2, 3]));
+        assert!(parse_devices("").is_err());
+        let err = parse_devices("0,x").expect_err("not an index");
+        assert!(err.to_string().contains("gpu.devices"), "{err}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use baton::circuits::{KnownCircuit, MimcChain, Synthetic};
 use baton::config::{parse_bytes, BackendChoice};
@@ -33,11 +33,22 @@ enum Bg2Device {
 }
 
 /// Command-line overrides of the configuration.
+#[derive(Args)]
 struct Overrides {
+    /// Override memory.budget ("auto", "8GiB", ...).
+    #[arg(long)]
     budget: Option<String>,
+    /// Override synthesis.workers.
+    #[arg(long)]
     workers: Option<usize>,
+    /// Override gpu.backend (auto, cpu, cuda).
+    #[arg(long)]
     backend: Option<String>,
+    /// Override gpu.devices: one GPU actor per index, e.g. "0,1".
+    #[arg(long)]
     devices: Option<String>,
+    /// Override bg2.device: where the B_G2 MSM runs.
+    #[arg(long, value_enum)]
     bg2_device: Option<Bg2Device>,
 }
 
@@ -74,21 +85,8 @@ enum Command {
         /// Split the proofs into this many requests submitted together.
         #[arg(long, default_value_t = 1)]
         requests: usize,
-        /// Override memory.budget ("auto", "8GiB", ...).
-        #[arg(long)]
-        budget: Option<String>,
-        /// Override synthesis.workers.
-        #[arg(long)]
-        workers: Option<usize>,
-        /// Override gpu.backend (auto, cpu, cuda).
-        #[arg(long)]
-        backend: Option<String>,
-        /// Override gpu.devices: one GPU actor per index, e.g. "0,1".
-        #[arg(long)]
-        devices: Option<String>,
-        /// Override bg2.device: where the B_G2 MSM runs.
-        #[arg(long, value_enum)]
-        bg2_device: Option<Bg2Device>,
+        #[command(flatten)]
+        overrides: Overrides,
     },
     /// Make (or find in the cache) a random proving key for a built-in circuit.
     Setup {
@@ -285,8 +283,8 @@ fn config_with(o: Overrides) -> Result<Config, String> {
         cfg.synthesis_workers = w.max(1);
     }
     if let Some(d) = o.devices {
-        cfg.gpu_devices = baton::config::parse_devices(&d)
-            .ok_or_else(|| format!("--devices: expected indices like \"0,1\", got {d:?}"))?;
+        cfg.gpu_devices =
+            baton::config::parse_devices(&d).map_err(|e| format!("--devices: {e}"))?;
     }
     if let Some(d) = o.bg2_device {
         cfg.bg2_on_gpu = matches!(d, Bg2Device::Gpu);
@@ -308,19 +306,9 @@ fn run(cli: Cli) -> Result<bool, String> {
             circuit,
             proofs,
             requests,
-            budget,
-            workers,
-            backend,
-            devices,
-            bg2_device,
+            overrides,
         } => {
-            let cfg = config_with(Overrides {
-                budget,
-                workers,
-                backend,
-                devices,
-                bg2_device,
-            })?;
+            let cfg = config_with(overrides)?;
             let o = ProveOpts {
                 proofs,
                 requests,

@@ -84,6 +84,24 @@ fn wait_for(
 }
 
 /// Waits until every job has ended and the ledger reads zero.
+/// Submits every request at once, one client thread each; the outcomes in request order.
+fn prove_concurrently(
+    engine: &Engine,
+    pk: &Arc<ProvingKey>,
+    requests: &[Vec<Synthetic>],
+) -> Vec<Result<Vec<Proof>, EngineError>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = requests
+            .iter()
+            .map(|cs| s.spawn(move || engine.prove_blocking(Request::new(pk.clone(), cs.clone()))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("join"))
+            .collect()
+    })
+}
+
 fn wait_settled(engine: &Engine) -> EngineStatus {
     wait_for(engine, Duration::from_secs(10), |st| {
         st.ledger.charged_bytes == 0 && st.ledger.outstanding_grants == 0 && st.jobs.is_empty()
@@ -171,19 +189,7 @@ fn gpu_failing_on_one_partition_fails_that_job_only() {
         ..cpu_stages()
     };
     let engine = Engine::start_with(config(64 << 20, 2, None, 2), stages).expect("start");
-    let results: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = requests
-            .iter()
-            .map(|cs| {
-                let (engine, pk) = (&engine, pk.clone());
-                s.spawn(move || engine.prove_blocking(Request::new(pk, cs.clone())))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("join"))
-            .collect()
-    });
+    let results = prove_concurrently(&engine, &pk, &requests);
     for (r, (result, cs)) in results.into_iter().zip(&requests).enumerate() {
         if r == 2 {
             let err = result.expect_err("the poisoned request fails");
@@ -269,19 +275,7 @@ fn fifty_concurrent_requests_all_finish() {
         .collect();
     let total: usize = requests.iter().map(Vec::len).sum();
     let t = Instant::now();
-    let results: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = requests
-            .iter()
-            .map(|cs| {
-                let (engine, pk) = (&engine, pk.clone());
-                s.spawn(move || engine.prove_blocking(Request::new(pk, cs.clone())))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("join"))
-            .collect()
-    });
+    let results = prove_concurrently(&engine, &pk, &requests);
     let secs = t.elapsed().as_secs_f64();
     for (r, (result, cs)) in results.into_iter().zip(&requests).enumerate() {
         let proofs = result.unwrap_or_else(|e| panic!("request {r}: {e}"));

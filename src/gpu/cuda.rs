@@ -542,7 +542,7 @@ impl CudaBackend {
             let b = resident.slice(start * limbs..(start + len) * limbs);
             let s = scalars.slice(start * FR_LIMBS..(start + len) * FR_LIMBS);
             let out = self.dev.msm::<G>(&b, &s, len, c)?;
-            acc += host::combine_windows_of::<G>(&out, c);
+            acc += host::combine_windows::<G>(&out, c);
             start += len;
         }
         Ok(acc)
@@ -560,11 +560,7 @@ impl CudaBackend {
             });
         }
         let mut st = self.state().map_err(fail_to_err)?;
-        self.ensure_twiddles(&mut st, log_n).map_err(fail_to_err)?;
-        let tw = st
-            .twiddles
-            .as_ref()
-            .ok_or_else(|| backend_err("no twiddles".into()))?;
+        let tw = self.ensure_twiddles(&mut st, log_n).map_err(fail_to_err)?;
         self.dev.ntt_natural(v, tw, log_n).map_err(fail_to_err)
     }
 
@@ -575,22 +571,20 @@ impl CudaBackend {
             return Err(backend_err(format!("NTT size 2^{log_n} out of range")));
         }
         let mut st = self.state().map_err(fail_to_err)?;
-        self.ensure_twiddles(&mut st, log_n).map_err(fail_to_err)?;
-        let tw = st
-            .twiddles
-            .as_ref()
-            .ok_or_else(|| backend_err("no twiddles".into()))?;
+        let tw = self.ensure_twiddles(&mut st, log_n).map_err(fail_to_err)?;
         self.dev.ntt_timing(tw, log_n, reps).map_err(fail_to_err)
     }
 
-    fn ensure_twiddles(&self, st: &mut State, log_n: u32) -> DResult<()> {
-        if st.twiddles.as_ref().is_some_and(|t| t.log_tw >= log_n) {
-            return Ok(());
+    /// Twiddles serving 2^log_n, made (with room for one 2^log_n buffer) when missing.
+    fn ensure_twiddles<'s>(&self, st: &'s mut State, log_n: u32) -> DResult<&'s Twiddles> {
+        if !st.twiddles.as_ref().is_some_and(|t| t.log_tw >= log_n) {
+            st.twiddles = None;
+            self.make_room(st, (16u64 << log_n) + (32u64 << log_n), None)?;
+            st.twiddles = Some(self.dev.twiddles(log_n)?);
         }
-        st.twiddles = None;
-        self.make_room(st, (16u64 << log_n) + (32u64 << log_n), None)?;
-        st.twiddles = Some(self.dev.twiddles(log_n)?);
-        Ok(())
+        st.twiddles
+            .as_ref()
+            .ok_or_else(|| Fail::Error(backend_err("no twiddles".into())))
     }
 }
 

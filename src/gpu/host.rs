@@ -289,13 +289,8 @@ fn xyzz_to_jacobian<F: Field>([x, y, zz, zzz]: [F; 4]) -> Option<(F, F, F)> {
     Some((x * zz_zzz2, y * zz.square() * zz_zzz2, zz * zzz))
 }
 
-/// `Σ_w 2^(c·w)·out[w] + out[nwin]` from the `nwin + 1` XYZZ window sums of one MSM.
-pub fn combine_windows(out: &[u64], c: u32) -> G1Projective {
-    combine_windows_of::<G1>(out, c)
-}
-
-/// [`combine_windows`] for any group.
-pub fn combine_windows_of<G: GpuGroup>(out: &[u64], c: u32) -> G::Proj {
+/// `Σ_w 2^(c·w)·out[w] + out[nwin]` from the `nwin + 1` XYZZ window sums of one MSM of group `G`.
+pub fn combine_windows<G: GpuGroup>(out: &[u64], c: u32) -> G::Proj {
     let points: Vec<G::Proj> = out
         .chunks_exact(G::XYZZ_LIMBS)
         .map(G::xyzz_to_projective)
@@ -369,7 +364,7 @@ mod tests {
             .flat_map(|p| to_xyzz(p, Fp::random(&mut rng)))
             .collect();
         let want = pts[0] + pts[1] * Scalar::from(32u64) + pts[2] * Scalar::from(1024u64) + pts[3];
-        assert_eq!(combine_windows(&out, 5), want);
+        assert_eq!(combine_windows::<G1>(&out, 5), want);
     }
 
     #[test]
@@ -397,7 +392,7 @@ mod tests {
             .flat_map(|p| to_xyzz(p, Fp2::random(&mut rng)))
             .collect();
         let want = pts[0] + pts[1] * Scalar::from(1u64 << 7) + pts[2];
-        assert_eq!(combine_windows_of::<G2>(&out, 7), want);
+        assert_eq!(combine_windows::<G2>(&out, 7), want);
         assert_eq!(
             g2_affine_as_u64(&[G2Affine::identity()]),
             &[0u64; G2_AFFINE_LIMBS]
