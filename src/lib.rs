@@ -25,6 +25,10 @@ pub mod error;
 pub mod gpu;
 /// Proving and verifying keys in bellperson's `.params` layout.
 pub mod key;
+/// A process-wide store of proving keys, shared by every job (preload, list, evict).
+pub mod key_store;
+/// Checking a key file once, then trusting it by identity or content.
+pub mod key_trust;
 /// The memory-budget ledger (no actix inside).
 pub mod ledger;
 /// Messages between the actors.
@@ -41,6 +45,8 @@ pub mod proof;
 pub mod prover;
 /// Random setup for tests, examples and benchmarks.
 pub mod setup;
+/// Batched prime-order subgroup checks.
+pub mod subgroup;
 /// Fake stages and counters for actor tests (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -52,6 +58,7 @@ pub use config::Config;
 pub use engine::{Engine, EngineError, EngineStatus, Request};
 pub use error::{Error, Result};
 pub use key::{Check, ProvingKey, VerifyingKey};
+pub use key_store::KeyStore;
 pub use proof::Proof;
 pub use prover::{prove, prove_timed};
 pub use setup::generate_random_parameters;
