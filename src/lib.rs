@@ -21,6 +21,9 @@ pub mod domain;
 pub mod engine;
 /// The crate's error type.
 pub mod error;
+/// Filecoin proofs (PoRep C2, PoSt, SnapDeals) through the engine (feature `filecoin`).
+#[cfg(feature = "filecoin")]
+pub mod filecoin;
 /// GPU backends (CUDA behind the `cuda` feature).
 pub mod gpu;
 /// Proving and verifying keys in bellperson's `.params` layout.
