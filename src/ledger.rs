@@ -7,6 +7,7 @@
 //! supervisor confirmed the buffers are gone). When a grant's slot comes back
 //! depends on the `Policy`.
 
+mod budget;
 mod error;
 mod grant;
 mod labels;
@@ -14,10 +15,11 @@ mod sizing;
 
 use std::collections::BTreeMap;
 
+pub use budget::{auto_budget_bytes, available_memory_bytes};
 pub use error::LedgerError;
 pub use grant::{Grant, GrantId};
-pub use labels::{BufferClass, Policy, Stage};
-pub use sizing::{auto_budget_bytes, Footprint, PartitionShape};
+pub use labels::{BufferClass, Policy, Stage, UnknownPolicy};
+pub use sizing::{Footprint, PartitionShape};
 
 /// What a ledger is built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

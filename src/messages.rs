@@ -9,12 +9,13 @@ use std::time::Instant;
 use actix::Message;
 use tokio::sync::oneshot;
 
-use crate::engine::{EngineError, EngineStatus, Request};
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
 use crate::prover::{Abc, G1Sums, Witness};
+use crate::request::Request;
+use crate::status::{EngineError, EngineStatus};
 
 /// Identifies one partition of one job, and which attempt at it this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -17,7 +17,7 @@ use std::time::Duration;
 use blstrs::Scalar;
 
 use crate::backend::{Backend, CpuBackend};
-use crate::engine::{Engine, Request};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::key::ProvingKey;
 use crate::pipeline::{
@@ -25,6 +25,7 @@ use crate::pipeline::{
 };
 use crate::proof::Proof;
 use crate::prover::{self, Abc, G1Sums, Witness};
+use crate::request::Request;
 
 /// The real stages on the CPU backend (what `Engine::start` runs with `gpu.backend = cpu`).
 pub fn cpu_stages() -> Stages {

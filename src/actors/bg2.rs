@@ -5,8 +5,9 @@ use std::time::Instant;
 
 use actix::{Actor, Addr, Handler, SyncContext};
 
-use super::gpu::fail_and_release;
-use super::{post, restart_after_panic, retryable, skipped, took, DeallocActor, Supervisor};
+use super::{
+    fail_and_release, post, restart_after_panic, retryable, skipped, took, DeallocActor, Supervisor,
+};
 use crate::ledger::BufferClass;
 use crate::messages::{frees_of, FinishProof, PartitionDone, Release};
 use crate::metrics::Metrics;

@@ -10,13 +10,12 @@ use actix::{Actor, Addr, Handler, SyncContext};
 use blstrs::Scalar;
 
 use super::{
-    post, restart_after_panic, retryable, skipped, took, Bg2Actor, DeallocActor, Supervisor,
+    fail_and_release, post, restart_after_panic, retryable, skipped, took, Bg2Actor, DeallocActor,
+    Supervisor,
 };
 use crate::key::ProvingKey;
-use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
-use crate::messages::{
-    Abandoned, Delivered, Failed, FinishProof, HandedOff, PartRef, Prove, Release,
-};
+use crate::ledger::{BufferClass, Footprint, GrantId, Stage};
+use crate::messages::{Abandoned, Delivered, FinishProof, HandedOff, PartRef, Prove, Release};
 use crate::metrics::Metrics;
 use crate::pipeline::GpuStage;
 use crate::prover::{Abc, G1Sums, Witness};
@@ -215,45 +214,4 @@ impl Handler<Prove> for GpuActor {
             held.witness.take(),
         );
     }
-}
-
-/// Reports a failure, then releases the witness classes (the abc class is already settled).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn fail_and_release(
-    metrics: &Metrics,
-    supervisor: &Addr<Supervisor>,
-    dealloc: &Addr<DeallocActor>,
-    part: PartRef,
-    grant: Grant,
-    actor: &'static str,
-    cause: String,
-    retryable: bool,
-    witness: Option<Witness>,
-) {
-    let id = grant.id();
-    post(
-        metrics,
-        "supervisor",
-        supervisor,
-        Failed {
-            part,
-            grant: id,
-            actor,
-            cause,
-            retryable,
-            frees_worker: false,
-        },
-    );
-    let classes = [BufferClass::Aux, BufferClass::Inputs, BufferClass::Density];
-    let frees = crate::messages::frees_of(&grant.footprint(), &classes);
-    post(
-        metrics,
-        "dealloc",
-        dealloc,
-        Release {
-            grant: id,
-            frees,
-            buffers: Box::new(witness),
-        },
-    );
 }

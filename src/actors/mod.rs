@@ -3,6 +3,8 @@
 mod bg2;
 mod dealloc;
 mod gpu;
+mod mailbox;
+mod spawn;
 mod supervisor;
 mod synthesis;
 
@@ -12,30 +14,17 @@ pub use gpu::GpuActor;
 pub use supervisor::{Supervisor, SupervisorParts};
 pub use synthesis::SynthesisActor;
 
+pub(crate) use mailbox::{post, took};
+pub(crate) use spawn::spawn_actors;
+
 use std::any::Any;
 
-use actix::dev::ToEnvelope;
-use actix::{Actor, Addr, Handler, Message};
+use actix::Addr;
 
+use crate::ledger::{BufferClass, Grant};
+use crate::messages::{Failed, PartRef, Release};
 use crate::metrics::Metrics;
-
-/// Sends `msg` to `addr`, counting it in `baton_mailbox_depth{actor}` until its handler starts.
-/// Unbounded on purpose: every large message is already bounded by ledger slots and grants.
-pub(crate) fn post<A, M>(metrics: &Metrics, actor: &str, addr: &Addr<A>, msg: M)
-where
-    A: Actor + Handler<M>,
-    A::Context: ToEnvelope<A, M>,
-    M: Message + Send + 'static,
-    M::Result: Send,
-{
-    metrics.mailbox_depth.with_label_values(&[actor]).inc();
-    addr.do_send(msg);
-}
-
-/// Marks one message of `actor` as taken from its mailbox.
-pub(crate) fn took(metrics: &Metrics, actor: &str) {
-    metrics.mailbox_depth.with_label_values(&[actor]).dec();
-}
+use crate::prover::Witness;
 
 /// After a caught panic: counts the restart, stops the actor (a `SyncContext` then builds a
 /// fresh one from its factory on the same thread) and returns the failure cause, retryable.
@@ -76,4 +65,45 @@ pub(crate) fn panic_text(p: &(dyn Any + Send)) -> String {
     } else {
         "panic with a non-text payload".into()
     }
+}
+
+/// Reports a failure, then releases the witness classes (the abc class is already settled).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fail_and_release(
+    metrics: &Metrics,
+    supervisor: &Addr<Supervisor>,
+    dealloc: &Addr<DeallocActor>,
+    part: PartRef,
+    grant: Grant,
+    actor: &'static str,
+    cause: String,
+    retryable: bool,
+    witness: Option<Witness>,
+) {
+    let id = grant.id();
+    post(
+        metrics,
+        "supervisor",
+        supervisor,
+        Failed {
+            part,
+            grant: id,
+            actor,
+            cause,
+            retryable,
+            frees_worker: false,
+        },
+    );
+    let classes = [BufferClass::Aux, BufferClass::Inputs, BufferClass::Density];
+    let frees = crate::messages::frees_of(&grant.footprint(), &classes);
+    post(
+        metrics,
+        "dealloc",
+        dealloc,
+        Release {
+            grant: id,
+            frees,
+            buffers: Box::new(witness),
+        },
+    );
 }

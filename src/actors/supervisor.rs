@@ -4,17 +4,17 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use actix::{Actor, Addr, Context, Handler};
+use actix::{Actor, Context, Handler, Recipient};
 use tokio::sync::oneshot;
 
-use super::{post, took, SynthesisActor};
-use crate::engine::{EngineError, EngineStatus, JobStatus, PartitionState};
+use super::mailbox::{post_to, took};
 use crate::key::ProvingKey;
 use crate::ledger::{Footprint, GrantId, Ledger, LedgerError, Stage};
 use crate::messages::*;
 use crate::metrics::Metrics;
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
+use crate::status::{EngineError, EngineStatus, JobStatus, PartitionState};
 
 /// What the supervisor is started with.
 pub struct SupervisorParts {
@@ -55,7 +55,7 @@ pub struct Supervisor {
     idle_workers: usize,
     retry_attempts: u32,
     next_job: u64,
-    synthesis: Option<Addr<SynthesisActor>>,
+    synthesis: Option<Recipient<Synthesize>>,
     metrics: Metrics,
     closing: Vec<oneshot::Sender<()>>,
     refuse_new: bool,
@@ -98,7 +98,7 @@ impl Supervisor {
     }
 
     /// Connects the synthesis pool (created after the supervisor, since it needs its address).
-    pub fn attach(&mut self, synthesis: Addr<SynthesisActor>) {
+    pub fn attach(&mut self, synthesis: Recipient<Synthesize>) {
         self.synthesis = Some(synthesis);
     }
 
@@ -132,9 +132,9 @@ impl Supervisor {
             let (circuit, pk) = (job.circuits[part.index].clone(), job.pk.clone());
             let abandoned = job.abandoned.clone();
             let span = tracing::info_span!(parent: &job.span, "partition", index = part.index, attempt = part.attempt);
-            self.set_state(part, PartitionState::Synthesizing);
+            self.set_state(part, PartitionState::At(Stage::Synthesizing));
             if let Some(s) = &self.synthesis {
-                post(
+                post_to(
                     &self.metrics,
                     "synthesis",
                     s,
@@ -309,7 +309,7 @@ impl Handler<Synthesized> for Supervisor {
         self.alive_peak = self.alive_peak.max(self.alive_now);
         let r = self.ledger.synthesized(msg.grant);
         self.ledger_op("synthesized", r);
-        self.set_state(msg.part, PartitionState::QueuedForGpu);
+        self.set_state(msg.part, PartitionState::At(Stage::QueuedForGpu));
         self.pump();
     }
 }
@@ -322,7 +322,7 @@ impl Handler<Delivered> for Supervisor {
         self.alive_now = self.alive_now.saturating_sub(1);
         let r = self.ledger.delivered(msg.grant);
         self.ledger_op("delivered", r);
-        self.set_state(msg.part, PartitionState::OnGpu);
+        self.set_state(msg.part, PartitionState::At(Stage::OnGpu));
         self.pump();
     }
 }
@@ -335,7 +335,7 @@ impl Handler<HandedOff> for Supervisor {
         let r = self.ledger.advance(msg.grant, msg.stage);
         self.ledger_op("advance", r);
         if msg.stage == Stage::Bg2 {
-            self.set_state(msg.part, PartitionState::Bg2);
+            self.set_state(msg.part, PartitionState::At(Stage::Bg2));
         }
         self.metrics.observe_ledger(&self.ledger.snapshot());
     }

@@ -1,6 +1,6 @@
-//! Sizing: a partition's footprint from its shape, the `auto` budget and the default slot count.
+//! Sizing: a partition's footprint from its shape.
 
-use super::{BufferClass, LedgerError};
+use super::labels::BufferClass;
 
 /// Size of one BLS12-381 scalar.
 const SCALAR_BYTES: u64 = 32;
@@ -67,25 +67,5 @@ impl Footprint {
         self.bytes_by_class
             .iter()
             .try_fold(0u64, |sum, &b| sum.checked_add(b))
-    }
-}
-
-/// The `auto` budget: available memory minus a safety margin minus the resident SRS.
-/// Errs when nothing is left.
-pub fn auto_budget_bytes(
-    available_bytes: u64,
-    margin_bytes: u64,
-    resident_srs_bytes: u64,
-) -> Result<u64, LedgerError> {
-    match available_bytes
-        .saturating_sub(margin_bytes)
-        .saturating_sub(resident_srs_bytes)
-    {
-        0 => Err(LedgerError::BudgetExhausted {
-            available_bytes,
-            margin_bytes,
-            resident_srs_bytes,
-        }),
-        budget_bytes => Ok(budget_bytes),
     }
 }
