@@ -11,7 +11,7 @@ use crate::backend_pick::real_stages;
 use crate::config::Config;
 use crate::ledger::{self, Ledger, LedgerConfig};
 use crate::messages::{Shutdown, Status, Submit};
-use crate::metrics::Metrics;
+use crate::metrics::{ActorKind, Metrics};
 use crate::pipeline::Stages;
 use crate::proof::Proof;
 
@@ -109,7 +109,7 @@ impl Engine {
         let (reply, rx) = oneshot::channel();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
             Submit { request, reply },
         );
@@ -121,7 +121,7 @@ impl Engine {
         let (reply, rx) = oneshot::channel();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
             Submit { request, reply },
         );
@@ -133,7 +133,7 @@ impl Engine {
         let (reply, rx) = oneshot::channel();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
             Status { reply },
         );
@@ -145,7 +145,7 @@ impl Engine {
         let (reply, rx) = oneshot::channel();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
             Status { reply },
         );
@@ -165,15 +165,7 @@ impl Engine {
     /// Mean seconds per partition of each stage seen so far (`baton_stage_seconds`), in
     /// pipeline order: synthesis, queued_gpu, h, g1_msm, bg2, dealloc.
     pub fn stage_means(&self) -> Vec<(&'static str, f64)> {
-        let h = &self.metrics.stage_seconds;
-        ["synthesis", "queued_gpu", "h", "g1_msm", "bg2", "dealloc"]
-            .into_iter()
-            .filter_map(|s| {
-                let m = h.get_metric_with_label_values(&[s]).ok()?;
-                let n = m.get_sample_count();
-                (n > 0).then(|| (s, m.get_sample_sum() / n as f64))
-            })
-            .collect()
+        self.metrics.step_means()
     }
 
     /// Which backend(s) the GPU actors use.
@@ -192,7 +184,7 @@ impl Engine {
         let (reply, rx) = oneshot::channel();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
             Shutdown { reply },
         );
@@ -205,7 +197,7 @@ impl Engine {
         let (reply, rx) = oneshot::channel();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
             Shutdown { reply },
         );

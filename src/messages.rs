@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
+use crate::metrics::ActorKind;
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
 use crate::prover::{Abc, G1Sums, Witness};
@@ -189,7 +190,7 @@ pub struct Failed {
     /// Its grant.
     pub grant: GrantId,
     /// Which actor kind failed.
-    pub actor: &'static str,
+    pub actor: ActorKind,
     /// What happened.
     pub cause: String,
     /// Whether a new attempt could succeed (a panic or device error; not an unsatisfied circuit).

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::ledger::BufferClass;
 use crate::messages::{frees_of, FinishProof, PartitionDone, Release};
-use crate::metrics::Metrics;
+use crate::metrics::{ActorKind, Metrics, Step};
 use crate::pipeline::Bg2Stage;
 
 /// One B_G2 worker.
@@ -33,7 +33,7 @@ impl Handler<FinishProof> for Bg2Actor {
     type Result = ();
 
     fn handle(&mut self, msg: FinishProof, ctx: &mut SyncContext<Self>) {
-        took(&self.metrics, "bg2");
+        took(&self.metrics, ActorKind::Bg2);
         let FinishProof {
             part,
             pk,
@@ -48,15 +48,12 @@ impl Handler<FinishProof> for Bg2Actor {
         let t = Instant::now();
         let stage = &mut self.stage;
         let outcome = if abandoned.is_set() {
-            skipped(&self.metrics, "bg2");
+            skipped(&self.metrics, ActorKind::Bg2);
             Ok(Err(crate::Error::Abandoned))
         } else {
             catch_unwind(AssertUnwindSafe(|| stage.finish(&pk, &witness, &g1)))
         };
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["bg2"])
-            .observe(t.elapsed().as_secs_f64());
+        self.metrics.observe(Step::Bg2, t.elapsed().as_secs_f64());
         let (cause, retryable) = match outcome {
             Ok(Ok(proof)) => {
                 tracing::info!(
@@ -65,7 +62,7 @@ impl Handler<FinishProof> for Bg2Actor {
                 );
                 post(
                     &self.metrics,
-                    "supervisor",
+                    ActorKind::Supervisor,
                     &self.supervisor,
                     PartitionDone { part, proof },
                 );
@@ -73,7 +70,7 @@ impl Handler<FinishProof> for Bg2Actor {
                 let frees = frees_of(&grant.footprint(), &classes);
                 post(
                     &self.metrics,
-                    "dealloc",
+                    ActorKind::Dealloc,
                     &self.dealloc,
                     Release {
                         grant: grant.id(),
@@ -84,7 +81,7 @@ impl Handler<FinishProof> for Bg2Actor {
                 return;
             }
             Ok(Err(e)) => (e.to_string(), retryable(&e)),
-            Err(p) => restart_after_panic(&self.metrics, "bg2", ctx, p.as_ref()),
+            Err(p) => restart_after_panic(&self.metrics, ActorKind::Bg2, ctx, p.as_ref()),
         };
         if !abandoned.is_set() {
             tracing::warn!(%cause, "B_G2 stage failed");
@@ -95,7 +92,7 @@ impl Handler<FinishProof> for Bg2Actor {
             &self.dealloc,
             part,
             grant,
-            "bg2",
+            ActorKind::Bg2,
             cause,
             retryable,
             Some(witness),

@@ -16,7 +16,7 @@ use super::{
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Footprint, GrantId, Stage};
 use crate::messages::{Abandoned, Delivered, FinishProof, HandedOff, PartRef, Prove, Release};
-use crate::metrics::Metrics;
+use crate::metrics::{ActorKind, Metrics, Step};
 use crate::pipeline::GpuStage;
 use crate::prover::{Abc, G1Sums, Witness};
 
@@ -58,7 +58,7 @@ impl GpuActor {
     ) {
         post(
             &self.metrics,
-            "dealloc",
+            ActorKind::Dealloc,
             &self.dealloc,
             Release {
                 grant,
@@ -78,7 +78,7 @@ impl GpuActor {
         abandoned: &Abandoned,
     ) -> crate::Result<G1Sums> {
         if abandoned.is_set() {
-            skipped(&self.metrics, "gpu");
+            skipped(&self.metrics, ActorKind::Gpu);
             return Err(crate::Error::Abandoned);
         }
         let t = Instant::now();
@@ -91,10 +91,7 @@ impl GpuActor {
         let h = h?;
         held.h = Some(h);
         let h_secs = t.elapsed().as_secs_f64();
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["h"])
-            .observe(h_secs);
+        self.metrics.observe(Step::H, h_secs);
         tracing::info!(seconds = h_secs, "H computed");
         let t = Instant::now();
         let witness = held.witness.as_ref().ok_or_else(|| crate::Error::Backend {
@@ -104,10 +101,7 @@ impl GpuActor {
         let h = held.h.as_deref().unwrap_or(&[]);
         let g1 = self.stage.g1_msms(pk, witness, h)?;
         let msm_secs = t.elapsed().as_secs_f64();
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["g1_msm"])
-            .observe(msm_secs);
+        self.metrics.observe(Step::G1Msm, msm_secs);
         tracing::info!(
             job = part.job,
             partition = part.index,
@@ -122,7 +116,7 @@ impl Handler<Prove> for GpuActor {
     type Result = ();
 
     fn handle(&mut self, msg: Prove, ctx: &mut SyncContext<Self>) {
-        took(&self.metrics, "gpu");
+        took(&self.metrics, ActorKind::Gpu);
         let Prove {
             part,
             pk,
@@ -137,14 +131,12 @@ impl Handler<Prove> for GpuActor {
         let fp = grant.footprint();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
             Delivered { part, grant: id },
         );
         self.metrics
-            .stage_seconds
-            .with_label_values(&["queued_gpu"])
-            .observe(synthesized_at.elapsed().as_secs_f64());
+            .observe(Step::QueuedGpu, synthesized_at.elapsed().as_secs_f64());
         let stage_span = tracing::info_span!(parent: &span, "gpu", device = %self.device);
         let _enter = stage_span.enter();
         let busy = Instant::now();
@@ -170,7 +162,7 @@ impl Handler<Prove> for GpuActor {
                 if let Some(witness) = held.witness.take() {
                     post(
                         &self.metrics,
-                        "supervisor",
+                        ActorKind::Supervisor,
                         &self.supervisor,
                         HandedOff {
                             part,
@@ -180,7 +172,7 @@ impl Handler<Prove> for GpuActor {
                     );
                     post(
                         &self.metrics,
-                        "bg2",
+                        ActorKind::Bg2,
                         &self.bg2,
                         FinishProof {
                             part,
@@ -197,7 +189,7 @@ impl Handler<Prove> for GpuActor {
                 ("witness lost inside the GPU actor".to_string(), true)
             }
             Ok(Err(e)) => (e.to_string(), retryable(&e)),
-            Err(p) => restart_after_panic(&self.metrics, "gpu", ctx, p.as_ref()),
+            Err(p) => restart_after_panic(&self.metrics, ActorKind::Gpu, ctx, p.as_ref()),
         };
         if !abandoned.is_set() {
             tracing::warn!(%cause, "GPU stage failed");
@@ -208,7 +200,7 @@ impl Handler<Prove> for GpuActor {
             &self.dealloc,
             part,
             grant,
-            "gpu",
+            ActorKind::Gpu,
             cause,
             retryable,
             held.witness.take(),

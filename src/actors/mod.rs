@@ -23,30 +23,33 @@ use actix::Addr;
 
 use crate::ledger::{BufferClass, Grant};
 use crate::messages::{Failed, PartRef, Release};
-use crate::metrics::Metrics;
+use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::prover::Witness;
 
 /// After a caught panic: counts the restart, stops the actor (a `SyncContext` then builds a
 /// fresh one from its factory on the same thread) and returns the failure cause, retryable.
 pub(crate) fn restart_after_panic<C: actix::ActorContext>(
     metrics: &Metrics,
-    actor: &str,
+    actor: ActorKind,
     ctx: &mut C,
     payload: &(dyn Any + Send),
 ) -> (String, bool) {
-    metrics.restarts_total.with_label_values(&[actor]).inc();
+    metrics.restarted(actor);
     ctx.stop();
     (
-        format!("{actor} actor panicked: {}", panic_text(payload)),
+        format!("{} actor panicked: {}", actor.as_str(), panic_text(payload)),
         true,
     )
 }
 
 /// Counts a partition a stage skipped because its job had already failed
 /// (`baton_proofs_total{result="abandoned"}`) and says so at info level.
-pub(crate) fn skipped(metrics: &Metrics, actor: &'static str) {
-    metrics.proofs_total.with_label_values(&["abandoned"]).inc();
-    tracing::info!(actor, "partition skipped: its job already failed");
+pub(crate) fn skipped(metrics: &Metrics, actor: ActorKind) {
+    metrics.proof(ProofResult::Abandoned);
+    tracing::info!(
+        actor = actor.as_str(),
+        "partition skipped: its job already failed"
+    );
 }
 
 /// Whether another attempt at a partition could pass after this error: device and backend
@@ -75,7 +78,7 @@ pub(crate) fn fail_and_release(
     dealloc: &Addr<DeallocActor>,
     part: PartRef,
     grant: Grant,
-    actor: &'static str,
+    actor: ActorKind,
     cause: String,
     retryable: bool,
     witness: Option<Witness>,
@@ -83,7 +86,7 @@ pub(crate) fn fail_and_release(
     let id = grant.id();
     post(
         metrics,
-        "supervisor",
+        ActorKind::Supervisor,
         supervisor,
         Failed {
             part,
@@ -98,7 +101,7 @@ pub(crate) fn fail_and_release(
     let frees = crate::messages::frees_of(&grant.footprint(), &classes);
     post(
         metrics,
-        "dealloc",
+        ActorKind::Dealloc,
         dealloc,
         Release {
             grant: id,

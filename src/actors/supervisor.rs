@@ -11,7 +11,7 @@ use super::mailbox::{post_to, took};
 use crate::key::ProvingKey;
 use crate::ledger::{Footprint, GrantId, Ledger, LedgerError, Stage};
 use crate::messages::*;
-use crate::metrics::Metrics;
+use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
 use crate::status::{EngineError, EngineStatus, JobStatus, PartitionState};
@@ -136,7 +136,7 @@ impl Supervisor {
             if let Some(s) = &self.synthesis {
                 post_to(
                     &self.metrics,
-                    "synthesis",
+                    ActorKind::Synthesis,
                     s,
                     Synthesize {
                         part,
@@ -182,10 +182,7 @@ impl Supervisor {
         job.abandoned.set();
         tracing::warn!(job = job_id, error = %err, "job failed");
         // One per partition that failed for good (its siblings are abandoned, not counted).
-        self.metrics
-            .proofs_total
-            .with_label_values(&["failed"])
-            .inc();
+        self.metrics.proof(ProofResult::Failed);
         if let Some(reply) = job.reply.take() {
             let _ = reply.send(Err(err));
         }
@@ -243,7 +240,7 @@ impl Handler<Submit> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Submit, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         let Submit { request, reply } = msg;
         if self.refuse_new {
             let _ = reply.send(Err(EngineError::ShuttingDown));
@@ -303,7 +300,7 @@ impl Handler<Synthesized> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Synthesized, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         self.idle_workers += 1;
         self.alive_now += 1;
         self.alive_peak = self.alive_peak.max(self.alive_now);
@@ -318,7 +315,7 @@ impl Handler<Delivered> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Delivered, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         self.alive_now = self.alive_now.saturating_sub(1);
         let r = self.ledger.delivered(msg.grant);
         self.ledger_op("delivered", r);
@@ -331,7 +328,7 @@ impl Handler<HandedOff> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: HandedOff, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         let r = self.ledger.advance(msg.grant, msg.stage);
         self.ledger_op("advance", r);
         if msg.stage == Stage::Bg2 {
@@ -345,7 +342,7 @@ impl Handler<Freed> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Freed, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         for (class, bytes) in msg.frees {
             match self.ledger.freed(msg.grant, class, bytes) {
                 Ok(true) => {
@@ -370,13 +367,13 @@ impl Handler<PartitionDone> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: PartitionDone, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         let part = msg.part;
         if let Some(job) = self.jobs.get_mut(&part.job) {
             if !job.failed {
                 job.proofs[part.index] = Some(msg.proof);
                 job.states[part.index] = PartitionState::Done;
-                self.metrics.proofs_total.with_label_values(&["ok"]).inc();
+                self.metrics.proof(ProofResult::Ok);
                 if job.proofs.iter().all(Option::is_some) {
                     // Answer now; the entry stays until Dealloc has settled every charge.
                     if let Some(reply) = job.reply.take() {
@@ -394,7 +391,7 @@ impl Handler<Failed> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Failed, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         let part = msg.part;
         if msg.frees_worker {
             self.idle_workers += 1;
@@ -416,10 +413,7 @@ impl Handler<Failed> for Supervisor {
         match retry {
             Some(next) => {
                 tracing::warn!(job = part.job, partition = part.index, attempt = next.attempt, cause = %msg.cause, "retrying partition");
-                self.metrics
-                    .proofs_total
-                    .with_label_values(&["retried"])
-                    .inc();
+                self.metrics.proof(ProofResult::Retried);
                 self.queue.push_front(next);
             }
             None => {
@@ -432,7 +426,7 @@ impl Handler<Failed> for Supervisor {
                     job: part.job,
                     index: part.index,
                     attempts,
-                    actor: msg.actor,
+                    actor: msg.actor.as_str(),
                     cause: msg.cause,
                 };
                 self.fail_job(part.job, err);
@@ -446,7 +440,7 @@ impl Handler<Status> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Status, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         let mut jobs: Vec<JobStatus> = self
             .jobs
             .iter()
@@ -471,7 +465,7 @@ impl Handler<Shutdown> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Shutdown, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         self.refuse_new = true;
         self.closing.push(msg.reply);
         self.maybe_close();

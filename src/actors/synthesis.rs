@@ -9,7 +9,7 @@ use actix::{Actor, Addr, Handler, SyncContext};
 use super::{post, restart_after_panic, skipped, took, DeallocActor, GpuActor, Supervisor};
 use crate::ledger::BufferClass;
 use crate::messages::{frees_of, Failed, Prove, Release, Synthesize, Synthesized};
-use crate::metrics::Metrics;
+use crate::metrics::{ActorKind, Metrics, Step};
 use crate::pipeline::Synthesizer;
 
 /// One synthesis worker.
@@ -34,7 +34,7 @@ impl Handler<Synthesize> for SynthesisActor {
     type Result = ();
 
     fn handle(&mut self, msg: Synthesize, ctx: &mut SyncContext<Self>) {
-        took(&self.metrics, "synthesis");
+        took(&self.metrics, ActorKind::Synthesis);
         let Synthesize {
             part,
             circuit,
@@ -48,22 +48,19 @@ impl Handler<Synthesize> for SynthesisActor {
         let t = Instant::now();
         let stage = &mut self.stage;
         let outcome = if abandoned.is_set() {
-            skipped(&self.metrics, "synthesis");
+            skipped(&self.metrics, ActorKind::Synthesis);
             Ok(Err(crate::Error::Abandoned))
         } else {
             catch_unwind(AssertUnwindSafe(|| stage.synthesize(circuit.as_ref(), &pk)))
         };
         let secs = t.elapsed().as_secs_f64();
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["synthesis"])
-            .observe(secs);
+        self.metrics.observe(Step::Synthesis, secs);
         let (cause, retryable) = match outcome {
             Ok(Ok((abc, witness))) => {
                 tracing::info!(seconds = secs, "synthesized");
                 post(
                     &self.metrics,
-                    "supervisor",
+                    ActorKind::Supervisor,
                     &self.supervisor,
                     Synthesized {
                         part,
@@ -80,11 +77,11 @@ impl Handler<Synthesize> for SynthesisActor {
                     abandoned,
                     span,
                 };
-                post(&self.metrics, "gpu", &self.gpu, prove);
+                post(&self.metrics, ActorKind::Gpu, &self.gpu, prove);
                 return;
             }
             Ok(Err(e)) => (e.to_string(), false),
-            Err(p) => restart_after_panic(&self.metrics, "synthesis", ctx, p.as_ref()),
+            Err(p) => restart_after_panic(&self.metrics, ActorKind::Synthesis, ctx, p.as_ref()),
         };
         if !abandoned.is_set() {
             tracing::warn!(%cause, "synthesis failed");
@@ -92,12 +89,12 @@ impl Handler<Synthesize> for SynthesisActor {
         let id = grant.id();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
             Failed {
                 part,
                 grant: id,
-                actor: "synthesis",
+                actor: ActorKind::Synthesis,
                 cause,
                 retryable,
                 frees_worker: true,
@@ -108,7 +105,7 @@ impl Handler<Synthesize> for SynthesisActor {
         let frees = frees_of(&grant.footprint(), &BufferClass::ALL);
         post(
             &self.metrics,
-            "dealloc",
+            ActorKind::Dealloc,
             &self.dealloc,
             Release {
                 grant: id,
