@@ -28,20 +28,19 @@ impl Handler<Release> for DeallocActor {
     fn handle(&mut self, msg: Release, _: &mut SyncContext<Self>) {
         took(&self.metrics, ActorKind::Dealloc);
         let t = Instant::now();
-        drop(msg.buffers);
+        let Release { buffers, grant } = msg;
+        drop(buffers);
         if !self.delay.is_zero() {
             std::thread::sleep(self.delay);
         }
         self.metrics
             .observe(Step::Dealloc, t.elapsed().as_secs_f64());
+        let (grant, frees) = grant.settle();
         post(
             &self.metrics,
             ActorKind::Supervisor,
             &self.supervisor,
-            Freed {
-                grant: msg.grant,
-                frees: msg.frees,
-            },
+            Freed { grant, frees },
         );
     }
 }

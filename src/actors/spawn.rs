@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use actix::{Actor, Addr, AsyncContext, SyncArbiter};
 
-use super::{Bg2Actor, DeallocActor, GpuActor, Supervisor, SupervisorParts, SynthesisActor};
+use super::{Bg2Actor, DeallocActor, GpuActor, Links, Supervisor, SupervisorParts, SynthesisActor};
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::pipeline::Stages;
@@ -30,29 +30,21 @@ pub(crate) fn spawn_actors(
             metrics: m.clone(),
             delay: std::time::Duration::ZERO,
         });
-        let (m, s, d, f) = (
-            metrics.clone(),
-            sup_addr.clone(),
-            dealloc.clone(),
-            stages.bg2.clone(),
-        );
+        let links = Links {
+            supervisor: sup_addr,
+            dealloc,
+            metrics,
+        };
+        let (l, f) = (links.clone(), stages.bg2.clone());
         let bg2_counter = Arc::new(AtomicUsize::new(0));
         let bg2 = SyncArbiter::start(bg2_workers, move || {
             let i = thread_index(&bg2_counter) % bg2_workers;
             Bg2Actor {
                 stage: f(i),
-                supervisor: s.clone(),
-                dealloc: d.clone(),
-                metrics: m.clone(),
+                links: l.clone(),
             }
         });
-        let (m, s, d, b, f) = (
-            metrics.clone(),
-            sup_addr.clone(),
-            dealloc.clone(),
-            bg2,
-            stages.gpu.clone(),
-        );
+        let (l, f) = (links.clone(), stages.gpu.clone());
         let gpu_counter = Arc::new(AtomicUsize::new(0));
         // One thread per device, all sharing one mailbox (an idle device takes the next
         // partition). The factory runs on the actor's own thread, so a restarted actor finds its
@@ -70,27 +62,18 @@ pub(crate) fn spawn_actors(
             GpuActor {
                 stage,
                 device,
-                supervisor: s.clone(),
-                bg2: b.clone(),
-                dealloc: d.clone(),
-                metrics: m.clone(),
+                bg2: bg2.clone(),
+                links: l.clone(),
             }
         });
-        let (m, s, d, f) = (
-            metrics.clone(),
-            sup_addr.clone(),
-            dealloc,
-            stages.synthesis.clone(),
-        );
+        let f = stages.synthesis.clone();
         let syn_counter = Arc::new(AtomicUsize::new(0));
         let synthesis = SyncArbiter::start(workers, move || {
             let i = thread_index(&syn_counter) % workers;
             SynthesisActor {
                 stage: f(i),
-                supervisor: s.clone(),
                 gpu: gpu.clone(),
-                dealloc: d.clone(),
-                metrics: m.clone(),
+                links: links.clone(),
             }
         });
         let mut sup = Supervisor::new(parts);

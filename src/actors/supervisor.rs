@@ -393,7 +393,7 @@ impl Handler<Failed> for Supervisor {
     fn handle(&mut self, msg: Failed, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
         let part = msg.part;
-        if msg.frees_worker {
+        if msg.actor == ActorKind::Synthesis {
             self.idle_workers += 1;
         }
         let r = self.ledger.cancel(msg.grant);

@@ -21,6 +21,8 @@ impl BufferClass {
     pub const COUNT: usize = 4;
     /// Every class, in index order.
     pub const ALL: [BufferClass; Self::COUNT] = [Self::Abc, Self::Aux, Self::Inputs, Self::Density];
+    /// The witness classes: what goes on to the B_G2 stage once a/b/c and H are gone.
+    pub const WITNESS: [BufferClass; 3] = [Self::Aux, Self::Inputs, Self::Density];
 
     /// The metric label (`class` in `baton_ledger_bytes`).
     pub const fn as_str(self) -> &'static str {

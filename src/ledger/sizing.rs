@@ -58,6 +58,25 @@ impl Footprint {
         self.bytes_by_class[class as usize]
     }
 
+    pub(super) fn set(&mut self, class: BufferClass, bytes: u64) {
+        self.bytes_by_class[class as usize] = bytes;
+    }
+
+    /// The part of the abc bytes held by b and c, two of the three evaluations: dead once H is
+    /// computed (H takes a's buffer, the rest, until the H MSM).
+    pub const fn bc_bytes(&self) -> u64 {
+        self.bytes(BufferClass::Abc) * 2 / 3
+    }
+
+    /// The bytes of `classes`, as (class, bytes) pairs; classes at zero left out.
+    pub fn frees(&self, classes: &[BufferClass]) -> Vec<(BufferClass, u64)> {
+        classes
+            .iter()
+            .map(|c| (*c, self.bytes(*c)))
+            .filter(|(_, b)| *b > 0)
+            .collect()
+    }
+
     /// Bytes in all classes (saturating at `u64::MAX`).
     pub fn total_bytes(&self) -> u64 {
         self.checked_total_bytes().unwrap_or(u64::MAX)
