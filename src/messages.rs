@@ -10,7 +10,7 @@ use actix::Message;
 use tokio::sync::oneshot;
 
 use crate::key::ProvingKey;
-use crate::ledger::{BufferClass, Grant, GrantId, Stage};
+use crate::ledger::{BufferClass, Grant, GrantId, LostGrant, Stage};
 use crate::metrics::ActorKind;
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
@@ -167,6 +167,15 @@ pub struct Freed {
     pub grant: GrantId,
     /// Bytes per class.
     pub frees: Vec<(BufferClass, u64)>,
+}
+
+/// Any thread → Supervisor: a grant (or a part of one) was dropped unsettled, with the buffers
+/// it stood for: a message was lost or an actor died.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct GrantDropped {
+    /// What it stood for.
+    pub lost: LostGrant,
 }
 
 /// BG2 → Supervisor: the partition's proof.

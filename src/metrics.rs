@@ -4,8 +4,8 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 use crate::ledger::{BufferClass, LedgerSnapshot, Stage};
@@ -35,6 +35,9 @@ pub struct Metrics {
     pub synthesized_alive: IntGauge,
     /// `baton_restarts_total{actor}`.
     pub restarts_total: IntCounterVec,
+    /// `baton_grants_lost_total`: grants dropped unsettled (a lost message or a dead actor),
+    /// reconciled by the Supervisor.
+    pub grants_lost_total: IntCounter,
 }
 
 /// The actor kinds: the `actor` label of `baton_mailbox_depth` and `baton_restarts_total`, and
@@ -176,6 +179,10 @@ impl Metrics {
         )?;
         let restarts_total =
             IntCounterVec::new(Opts::new("restarts_total", "Actor restarts"), &["actor"])?;
+        let grants_lost_total = IntCounter::new(
+            "grants_lost_total",
+            "Grants dropped unsettled (a lost message or a dead actor), reconciled",
+        )?;
         let m = Metrics {
             registry,
             mailbox_depth,
@@ -188,6 +195,7 @@ impl Metrics {
             gpu_busy_seconds,
             synthesized_alive,
             restarts_total,
+            grants_lost_total,
         };
         let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
             Box::new(m.mailbox_depth.clone()),
@@ -200,6 +208,7 @@ impl Metrics {
             Box::new(m.gpu_busy_seconds.clone()),
             Box::new(m.synthesized_alive.clone()),
             Box::new(m.restarts_total.clone()),
+            Box::new(m.grants_lost_total.clone()),
         ];
         for c in collectors {
             m.registry.register(c)?;
