@@ -44,22 +44,20 @@ impl Engine {
     /// Starts the engine with the given stage implementations (tests, simulations, embedders).
     pub fn start_with(cfg: Config, stages: Stages) -> Result<Self, EngineError> {
         cfg.validate()?;
-        let budget_bytes = match cfg.budget_bytes {
-            Some(b) => b,
-            None => {
-                let avail = ledger::available_memory_bytes().ok_or_else(|| {
-                    EngineError::Start("cannot read available memory; set memory.budget".into())
-                })?;
-                ledger::auto_budget_bytes(avail, cfg.margin_bytes, 0)
-                    .map_err(|e| EngineError::Start(e.to_string()))?
-            }
-        };
+        let plan = ledger::plan_budget(
+            cfg.budget_bytes,
+            cfg.margin_bytes,
+            cfg.overcommit,
+            ledger::available_memory_bytes(),
+        )
+        .map_err(|e| EngineError::Start(e.to_string()))?;
         let ledger = Ledger::new(LedgerConfig {
-            budget_bytes,
+            budget_bytes: plan.budget_bytes,
             slots: cfg.effective_slots(),
             policy: cfg.policy,
         })
-        .map_err(|e| EngineError::Start(e.to_string()))?;
+        .map_err(|e| EngineError::Start(e.to_string()))?
+        .with_key_budget(plan.keys);
         let metrics = Metrics::new().map_err(|e| EngineError::Start(e.to_string()))?;
         let metrics_addr = match &cfg.metrics_listen {
             Some(addr) => Some(
@@ -74,7 +72,6 @@ impl Engine {
             synthesis_workers: cfg.synthesis_workers,
             retry_attempts: cfg.retry_attempts,
             metrics: metrics.clone(),
-            reserve_keys: cfg.budget_bytes.is_none(),
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let m = metrics.clone();
