@@ -96,15 +96,9 @@ enum Command {
     },
 }
 
+/// Where the CLI keeps the keys it makes: [`baton::cache_dir`], else the temp dir.
 fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("BATON_CACHE_DIR") {
-        return d.into();
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("baton")
+    baton::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("baton"))
 }
 
 fn load_or_make_key<C: KnownCircuit>(
