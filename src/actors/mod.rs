@@ -60,11 +60,15 @@ pub(crate) fn skipped(metrics: &Metrics, actor: &'static str) {
     tracing::info!(actor, "partition skipped: its job already failed");
 }
 
-/// Whether another attempt at a partition could pass after this error: device and backend
-/// failures may; an unsatisfied circuit, a key that does not fit, bad lengths or a degenerate
-/// key fail the same way every time.
+/// Whether another attempt at a partition could pass after this error: backend failures, I/O,
+/// and GPU conditions that can pass (out of device memory, driver errors) may; an unsatisfied
+/// circuit, a key that does not fit, bad lengths, a degenerate key or a GPU bug (a refused
+/// launch, a kernel that does not compile) fail the same way every time.
 pub(crate) fn retryable(e: &crate::Error) -> bool {
-    matches!(e, crate::Error::Backend { .. } | crate::Error::Io(_))
+    match e {
+        crate::Error::Gpu(g) => g.retryable(),
+        e => matches!(e, crate::Error::Backend { .. } | crate::Error::Io(_)),
+    }
 }
 
 /// Text of a caught panic payload.
