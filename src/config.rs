@@ -56,7 +56,7 @@ pub struct Config {
     pub gpu_devices: Vec<usize>,
     /// Backend choice.
     pub backend: BackendChoice,
-    /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch, partition).
+    /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch).
     pub gpu: GpuOptions,
     /// B_G2 threads.
     pub bg2_workers: usize,
@@ -152,7 +152,6 @@ struct RawGpu {
     host_threads: Option<String>,
     msm_acc_minb: Option<String>,
     msm_prefetch: Option<String>,
-    partition: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -269,7 +268,6 @@ fn gpu_options(
     host_threads: Option<String>,
     msm_acc_minb: Option<String>,
     msm_prefetch: Option<String>,
-    partition: Option<String>,
 ) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
     if let Some(t) = host_threads {
@@ -284,18 +282,6 @@ fn gpu_options(
     }
     if let Some(p) = msm_prefetch {
         o.msm_prefetch = flag("gpu.msm_prefetch", &p)?;
-    }
-    if let Some(p) = partition {
-        o.device_partition = match p.trim() {
-            "device" => true,
-            "calls" => false,
-            other => {
-                return Err(invalid(
-                    "gpu.partition",
-                    format!("expected device or calls, got {other:?}"),
-                ))
-            }
-        };
     }
     Ok(o)
 }
@@ -417,12 +403,7 @@ impl Config {
                 }
             };
         }
-        c.gpu = gpu_options(
-            gpu.host_threads,
-            gpu.msm_acc_minb,
-            gpu.msm_prefetch,
-            gpu.partition,
-        )?;
+        c.gpu = gpu_options(gpu.host_threads, gpu.msm_acc_minb, gpu.msm_prefetch)?;
         if let Some(l) = raw.metrics.and_then(|m| m.listen) {
             if l.parse::<std::net::SocketAddr>().is_err() {
                 return Err(invalid(
@@ -565,7 +546,6 @@ mod tests {
             ("BATON_GPU_HOST_THREADS".to_string(), "6".to_string()),
             ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
             ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
-            ("BATON_GPU_PARTITION".to_string(), "calls".to_string()),
             ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
         ];
         let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("gpu env");
@@ -574,7 +554,7 @@ mod tests {
             c.gpu.msm_acc_minb, 3,
             "BATON_GPU_* wins; BATON_MSM_* is no key"
         );
-        assert!(c.gpu.msm_prefetch && !c.gpu.device_partition);
+        assert!(c.gpu.msm_prefetch);
         assert_eq!(Config::default().gpu, GpuOptions::default());
         let c =
             Config::from_toml("[gpu]\nhost_threads = \"auto\"\nmsm_acc_minb = 2\n").expect("gpu");
@@ -584,7 +564,6 @@ mod tests {
             "[gpu]\nmsm_acc_minb = 0\n",
             "[gpu]\nhost_threads = 0\n",
             "[gpu]\nmsm_prefetch = \"maybe\"\n",
-            "[gpu]\npartition = \"cloud\"\n",
         ] {
             let err = Config::from_toml(bad).expect_err(bad);
             assert!(err.to_string().contains("gpu."), "{bad}: {err}");

@@ -17,9 +17,6 @@ pub struct GpuOptions {
     pub msm_acc_minb: u32,
     /// Whether `msm_accumulate` loads the next base one addition ahead.
     pub msm_prefetch: bool,
-    /// Whether a partition runs as one device call (witness uploaded once, density filtered
-    /// and H kept on the device); `false`: one backend call per MSM, as before.
-    pub device_partition: bool,
 }
 
 impl Default for GpuOptions {
@@ -28,7 +25,6 @@ impl Default for GpuOptions {
             host_threads: None,
             msm_acc_minb: DEFAULT_MSM_ACC_MINB,
             msm_prefetch: false,
-            device_partition: true,
         }
     }
 }

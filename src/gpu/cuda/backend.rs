@@ -195,4 +195,3 @@ impl Backend for CudaBackend {
         self.msm::<host::G2>(bases, scalars, density, "msm_g2", crate::msm::msm_g2)
     }
 }
-

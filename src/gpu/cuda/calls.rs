@@ -181,7 +181,6 @@ impl CudaBackend {
         }
         Ok(acc)
     }
-
 }
 
 /// The scalars of the variables present in `density`, with the CPU backend's length checks.
