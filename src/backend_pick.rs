@@ -8,14 +8,19 @@ use crate::config::{BackendChoice, Config};
 use crate::pipeline::{BackendBg2, Stages};
 use crate::status::EngineError;
 
-/// Picks the backend for `choice`, saying which and why.
-pub fn pick_backend(choice: BackendChoice, device: usize) -> Result<Arc<dyn Backend>, EngineError> {
+/// Picks the backend for `choice` (the CUDA one with the `[gpu]` knobs `opts`), saying which
+/// and why.
+pub fn pick_backend(
+    choice: BackendChoice,
+    device: usize,
+    opts: &crate::gpu::GpuOptions,
+) -> Result<Arc<dyn Backend>, EngineError> {
     match choice {
         BackendChoice::Cpu => Ok(Arc::new(CpuBackend)),
         BackendChoice::Cuda => {
-            crate::gpu::cuda_backend(device).map_err(|e| EngineError::Start(e.to_string()))
+            crate::gpu::cuda_backend(device, opts).map_err(|e| EngineError::Start(e.to_string()))
         }
-        BackendChoice::Auto => match crate::gpu::cuda_backend(device) {
+        BackendChoice::Auto => match crate::gpu::cuda_backend(device, opts) {
             Ok(b) => Ok(b),
             Err(e) => {
                 tracing::info!(reason = %e, "using the CPU backend");
@@ -31,7 +36,7 @@ pub fn real_stages(cfg: &Config) -> Result<(Stages, String), EngineError> {
     let backends: Vec<Arc<dyn Backend>> = cfg
         .gpu_devices
         .iter()
-        .map(|d| pick_backend(cfg.backend, *d))
+        .map(|d| pick_backend(cfg.backend, *d, &cfg.gpu))
         .collect::<Result<_, _>>()?;
     let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
     let backends = Arc::new(backends);

@@ -51,13 +51,18 @@ pub(crate) struct Failure<I> {
 }
 
 impl<I> Failure<I> {
-    /// The one retry rule, for every stage: device and I/O failures may pass on another attempt;
-    /// an unsatisfied circuit, a key that does not fit, bad lengths, a degenerate key or an
-    /// abandoned job fail the same way every time.
+    /// The one retry rule, for every stage: backend and I/O failures and GPU conditions that can
+    /// pass (out of device memory, driver errors) may pass on another attempt; an unsatisfied
+    /// circuit, a key that does not fit, bad lengths, a degenerate key, a GPU bug (a refused
+    /// launch, a kernel that does not compile) or an abandoned job fail the same way every time.
     fn from_error(e: &Error, unused: Option<I>) -> Self {
+        let retryable = match e {
+            Error::Gpu(g) => g.retryable(),
+            e => matches!(e, Error::Backend { .. } | Error::Io(_)),
+        };
         Failure {
             cause: e.to_string(),
-            retryable: matches!(e, Error::Backend { .. } | Error::Io(_)),
+            retryable,
             unused,
         }
     }
