@@ -104,48 +104,28 @@ impl Engine {
     /// Proves every partition of `request`; the proofs come back in request order.
     pub async fn prove(&self, request: Request) -> Result<Vec<Proof>, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Submit { request, reply },
-        );
+        self.tell(Submit { request, reply });
         rx.await.map_err(|_| EngineError::Stopped)?
     }
 
     /// [`Engine::prove`] for callers without an async runtime.
     pub fn prove_blocking(&self, request: Request) -> Result<Vec<Proof>, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Submit { request, reply },
-        );
+        self.tell(Submit { request, reply });
         rx.blocking_recv().map_err(|_| EngineError::Stopped)?
     }
 
     /// Jobs, partitions and the ledger right now.
     pub async fn status(&self) -> Result<EngineStatus, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Status { reply },
-        );
+        self.tell(Status { reply });
         rx.await.map_err(|_| EngineError::Stopped)
     }
 
     /// [`Engine::status`] for callers without an async runtime.
     pub fn status_blocking(&self) -> Result<EngineStatus, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Status { reply },
-        );
+        self.tell(Status { reply });
         rx.blocking_recv().map_err(|_| EngineError::Stopped)
     }
 
@@ -179,12 +159,7 @@ impl Engine {
     /// freed, then stops the actors. Callers still waiting on `prove` get their proofs first.
     pub fn shutdown_blocking(&self) {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Shutdown { reply },
-        );
+        self.tell(Shutdown { reply });
         let _ = rx.blocking_recv();
         self.stop_system();
     }
@@ -192,14 +167,19 @@ impl Engine {
     /// The async form of [`Engine::shutdown_blocking`].
     pub async fn shutdown(&self) {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Shutdown { reply },
-        );
+        self.tell(Shutdown { reply });
         let _ = rx.await;
         self.stop_system();
+    }
+
+    /// Sends `msg` to the Supervisor (counted in its mailbox depth).
+    fn tell<M>(&self, msg: M)
+    where
+        Supervisor: actix::Handler<M>,
+        M: actix::Message + Send + 'static,
+        M::Result: Send,
+    {
+        post(&self.metrics, ActorKind::Supervisor, &self.supervisor, msg);
     }
 
     fn stop_system(&self) {
