@@ -9,7 +9,7 @@ mod events;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use actix::{Actor, Addr, AsyncContext, Context, Handler, Recipient};
+use actix::{Actor, AsyncContext, Context, Handler, Recipient, WeakAddr};
 use tokio::sync::oneshot;
 
 use self::admission::{Admission, Next};
@@ -68,9 +68,10 @@ pub struct Supervisor {
     alive_peak: usize,
 }
 
-/// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]).
+/// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]). Weak:
+/// the ledger lives inside the Supervisor, which must not keep itself alive through it.
 struct DroppedGrants {
-    supervisor: Addr<Supervisor>,
+    supervisor: WeakAddr<Supervisor>,
     metrics: Metrics,
 }
 
@@ -82,12 +83,15 @@ impl std::fmt::Debug for DroppedGrants {
 
 impl GrantWatch for DroppedGrants {
     fn dropped(&self, lost: LostGrant) {
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            GrantDropped { lost },
-        );
+        // Gone at shutdown: nothing is left to reconcile then.
+        if let Some(supervisor) = self.supervisor.upgrade() {
+            post(
+                &self.metrics,
+                ActorKind::Supervisor,
+                &supervisor,
+                GrantDropped { lost },
+            );
+        }
     }
 }
 
@@ -96,7 +100,7 @@ impl Actor for Supervisor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.ledger.watch_grants(Arc::new(DroppedGrants {
-            supervisor: ctx.address(),
+            supervisor: ctx.address().downgrade(),
             metrics: self.metrics.clone(),
         }));
     }
