@@ -44,22 +44,20 @@ impl Engine {
     /// Starts the engine with the given stage implementations (tests, simulations, embedders).
     pub fn start_with(cfg: Config, stages: Stages) -> Result<Self, EngineError> {
         cfg.validate()?;
-        let budget_bytes = match cfg.budget_bytes {
-            Some(b) => b,
-            None => {
-                let avail = ledger::available_memory_bytes().ok_or_else(|| {
-                    EngineError::Start("cannot read available memory; set memory.budget".into())
-                })?;
-                ledger::auto_budget_bytes(avail, cfg.margin_bytes, 0)
-                    .map_err(|e| EngineError::Start(e.to_string()))?
-            }
-        };
+        let plan = ledger::plan_budget(
+            cfg.budget_bytes,
+            cfg.margin_bytes,
+            cfg.overcommit,
+            ledger::available_memory_bytes(),
+        )
+        .map_err(|e| EngineError::Start(e.to_string()))?;
         let ledger = Ledger::new(LedgerConfig {
-            budget_bytes,
+            budget_bytes: plan.budget_bytes,
             slots: cfg.effective_slots(),
             policy: cfg.policy,
         })
-        .map_err(|e| EngineError::Start(e.to_string()))?;
+        .map_err(|e| EngineError::Start(e.to_string()))?
+        .with_key_budget(plan.keys);
         let metrics = Metrics::new().map_err(|e| EngineError::Start(e.to_string()))?;
         let metrics_addr = match &cfg.metrics_listen {
             Some(addr) => Some(
@@ -74,7 +72,6 @@ impl Engine {
             synthesis_workers: cfg.synthesis_workers,
             retry_attempts: cfg.retry_attempts,
             metrics: metrics.clone(),
-            reserve_keys: cfg.budget_bytes.is_none(),
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let m = metrics.clone();
@@ -107,48 +104,28 @@ impl Engine {
     /// Proves every partition of `request`; the proofs come back in request order.
     pub async fn prove(&self, request: Request) -> Result<Vec<Proof>, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Submit { request, reply },
-        );
+        self.tell(Submit { request, reply });
         rx.await.map_err(|_| EngineError::Stopped)?
     }
 
     /// [`Engine::prove`] for callers without an async runtime.
     pub fn prove_blocking(&self, request: Request) -> Result<Vec<Proof>, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Submit { request, reply },
-        );
+        self.tell(Submit { request, reply });
         rx.blocking_recv().map_err(|_| EngineError::Stopped)?
     }
 
     /// Jobs, partitions and the ledger right now.
     pub async fn status(&self) -> Result<EngineStatus, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Status { reply },
-        );
+        self.tell(Status { reply });
         rx.await.map_err(|_| EngineError::Stopped)
     }
 
     /// [`Engine::status`] for callers without an async runtime.
     pub fn status_blocking(&self) -> Result<EngineStatus, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Status { reply },
-        );
+        self.tell(Status { reply });
         rx.blocking_recv().map_err(|_| EngineError::Stopped)
     }
 
@@ -182,12 +159,7 @@ impl Engine {
     /// freed, then stops the actors. Callers still waiting on `prove` get their proofs first.
     pub fn shutdown_blocking(&self) {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Shutdown { reply },
-        );
+        self.tell(Shutdown { reply });
         let _ = rx.blocking_recv();
         self.stop_system();
     }
@@ -195,14 +167,19 @@ impl Engine {
     /// The async form of [`Engine::shutdown_blocking`].
     pub async fn shutdown(&self) {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Shutdown { reply },
-        );
+        self.tell(Shutdown { reply });
         let _ = rx.await;
         self.stop_system();
+    }
+
+    /// Sends `msg` to the Supervisor (counted in its mailbox depth).
+    fn tell<M>(&self, msg: M)
+    where
+        Supervisor: actix::Handler<M>,
+        M: actix::Message + Send + 'static,
+        M::Result: Send,
+    {
+        post(&self.metrics, ActorKind::Supervisor, &self.supervisor, msg);
     }
 
     fn stop_system(&self) {

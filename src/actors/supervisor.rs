@@ -9,13 +9,15 @@ mod events;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use actix::{Actor, Addr, AsyncContext, Context, Handler, Recipient};
+use actix::{Actor, AsyncContext, Context, Handler, Recipient, WeakAddr};
 use tokio::sync::oneshot;
 
 use self::admission::{Admission, Next};
 use super::mailbox::{post, post_to, took};
 use crate::key::ProvingKey;
-use crate::ledger::{Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage};
+use crate::ledger::{
+    available_memory_bytes, Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage,
+};
 use crate::messages::{Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit, Synthesize};
 use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
@@ -32,9 +34,6 @@ pub struct SupervisorParts {
     pub retry_attempts: u32,
     /// Metrics.
     pub metrics: Metrics,
-    /// Set each proving key in use aside from the budget (the budget was sized from available
-    /// memory, so keys loaded later must come out of it).
-    pub reserve_keys: bool,
 }
 
 struct Job {
@@ -67,14 +66,12 @@ pub struct Supervisor {
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
     alive_now: usize,
     alive_peak: usize,
-    reserve_keys: bool,
-    /// Keys set aside in the ledger: key id → (bytes, jobs using it).
-    keys: HashMap<u64, (u64, usize)>,
 }
 
-/// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]).
+/// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]). Weak:
+/// the ledger lives inside the Supervisor, which must not keep itself alive through it.
 struct DroppedGrants {
-    supervisor: Addr<Supervisor>,
+    supervisor: WeakAddr<Supervisor>,
     metrics: Metrics,
 }
 
@@ -86,12 +83,15 @@ impl std::fmt::Debug for DroppedGrants {
 
 impl GrantWatch for DroppedGrants {
     fn dropped(&self, lost: LostGrant) {
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            GrantDropped { lost },
-        );
+        // Gone at shutdown: nothing is left to reconcile then.
+        if let Some(supervisor) = self.supervisor.upgrade() {
+            post(
+                &self.metrics,
+                ActorKind::Supervisor,
+                &supervisor,
+                GrantDropped { lost },
+            );
+        }
     }
 }
 
@@ -100,7 +100,7 @@ impl Actor for Supervisor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.ledger.watch_grants(Arc::new(DroppedGrants {
-            supervisor: ctx.address(),
+            supervisor: ctx.address().downgrade(),
             metrics: self.metrics.clone(),
         }));
     }
@@ -126,8 +126,6 @@ impl Supervisor {
             refuse_new: false,
             alive_now: 0,
             alive_peak: 0,
-            reserve_keys: parts.reserve_keys,
-            keys: HashMap::new(),
         }
     }
 
@@ -237,34 +235,10 @@ impl Supervisor {
         };
         if done {
             if let Some(job) = self.jobs.remove(&job_id) {
-                self.unuse_key(job.pk.id());
+                self.ledger.unuse_key(job.pk.id());
             }
         }
         self.maybe_close();
-    }
-
-    /// Counts one more job on `pk`, setting its bytes aside the first time (auto budgets only).
-    fn use_key(&mut self, pk: &ProvingKey) {
-        if !self.reserve_keys {
-            return;
-        }
-        let entry = self.keys.entry(pk.id()).or_insert((0, 0));
-        if entry.1 == 0 {
-            entry.0 = pk.heap_bytes();
-            self.ledger.reserve_resident(entry.0);
-        }
-        entry.1 += 1;
-    }
-
-    /// One job fewer on key `id`; its bytes come back to the budget with the last one.
-    fn unuse_key(&mut self, id: u64) {
-        if let Some(entry) = self.keys.get_mut(&id) {
-            entry.1 = entry.1.saturating_sub(1);
-            if entry.1 == 0 {
-                self.ledger.release_resident(entry.0);
-                self.keys.remove(&id);
-            }
-        }
     }
 
     fn maybe_close(&mut self) {
@@ -293,10 +267,18 @@ impl Handler<Submit> for Supervisor {
             return;
         }
         let footprint = request.footprint();
-        // The key counts against the budget while a job uses it (auto budgets).
-        self.use_key(&request.pk);
-        if let Err(e) = self.ledger.admit(&footprint) {
-            self.unuse_key(request.pk.id());
+        // The key counts against memory while a job uses it (set aside from an auto budget, or
+        // checked beside a stated one).
+        let (key, key_bytes) = (request.pk.id(), request.pk.heap_bytes());
+        let admitted = self
+            .ledger
+            .use_key(key, key_bytes, available_memory_bytes)
+            .and_then(|()| {
+                self.ledger
+                    .admit(&footprint)
+                    .inspect_err(|_| self.ledger.unuse_key(key))
+            });
+        if let Err(e) = admitted {
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
             return;
         }
