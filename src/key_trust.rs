@@ -90,18 +90,6 @@ impl Record {
     }
 }
 
-/// baton's cache directory: `$BATON_CACHE_DIR`, else `$XDG_CACHE_HOME/baton`, else
-/// `~/.cache/baton`.
-pub fn baton_cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("BATON_CACHE_DIR") {
-        return Some(d.into());
-    }
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|base| base.join("baton"))
-}
-
 /// Where the record of `key` may live: beside it, then under baton's cache.
 fn record_paths(key: &Path) -> Vec<PathBuf> {
     let name = key
@@ -109,7 +97,7 @@ fn record_paths(key: &Path) -> Vec<PathBuf> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "key".into());
     let mut out = vec![key.with_file_name(format!("{name}.baton-checked"))];
-    if let Some(dir) = baton_cache_dir() {
+    if let Some(dir) = crate::cache::cache_dir() {
         let full = std::fs::canonicalize(key).unwrap_or_else(|_| key.to_path_buf());
         let tag = hex::encode(&Sha256::digest(full.to_string_lossy().as_bytes())[..8]);
         out.push(dir.join("checked-keys").join(format!("{name}-{tag}")));

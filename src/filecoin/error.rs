@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::engine::EngineError;
 use crate::key_store::KeyLoadError;
+use crate::status::EngineError;
 
 /// Why a Filecoin job could not be built, proved or finished.
 #[derive(Debug, thiserror::Error)]

@@ -9,8 +9,8 @@ use filecoin_proofs_api::{
     SectorId,
 };
 
-use crate::engine::Request;
 use crate::proof::Proof;
+use crate::request::Request;
 
 use super::error::{FilecoinError, Result};
 use super::ids::CircuitId;

@@ -15,8 +15,8 @@ use storage_proofs_porep::stacked::{
     generate_replica_id, PublicInputs, StackedCompound, StackedDrg, Tau,
 };
 
-use crate::engine::Request;
 use crate::key::ProvingKey;
+use crate::request::Request;
 
 use super::error::{FilecoinError, Result};
 use super::finish::{Check, Finisher, Job, ProofKind};

@@ -15,8 +15,8 @@ use filecoin_proofs_api::{
 use storage_proofs_core::compound_proof::{CompoundProof, SetupParams};
 use storage_proofs_post::fallback::{FallbackPoStCompound, PublicInputs, PublicSector};
 
-use crate::engine::Request;
 use crate::key::ProvingKey;
+use crate::request::Request;
 
 use super::error::{FilecoinError, Result};
 use super::finish::{Check, Finisher, Job, ProofKind};
