@@ -15,6 +15,11 @@ use baton::ledger::Stage;
 use baton::status::PartitionState;
 use baton::{Check, Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
 
+/// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params).
+#[cfg(feature = "filecoin")]
+#[path = "cli/filecoin.rs"]
+mod filecoin_cli;
+
 #[derive(Parser)]
 #[command(
     name = "baton",
@@ -134,6 +139,9 @@ enum Command {
         #[command(flatten)]
         circuit: CircuitArgs,
     },
+    #[cfg(feature = "filecoin")]
+    #[command(flatten)]
+    Filecoin(filecoin_cli::Command),
 }
 
 /// Where the CLI keeps the keys it makes: [`baton::cache_dir`], else the temp dir.
@@ -406,6 +414,8 @@ fn run(cli: Cli) -> Result<bool, String> {
             };
             r.map(|_| true).map_err(|e| e.to_string())
         }
+        #[cfg(feature = "filecoin")]
+        Command::Filecoin(c) => filecoin_cli::run(c),
     }
 }
 

@@ -366,3 +366,77 @@ fn snap_deals_of_a_2kib_sector_verifies() {
     engine.shutdown_blocking();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `baton porep-c2` as field scripts call it: exit 0 and a proof `verify_seal` accepts for a good
+/// envelope; a clear error and no output file for bad input.
+#[test]
+fn porep_c2_command_line() {
+    let cache = params();
+    let dir = scratch("cli");
+    let s = seal_sector(&dir, RegisteredSealProof::StackedDrg2KiBV1_1, 1004, 11, 5).expect("seal");
+    let json = serde_json::to_vec(&s.c1).expect("C1 serializes");
+    let envelope = dir.join("c1.json");
+    std::fs::write(
+        &envelope,
+        baton::filecoin::envelope(&json, s.sector_id, SECTOR),
+    )
+    .expect("write");
+    let bare = dir.join("c1-bare.json");
+    std::fs::write(&bare, &json).expect("write");
+    let out = dir.join("proof.bin");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+            .arg("porep-c2")
+            .args(args)
+            .env("FIL_PROOFS_PARAMETER_CACHE", cache.dir())
+            .env("BATON_MEMORY_BUDGET", "8GiB")
+            .output()
+            .expect("baton runs")
+    };
+    let path = |p: &PathBuf| p.display().to_string();
+    let (c1, bare, out_s) = (path(&envelope), path(&bare), path(&out));
+
+    // Bad input first (fast): each names its cause and writes nothing.
+    let fails = |args: &[&str], needle: &str| {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} must fail");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!out.exists(), "nothing written for {args:?}");
+    };
+    fails(
+        &["--c1", &bare, "--miner-id", "1004", "--out", &out_s],
+        "sector",
+    );
+    fails(
+        &["--c1", &c1, "--miner-id", "1005", "--out", &out_s],
+        "wrong miner or sector id",
+    );
+    fails(
+        &[
+            "--c1",
+            &c1,
+            "--miner-id",
+            "1004",
+            "--sector-id",
+            "12",
+            "--out",
+            &out_s,
+        ],
+        "sector id",
+    );
+
+    let o = run(&["--c1", &c1, "--miner-id", "1004", "--out", &out_s]);
+    assert!(
+        o.status.success(),
+        "porep-c2: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let proof = std::fs::read(&out).expect("proof written");
+    assert_eq!(proof.len(), 192);
+    assert!(
+        accepted(&s, s.seed, &proof),
+        "verify_seal accepts the CLI's proof"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
