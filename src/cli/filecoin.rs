@@ -2,9 +2,8 @@
 //! `snap-prove` prove through the engine and write the output only once filecoin-proofs'
 //! verifier accepted it (exit 0 exactly then); `fil-params` makes test parameters offline.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -16,7 +15,7 @@ use baton::ledger::Stage;
 use baton::status::PartitionState;
 use baton::Engine;
 
-use super::{config_with, Overrides};
+use super::{config_with, show_progress, Overrides};
 
 /// Where the output goes and the engine's overrides.
 #[derive(Args)]
@@ -144,9 +143,30 @@ fn hex32(what: &str, s: &str) -> Result<[u8; 32], String> {
         .map_err(|b: Vec<u8>| format!("--{what}: expected 32 bytes, got {}", b.len()))
 }
 
-fn post_proof(kind: CircuitKind, size: &str) -> Result<RegisteredPoStProof, String> {
-    let size = parse_sector_size(size).map_err(|e| e.to_string())?;
-    post_proof_for(kind, size).ok_or_else(|| format!("no {kind:?} proof for sector size {size}"))
+fn read_all(paths: &[PathBuf]) -> Result<Vec<Vec<u8>>, String> {
+    paths.iter().map(|p| read(p)).collect()
+}
+
+/// A PoSt command's inputs, read and parsed.
+struct PostInputs {
+    proof: RegisteredPoStProof,
+    randomness: [u8; 32],
+    prover_id: [u8; 32],
+    vanilla: Vec<Vec<u8>>,
+}
+
+impl PostArgs {
+    fn inputs(&self, kind: CircuitKind) -> Result<PostInputs, String> {
+        let size = parse_sector_size(&self.sector_size).map_err(|e| e.to_string())?;
+        let proof = post_proof_for(kind, size)
+            .ok_or_else(|| format!("no {kind:?} proof for sector size {size}"))?;
+        Ok(PostInputs {
+            proof,
+            randomness: hex32("randomness", &self.randomness)?,
+            prover_id: prover_id_from_miner(self.miner_id),
+            vanilla: read_all(&self.vanilla)?,
+        })
+    }
 }
 
 /// Runs a Filecoin subcommand; `Ok(true)` only when the proof written verified.
@@ -168,15 +188,9 @@ pub fn run(cmd: Command) -> Result<bool, String> {
             prove(job, &format!("sector {sector}"), output)
         }
         Command::WinningPost { post, output } => {
-            let proof = post_proof(CircuitKind::WinningPost, &post.sector_size)?;
-            let vanilla = post
-                .vanilla
-                .iter()
-                .map(|p| read(p))
-                .collect::<Result<Vec<_>, _>>()?;
-            let r = hex32("randomness", &post.randomness)?;
+            let p = post.inputs(CircuitKind::WinningPost)?;
             let job = fil
-                .winning_post(proof, &r, prover_id_from_miner(post.miner_id), &vanilla)
+                .winning_post(p.proof, &p.randomness, p.prover_id, &p.vanilla)
                 .map_err(e)?;
             prove(job, "winning", output)
         }
@@ -185,16 +199,9 @@ pub fn run(cmd: Command) -> Result<bool, String> {
             partition,
             output,
         } => {
-            let proof = post_proof(CircuitKind::WindowPost, &post.sector_size)?;
-            let vanilla = post
-                .vanilla
-                .iter()
-                .map(|p| read(p))
-                .collect::<Result<Vec<_>, _>>()?;
-            let r = hex32("randomness", &post.randomness)?;
-            let prover = prover_id_from_miner(post.miner_id);
+            let p = post.inputs(CircuitKind::WindowPost)?;
             let job = fil
-                .window_post(proof, &r, prover, &vanilla, partition)
+                .window_post(p.proof, &p.randomness, p.prover_id, &p.vanilla, partition)
                 .map_err(e)?;
             prove(job, "window", output)
         }
@@ -209,10 +216,7 @@ pub fn run(cmd: Command) -> Result<bool, String> {
             let size = parse_sector_size(&sector_size).map_err(e)?;
             let proof: RegisteredUpdateProof = baton::filecoin::update_proof_for(size)
                 .ok_or_else(|| format!("no update proof for sector size {size}"))?;
-            let vanilla = vanilla
-                .iter()
-                .map(|p| read(p))
-                .collect::<Result<Vec<_>, _>>()?;
+            let vanilla = read_all(&vanilla)?;
             let job = fil
                 .snap_deals(
                     proof,
@@ -272,22 +276,10 @@ fn prove(job: Job, what: &str, output: Output) -> Result<bool, String> {
     let started = Instant::now();
     let result = std::thread::scope(|s| {
         let h = s.spawn(|| engine.prove_blocking(job.request));
-        let tty = std::io::stderr().is_terminal();
-        let mut last = String::new();
-        while !h.is_finished() {
-            std::thread::sleep(Duration::from_millis(if tty { 200 } else { 1000 }));
-            if let Some(line) = partition_line(&engine, &label, started) {
-                if tty {
-                    eprint!("\r{line}\x1b[K");
-                } else if line != last {
-                    eprintln!("{line}");
-                }
-                last = line;
-            }
-        }
-        if tty {
-            eprintln!();
-        }
+        show_progress(
+            || h.is_finished(),
+            || partition_line(&engine, &label, started),
+        );
         h.join().unwrap_or(Err(baton::EngineError::Stopped))
     });
     engine.shutdown_blocking();

@@ -34,6 +34,27 @@ pub fn seal_commit_phase2(
     })
 }
 
+/// A WinningPoSt or WindowPoSt (all partitions, or one) proved on `engine`, verified.
+fn post(
+    engine: &Engine,
+    proof: RegisteredPoStProof,
+    randomness: &ChallengeSeed,
+    prover_id: ProverId,
+    vanilla: &[Vec<u8>],
+    partition: Option<usize>,
+) -> Result<Vec<u8>> {
+    let fil = Filecoin::from_env();
+    let job = match proof.typ() {
+        filecoin_proofs_api::PoStType::Winning => {
+            fil.winning_post(proof, randomness, prover_id, vanilla)?
+        }
+        filecoin_proofs_api::PoStType::Window => {
+            fil.window_post(proof, randomness, prover_id, vanilla, partition)?
+        }
+    };
+    prove_job(engine, job)
+}
+
 /// `generate_winning_post_with_vanilla` on the engine.
 pub fn generate_winning_post_with_vanilla(
     engine: &Engine,
@@ -42,13 +63,15 @@ pub fn generate_winning_post_with_vanilla(
     prover_id: ProverId,
     vanilla_proofs: &[Vec<u8>],
 ) -> Result<Vec<(RegisteredPoStProof, SnarkProof)>> {
-    let job = Filecoin::from_env().winning_post(
+    let proof = post(
+        engine,
         registered_post_proof_type,
         randomness,
         prover_id,
         vanilla_proofs,
+        None,
     )?;
-    Ok(vec![(registered_post_proof_type, prove_job(engine, job)?)])
+    Ok(vec![(registered_post_proof_type, proof)])
 }
 
 /// `generate_window_post_with_vanilla` on the engine (every partition).
@@ -59,14 +82,15 @@ pub fn generate_window_post_with_vanilla(
     prover_id: ProverId,
     vanilla_proofs: &[Vec<u8>],
 ) -> Result<Vec<(RegisteredPoStProof, SnarkProof)>> {
-    let job = Filecoin::from_env().window_post(
+    let proof = post(
+        engine,
         registered_post_proof_type,
         randomness,
         prover_id,
         vanilla_proofs,
         None,
     )?;
-    Ok(vec![(registered_post_proof_type, prove_job(engine, job)?)])
+    Ok(vec![(registered_post_proof_type, proof)])
 }
 
 /// `generate_single_window_post_with_vanilla` on the engine (one partition's sectors).
@@ -78,14 +102,15 @@ pub fn generate_single_window_post_with_vanilla(
     vanilla_proofs: &[Vec<u8>],
     partition_index: usize,
 ) -> Result<PartitionSnarkProof> {
-    let job = Filecoin::from_env().window_post(
+    let proof = post(
+        engine,
         registered_post_proof_type,
         randomness,
         prover_id,
         vanilla_proofs,
         Some(partition_index),
     )?;
-    Ok(PartitionSnarkProof(prove_job(engine, job)?))
+    Ok(PartitionSnarkProof(proof))
 }
 
 /// `generate_empty_sector_update_proof_with_vanilla` on the engine.

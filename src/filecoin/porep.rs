@@ -12,7 +12,7 @@ use filecoin_proofs_api::{ApiFeature, Hasher, MerkleTreeTrait};
 use storage_proofs_core::compound_proof::{CompoundProof, SetupParams};
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{
-    generate_replica_id, PublicInputs, StackedCompound, StackedDrg, Tau,
+    generate_replica_id, PublicInputs, StackedCircuit, StackedCompound, StackedDrg, Tau,
 };
 
 use crate::key::ProvingKey;
@@ -90,6 +90,19 @@ fn porep_request<Tree: 'static + MerkleTreeTrait>(
     sector_id: u64,
     key: &dyn Fn(usize) -> Result<Arc<ProvingKey>>,
 ) -> Result<(Request, usize)> {
+    let (circuits, inputs) = porep_circuits::<Tree>(c1, prover_id, sector_id)?;
+    let pk = key(inputs)?;
+    let partitions = circuits.len();
+    Ok((Request::new(pk, circuits), partitions))
+}
+
+/// The partition circuits of a C1 output and their public-input count, after the vanilla proofs
+/// and the replica id were checked.
+pub(crate) fn porep_circuits<Tree: 'static + MerkleTreeTrait>(
+    c1: &SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_id: u64,
+) -> Result<(Vec<StackedCircuit<Tree, DefaultPieceHasher>>, usize)> {
     let up = FilecoinError::upstream;
     let config = c1.registered_proof.as_v1_config();
     let vanilla: Vec<Vec<filecoin_proofs::VanillaSealProof<Tree>>> = c1
@@ -163,7 +176,6 @@ fn porep_request<Tree: 'static + MerkleTreeTrait>(
     }
     let inputs = Compound::<Tree>::generate_public_inputs(&pub_in, &pp.vanilla_params, Some(0))
         .map_err(|e| up("computing the public inputs", e))?;
-    let pk = key(inputs.len())?;
     let circuits = vanilla
         .iter()
         .enumerate()
@@ -172,5 +184,5 @@ fn porep_request<Tree: 'static + MerkleTreeTrait>(
                 .map_err(|e| up("building a partition circuit", e))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok((Request::new(pk, circuits), partitions))
+    Ok((circuits, inputs.len()))
 }

@@ -21,7 +21,7 @@ use crate::request::Request;
 use super::error::{FilecoinError, Result};
 use super::finish::{Check, Finisher, Job, ProofKind};
 use super::ids::CircuitId;
-use super::shape::{guard, with_tree};
+use super::shape::{decode_vanilla, guard, with_tree};
 use super::Filecoin;
 
 /// What the generic half hands back.
@@ -40,19 +40,8 @@ impl Filecoin<'_> {
         prover_id: [u8; 32],
         vanilla_proofs: &[Vec<u8>],
     ) -> Result<Job> {
-        if proof.typ() != PoStType::Winning {
-            return Err(FilecoinError::BadInput(format!(
-                "{proof:?} is not a WinningPoSt type"
-            )));
-        }
-        self.post(
-            ProofKind::WinningPost,
-            proof,
-            randomness,
-            prover_id,
-            vanilla_proofs,
-            None,
-        )
+        let kind = ProofKind::WinningPost;
+        self.post(kind, proof, randomness, prover_id, vanilla_proofs, None)
     }
 
     /// A WindowPoSt job: every partition of `vanilla_proofs` (`partition` = `None`), or the one
@@ -66,11 +55,6 @@ impl Filecoin<'_> {
         vanilla_proofs: &[Vec<u8>],
         partition: Option<usize>,
     ) -> Result<Job> {
-        if proof.typ() != PoStType::Window {
-            return Err(FilecoinError::BadInput(format!(
-                "{proof:?} is not a WindowPoSt type"
-            )));
-        }
         let kind = match partition {
             None => ProofKind::WindowPost,
             Some(_) => ProofKind::WindowPostPartition,
@@ -94,6 +78,15 @@ impl Filecoin<'_> {
         vanilla_proofs: &[Vec<u8>],
         partition: Option<usize>,
     ) -> Result<Job> {
+        let (want, name) = match kind {
+            ProofKind::WinningPost => (PoStType::Winning, "WinningPoSt"),
+            _ => (PoStType::Window, "WindowPoSt"),
+        };
+        if proof.typ() != want {
+            return Err(FilecoinError::BadInput(format!(
+                "{proof:?} is not a {name} type"
+            )));
+        }
         if proof.major_version() != 1 {
             return Err(FilecoinError::Unsupported(format!("PoSt proof {proof:?}")));
         }
@@ -144,18 +137,8 @@ fn post_request<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<Built> {
     let up = FilecoinError::upstream;
     let config = proof.as_v1_config();
-    let vanilla = vanilla_bytes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            bincode::deserialize::<FallbackPoStSectorProof<Tree>>(b).map_err(|e| {
-                FilecoinError::BadInput(format!(
-                    "vanilla proof {i} ({} bytes) is not a {proof:?} sector proof: {e}",
-                    b.len()
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let vanilla: Vec<FallbackPoStSectorProof<Tree>> =
+        decode_vanilla(vanilla_bytes, &format!("a {proof:?} sector proof"))?;
     let per_partition = config.sector_count;
     let (vanilla_params, partitions) = match (config.typ.clone(), partition) {
         (PoStType::Winning, None) => {

@@ -38,6 +38,25 @@ pub(crate) fn guard<T>(during: &'static str, f: impl FnOnce() -> Result<T>) -> R
     }
 }
 
+/// Decodes bincode vanilla proofs (as filecoin-ffi passes them), naming the first bad one.
+pub(crate) fn decode_vanilla<T: serde::de::DeserializeOwned>(
+    bytes: &[Vec<u8>],
+    what: &str,
+) -> Result<Vec<T>> {
+    bytes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            bincode::deserialize::<T>(b).map_err(|e| {
+                FilecoinError::BadInput(format!(
+                    "vanilla proof {i} ({} bytes) is not {what}: {e}",
+                    b.len()
+                ))
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

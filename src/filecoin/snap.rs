@@ -20,7 +20,7 @@ use crate::request::Request;
 use super::error::{FilecoinError, Result};
 use super::finish::{Check, Finisher, Job, ProofKind};
 use super::ids::CircuitId;
-use super::shape::{guard, with_tree};
+use super::shape::{decode_vanilla, guard, with_tree};
 use super::Filecoin;
 
 /// One partition's update circuit, rebuilt from the shared vanilla proof on each synthesis
@@ -119,18 +119,8 @@ fn snap_request<TreeR: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             vanilla_bytes.len()
         )));
     }
-    let vanilla = vanilla_bytes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            bincode::deserialize::<PartitionProof<TreeR>>(b).map_err(|e| {
-                FilecoinError::BadInput(format!(
-                    "vanilla proof {i} ({} bytes) is not a {proof:?} partition proof: {e}",
-                    b.len()
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let vanilla: Vec<PartitionProof<TreeR>> =
+        decode_vanilla(vanilla_bytes, &format!("a {proof:?} partition proof"))?;
     let pub_inputs = PublicInputs {
         k: 0,
         comm_r_old: tree_r(&comms[0], "comm_r_old")?,

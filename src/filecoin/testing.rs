@@ -248,3 +248,86 @@ pub fn snap_vanilla(
     let out = proofs.into_iter().map(|p| p.0).collect();
     Ok((out, encoded.comm_r_new, encoded.comm_d_new))
 }
+
+/// What one circuit allocates and enforces (as written, before the prover's input constraints).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// Constraints.
+    pub constraints: usize,
+    /// Public inputs (the constant one not counted).
+    pub inputs: usize,
+    /// Private variables.
+    pub aux: usize,
+}
+
+impl bellperson::ConstraintSystem<blstrs::Scalar> for Shape {
+    type Root = Self;
+    fn alloc<F, A, AR>(
+        &mut self,
+        _: A,
+        _: F,
+    ) -> Result<bellperson::Variable, bellperson::SynthesisError>
+    where
+        F: FnOnce() -> Result<blstrs::Scalar, bellperson::SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux += 1;
+        Ok(bellperson::Variable::new_unchecked(bellperson::Index::Aux(
+            self.aux - 1,
+        )))
+    }
+    fn alloc_input<F, A, AR>(
+        &mut self,
+        _: A,
+        _: F,
+    ) -> Result<bellperson::Variable, bellperson::SynthesisError>
+    where
+        F: FnOnce() -> Result<blstrs::Scalar, bellperson::SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs += 1;
+        Ok(bellperson::Variable::new_unchecked(
+            bellperson::Index::Input(self.inputs),
+        ))
+    }
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(
+            bellperson::LinearCombination<blstrs::Scalar>,
+        ) -> bellperson::LinearCombination<blstrs::Scalar>,
+        LB: FnOnce(
+            bellperson::LinearCombination<blstrs::Scalar>,
+        ) -> bellperson::LinearCombination<blstrs::Scalar>,
+        LC: FnOnce(
+            bellperson::LinearCombination<blstrs::Scalar>,
+        ) -> bellperson::LinearCombination<blstrs::Scalar>,
+    {
+        self.constraints += 1;
+    }
+    fn push_namespace<NR: Into<String>, N: FnOnce() -> NR>(&mut self, _: N) {}
+    fn pop_namespace(&mut self) {}
+    fn get_root(&mut self) -> &mut Self {
+        self
+    }
+}
+
+/// The shape of partition 0 of the sector's C2, counted on the real circuit.
+pub fn porep_shape(sector: &SealedSector) -> Result<Shape> {
+    fn count<Tree: 'static + filecoin_proofs_api::MerkleTreeTrait>(
+        s: &SealedSector,
+    ) -> Result<Shape> {
+        use bellperson::Circuit;
+        let (circuits, _) = super::porep::porep_circuits::<Tree>(&s.c1, &s.prover_id, s.sector_id)?;
+        let mut shape = Shape::default();
+        if let Some(c) = circuits.into_iter().next() {
+            c.synthesize(&mut shape)
+                .map_err(|e| FilecoinError::upstream("counting the circuit", e))?;
+        }
+        Ok(shape)
+    }
+    super::shape::with_tree!(u64::from(sector.proof.sector_size()), count, sector)
+}
