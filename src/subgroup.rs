@@ -8,7 +8,7 @@
 //! and a bucket holding several such points cancels with probability at most 1/2 over the signs.
 //! So a pass misses only when every bad point shares its bucket with another bad point and all
 //! those buckets cancel: at most about 1/(2B). Passes with fresh keys are repeated until the miss
-//! probability is below 2^-[`SECURITY_BITS`]. When a bucket fails, its points are checked one by
+//! probability is below 2^-[`SECURITY_BITS`](crate::subgroup::SECURITY_BITS). When a bucket fails, its points are checked one by
 //! one so the error names the bad point.
 
 use std::collections::hash_map::RandomState;

@@ -4,13 +4,13 @@
 //! back as the bytes filecoin-proofs returns, checked by its own verifiers first.
 //!
 //! Two layers:
-//! - [`Filecoin`] builds a [`Job`]: the request (submit it to any [`crate::Engine`] or scheduler)
-//!   and the [`Finisher`] that turns the proofs into output bytes and verifies them;
-//! - drop-in functions named after filecoin-proofs-api's ([`seal_commit_phase2`],
-//!   [`generate_winning_post_with_vanilla`], ...) that do both through an engine.
+//! - [`Filecoin`](crate::filecoin::Filecoin) builds a [`Job`](crate::filecoin::Job): the request (submit it to any [`crate::Engine`] or scheduler)
+//!   and the [`Finisher`](crate::filecoin::Finisher) that turns the proofs into output bytes and verifies them;
+//! - drop-in functions named after filecoin-proofs-api's ([`seal_commit_phase2`](crate::filecoin::seal_commit_phase2),
+//!   [`generate_winning_post_with_vanilla`](crate::filecoin::generate_winning_post_with_vanilla), ...) that do both through an engine.
 //!
 //! Keys are shared process-wide through [`crate::KeyStore::global`] (load once, list, evict);
-//! circuits are named like cuzk's keys ([`CircuitId`]: `porep-32g`, `wpost-2k`, ...).
+//! circuits are named like cuzk's keys ([`CircuitId`](crate::filecoin::CircuitId): `porep-32g`, `wpost-2k`, ...).
 //! This module knows nothing of actors or the network.
 
 mod api;

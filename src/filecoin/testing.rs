@@ -1,6 +1,6 @@
 //! Sealing a small sector offline (random piece → pre-commit 1 and 2 → commit 1) and the vanilla
 //! proofs of WinningPoSt, WindowPoSt and SnapDeals on it, through filecoin-proofs-api, for tests
-//! and benchmarks. Parameters come from [`ensure_params`] (baton's own setup, cached).
+//! and benchmarks. Parameters come from [`ensure_params`](crate::filecoin::testing::ensure_params) (baton's own setup, cached).
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
