@@ -9,16 +9,14 @@
 
 use std::time::{Duration, Instant};
 
+#[path = "gpu/partition.rs"]
+mod partition;
+
 use baton::backend::{Backend, Bases, CpuBackend, Query};
-use baton::circuits::Synthetic;
-use baton::cs::ProvingAssignment;
 use baton::domain::Domain;
 use baton::gpu::sample::{dense_scalars, porep_scalars, DistinctBases};
 use baton::gpu::CudaBackend;
-use baton::prover::{g1_msms, Abc, G1Sums};
-use baton::{ProvingKey, VerifyingKey};
-use blstrs::{G1Affine, G2Affine, G2Projective};
-use group::prime::PrimeCurveAffine;
+use blstrs::{G2Affine, G2Projective};
 use group::{Curve, Group};
 
 fn env_u32(name: &str, default: u32) -> u32 {
@@ -231,100 +229,6 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize) {
     }
 }
 
-fn witness(log: u32) -> (Abc, baton::prover::Witness) {
-    let clock = Instant::now();
-    let cs = ProvingAssignment::synthesize(Synthetic::new(1 << log, 7)).expect("synthesize");
-    eprintln!("synthesis 2^{log}: {:.1} s", clock.elapsed().as_secs_f64());
-    cs.into_parts()
-}
-
-fn key(log: u32, w: &baton::prover::Witness, bases: &DistinctBases) -> ProvingKey {
-    let n = 1usize << log;
-    let lens = [
-        n - 1,
-        w.aux.len(),
-        w.inputs.len() + w.a_aux_density.count(),
-        w.b_input_density.count() + w.b_aux_density.count(),
-    ];
-    let pts = &bases.points;
-    assert!(lens.iter().all(|&l| l <= pts.len()), "not enough bases");
-    let g1 = G1Affine::generator();
-    let g2 = G2Affine::generator();
-    let vk = VerifyingKey {
-        alpha_g1: g1,
-        beta_g1: g1,
-        beta_g2: g2,
-        gamma_g2: g2,
-        delta_g1: g1,
-        delta_g2: g2,
-        ic: vec![g1; w.inputs.len()],
-    };
-    let q = |k: usize| pts[..lens[k]].to_vec();
-    ProvingKey::from_parts(vk, q(0), q(1), q(2), q(3), Vec::new())
-}
-
-fn partition(
-    b: &dyn Backend,
-    abc: &Abc,
-    pk: &ProvingKey,
-    w: &baton::prover::Witness,
-) -> (f64, f64, G1Sums) {
-    let mut abc = Abc {
-        a: abc.a.clone(),
-        b: abc.b.clone(),
-        c: abc.c.clone(),
-    };
-    let clock = Instant::now();
-    let h = baton::prover::compute_h(b, &mut abc).expect("H");
-    let th = ms(clock.elapsed());
-    let sums = g1_msms(b, pk, w, &h).expect("G1 MSMs");
-    (th, ms(clock.elapsed()), sums)
-}
-
-fn same(x: &G1Sums, y: &G1Sums) -> bool {
-    x.h == y.h && x.l == y.l && x.a == y.a && x.b_g1 == y.b_g1
-}
-
-fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
-    for log in env_logs("BATON_GPU_BENCH_PARTITION", &[24, 26]) {
-        let (abc, w) = witness(log);
-        let pk = key(log, &w, bases);
-        let reps = reps.min(3);
-        let (mut h_ms, mut all_ms) = (Vec::new(), Vec::new());
-        let (_, _, gsum) = partition(gpu, &abc, &pk, &w);
-        for _ in 0..reps {
-            let (h, all, _) = partition(gpu, &abc, &pk, &w);
-            h_ms.push(h);
-            all_ms.push(all);
-        }
-        let (cpu_h, cpu_all, note) = if cpu_runs(log, reps) > 0 {
-            let (h, all, csum) = partition(&CpuBackend, &abc, &pk, &w);
-            assert!(
-                same(&gsum, &csum),
-                "partition 2^{log}: GPU sums differ from the CPU"
-            );
-            (Some((h, 1)), Some((all, 1)), "checked vs CPU")
-        } else {
-            (None, None, "CPU skipped: unchecked at this size")
-        };
-        t.row(
-            "compute_h (PoRep-like witness)",
-            log,
-            median_ms(h_ms),
-            cpu_h,
-            note,
-        );
-        t.row(
-            "partition: compute_h + 4 G1 MSMs",
-            log,
-            median_ms(all_ms),
-            cpu_all,
-            note,
-        );
-        gpu.clear_resident().expect("clear");
-    }
-}
-
 fn main() {
     // SAFETY: only probes whether libcuda can be opened.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -363,7 +267,7 @@ fn main() {
     bench_msm(&gpu, &bases, &mut t, reps);
     bench_msm_g2(&gpu, &mut t, reps);
     bench_ntt(&gpu, &mut t, reps);
-    bench_partition(&gpu, &bases, &mut t, reps);
+    partition::bench_partition(&gpu, &bases, &mut t, reps);
     println!(
         "\n## baton GPU bench: {} ({}), CPU reference on {threads} threads, {reps} GPU runs after a warm-up, medians\n",
         gpu.device_name(),

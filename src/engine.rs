@@ -164,23 +164,30 @@ fn available_memory_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// One device's backend for the engine, and its whole-partition path when it has one.
+pub type PickedBackend = (
+    Arc<dyn Backend>,
+    Option<Arc<dyn crate::partition::PartitionProver>>,
+);
+
 /// Picks the backend for `choice` (the CUDA one with the `[gpu]` knobs `opts`), saying which
 /// and why.
 pub fn pick_backend(
     choice: BackendChoice,
     device: usize,
     opts: &crate::gpu::GpuOptions,
-) -> Result<Arc<dyn Backend>, EngineError> {
+) -> Result<PickedBackend, EngineError> {
+    let cpu = || -> PickedBackend { (Arc::new(CpuBackend), None) };
     match choice {
-        BackendChoice::Cpu => Ok(Arc::new(CpuBackend)),
-        BackendChoice::Cuda => {
-            crate::gpu::cuda_backend(device, opts).map_err(|e| EngineError::Start(e.to_string()))
-        }
+        BackendChoice::Cpu => Ok(cpu()),
+        BackendChoice::Cuda => crate::gpu::cuda_backend(device, opts)
+            .map(|d| (d.backend, Some(d.partition)))
+            .map_err(|e| EngineError::Start(e.to_string())),
         BackendChoice::Auto => match crate::gpu::cuda_backend(device, opts) {
-            Ok(b) => Ok(b),
+            Ok(d) => Ok((d.backend, Some(d.partition))),
             Err(e) => {
                 tracing::info!(reason = %e, "using the CPU backend");
-                Ok(Arc::new(CpuBackend))
+                Ok(cpu())
             }
         },
     }
@@ -191,21 +198,34 @@ impl Engine {
     pub fn start(cfg: Config) -> Result<Self, EngineError> {
         // Before any device is opened (a duplicate index would open one twice).
         cfg.validate()?;
-        let backends: Vec<Arc<dyn Backend>> = cfg
+        let picked: Vec<PickedBackend> = cfg
             .gpu_devices
             .iter()
             .map(|d| pick_backend(cfg.backend, *d, &cfg.gpu))
             .collect::<Result<_, _>>()?;
-        let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
-        let backends = Arc::new(backends);
-        let by_device = backends.clone();
-        let mut stages = Stages::with_backend(Arc::new(move |device| {
-            by_device
-                .get(device)
-                .cloned()
-                .unwrap_or_else(|| Arc::new(CpuBackend) as Arc<dyn Backend>)
-        }));
-        if cfg.bg2_on_gpu {
+        let names: Vec<String> = picked.iter().map(|b| b.0.name()).collect();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let bg2_on_gpu = cfg.bg2_on_gpu(threads);
+        let device_partition = cfg.gpu.device_partition;
+        let backends: Arc<Vec<Arc<dyn Backend>>> =
+            Arc::new(picked.iter().map(|b| b.0.clone()).collect());
+        let picked = Arc::new(picked);
+        let mut stages = Stages::with_backend(Arc::new(|_| Arc::new(CpuBackend)));
+        stages.gpu = Arc::new(move |device| -> Box<dyn crate::pipeline::GpuStage> {
+            match picked.get(device) {
+                Some((backend, Some(partition))) if device_partition => {
+                    Box::new(crate::pipeline::DeviceStage {
+                        backend: backend.clone(),
+                        partition: partition.clone(),
+                        with_b_g2: bg2_on_gpu,
+                    })
+                }
+                Some((backend, _)) => Box::new(crate::pipeline::BackendStage(backend.clone())),
+                None => Box::new(crate::pipeline::BackendStage(Arc::new(CpuBackend))),
+            }
+        });
+        tracing::info!(bg2_on_gpu, threads, device_partition, "B_G2 placement");
+        if bg2_on_gpu {
             stages.bg2 = Arc::new(move |worker| {
                 let backend = backends
                     .get(worker % backends.len().max(1))

@@ -38,6 +38,7 @@ impl Handler<FinishProof> for Bg2Actor {
             pk,
             grant,
             g1,
+            b_g2,
             witness,
             abandoned,
             span,
@@ -50,7 +51,10 @@ impl Handler<FinishProof> for Bg2Actor {
             skipped(&self.metrics, "bg2");
             Ok(Err(crate::Error::Abandoned))
         } else {
-            catch_unwind(AssertUnwindSafe(|| stage.finish(&pk, &witness, &g1)))
+            catch_unwind(AssertUnwindSafe(|| match b_g2 {
+                Some(g2) => stage.finish_with_g2(&pk, &g1, g2),
+                None => stage.finish(&pk, &witness, &g1),
+            }))
         };
         self.metrics
             .stage_seconds

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::{Actor, Addr, Handler, SyncContext};
-use blstrs::Scalar;
+use blstrs::{G2Projective, Scalar};
 
 use super::{
     post, restart_after_panic, retryable, skipped, took, Bg2Actor, DeallocActor, Supervisor,
@@ -77,13 +77,59 @@ impl GpuActor {
         id: GrantId,
         held: &mut Held,
         abandoned: &Abandoned,
-    ) -> crate::Result<G1Sums> {
+    ) -> crate::Result<(G1Sums, Option<G2Projective>)> {
         if abandoned.is_set() {
             skipped(&self.metrics, "gpu");
             return Err(crate::Error::Abandoned);
         }
         let t = Instant::now();
         let mut abc = held.abc.take().unwrap_or_default();
+        if let Some(witness) = held.witness.as_ref() {
+            // The device-resident partition: a/b/c are freed as soon as they are uploaded.
+            let (metrics, dealloc) = (self.metrics.clone(), self.dealloc.clone());
+            let all = fp.bytes(BufferClass::Abc);
+            let mut released = false;
+            let mut abc_done = |taken: Abc| {
+                released = true;
+                let frees = vec![(BufferClass::Abc, all)];
+                let buffers: Box<dyn std::any::Any + Send> = Box::new(taken);
+                let msg = Release {
+                    grant: id,
+                    frees,
+                    buffers,
+                };
+                post(&metrics, "dealloc", &dealloc, msg);
+            };
+            let whole = self
+                .stage
+                .prove_partition(pk, &mut abc, witness, &mut abc_done);
+            if released {
+                held.abc_bytes -= all;
+            } else {
+                held.abc = Some(std::mem::take(&mut abc));
+            }
+            if let Some(r) = whole {
+                let sums = r?;
+                let stage = &self.metrics.stage_seconds;
+                stage
+                    .with_label_values(&["h"])
+                    .observe(sums.times.h.as_secs_f64());
+                let msm_secs = sums.times.msms.as_secs_f64();
+                stage.with_label_values(&["g1_msm"]).observe(msm_secs);
+                tracing::info!(
+                    job = part.job,
+                    partition = part.index,
+                    seconds = t.elapsed().as_secs_f64(),
+                    h_seconds = sums.times.h.as_secs_f64(),
+                    msm_seconds = msm_secs,
+                    host_seconds = sums.times.host.as_secs_f64(),
+                    b_g2 = sums.b_g2.is_some(),
+                    "partition done on the device"
+                );
+                return Ok((sums.g1, sums.b_g2));
+            }
+            abc = held.abc.take().unwrap_or_default();
+        }
         let h = self.stage.compute_h(pk, &mut abc);
         // Early free: b and c (and a's leftovers) are dead once H exists, error or not.
         let bc_bytes = fp.bytes(BufferClass::Abc) * 2 / 3;
@@ -115,7 +161,7 @@ impl GpuActor {
             seconds = msm_secs,
             "G1 MSMs done"
         );
-        Ok(g1)
+        Ok((g1, None))
     }
 }
 
@@ -167,7 +213,7 @@ impl Handler<Prove> for GpuActor {
         let leftovers = (held.abc.take(), held.h.take());
         self.release(id, vec![(BufferClass::Abc, rest)], Box::new(leftovers));
         let (cause, retryable) = match outcome {
-            Ok(Ok(g1)) => {
+            Ok(Ok((g1, b_g2))) => {
                 if let Some(witness) = held.witness.take() {
                     post(
                         &self.metrics,
@@ -188,6 +234,7 @@ impl Handler<Prove> for GpuActor {
                             pk,
                             grant,
                             g1,
+                            b_g2,
                             witness,
                             abandoned,
                             span,

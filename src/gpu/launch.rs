@@ -157,8 +157,8 @@ pub fn ntt_pass(
         .done()
 }
 
-/// An element-wise Fr kernel over n elements: every buffer in `bufs` must hold its stated
-/// number of u64 limbs.
+/// An element-wise kernel over n elements: every buffer in `bufs` (name, elements held,
+/// elements touched) must hold what the launch touches, in its own element type.
 pub fn elementwise(
     kernel: &'static str,
     n: usize,
@@ -318,6 +318,38 @@ pub fn ec_sum(count: usize, xyzz_limbs: usize, input: usize, out: usize) -> GpuR
         .done()
 }
 
+/// `density_popc` over the `nwords` 32-bit words of a density bitmap.
+pub fn density_popc(nwords: usize, words: usize, counts: usize) -> GpuResult<Launch> {
+    elementwise(
+        "density_popc",
+        nwords,
+        &[("words", words, nwords), ("counts", counts, nwords)],
+    )
+}
+
+/// `density_gather` of the `kept` present values among n scalars (u64 limbs) into `out`, with
+/// the bitmap's words and their inclusive popcount scan.
+pub fn density_gather(
+    n: usize,
+    kept: usize,
+    out: usize,
+    input: usize,
+    words: usize,
+    incl: usize,
+) -> GpuResult<Launch> {
+    let nw = n.div_ceil(32);
+    elementwise(
+        "density_gather",
+        n,
+        &[
+            ("out", out, kept * FR_LIMBS),
+            ("in", input, n * FR_LIMBS),
+            ("words", words, nw),
+            ("incl", incl, nw),
+        ],
+    )
+}
+
 /// Runs `launch` only when `checked` is a passed check: the device side's one entry to a launch.
 pub fn launch_checked<T>(
     checked: GpuResult<Launch>,
@@ -431,5 +463,17 @@ mod tests {
         assert!(msm_reduce_level(&sh, 16, 3, None, 16 * 16 * x, 16 * 2 * x, None).is_err());
         assert_eq!(ec_sum(1024, 24, 1024 * 24, 24).unwrap().dims(), (1, 128, 0));
         assert!(elementwise("fr_bitrev", 0, &[]).is_err());
+        let n = 100;
+        assert!(density_gather(n, 40, 160, 400, 4, 4).is_ok());
+        let short = density_gather(n, 40, 159, 400, 4, 4);
+        assert!(matches!(
+            short,
+            Err(GpuError::BufferTooShort { arg: "out", .. })
+        ));
+        let short = density_gather(n, 40, 160, 400, 3, 4);
+        assert!(matches!(
+            short,
+            Err(GpuError::BufferTooShort { arg: "words", .. })
+        ));
     }
 }
