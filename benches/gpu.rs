@@ -1,11 +1,13 @@
 //! The CUDA backend against the CPU backend on the same machine: G1 MSMs (dense and PoRep-like),
-//! NTTs, H, and a whole partition's GPU work (H + the four G1 MSMs). Every GPU result is checked
-//! against the CPU before it is timed; prints a markdown table of medians last.
+//! NTTs, H, and a whole partition's GPU work per call (H, then one backend call per G1 MSM) and
+//! as one device call (H + the four G1 MSMs, and with B_G2). Every GPU result is checked (against
+//! the CPU, the bases' construction, or the per-call path) before it is timed; prints a markdown
+//! table of medians last. The `[gpu]` knobs come from baton.toml / `BATON_GPU_*` as in the engine.
 //!
 //! `cargo bench --features cuda --bench gpu`. Env (log2 sizes):
-//! BATON_GPU_BENCH_MAX_LOG caps everything; BATON_GPU_BENCH_MSM="20,22,24,26",
-//! BATON_GPU_BENCH_G2="20,22,24", BATON_GPU_BENCH_NTT="20,...,27", BATON_GPU_BENCH_PARTITION="24,26", BATON_GPU_BENCH_REPS=5,
-//! BATON_GPU_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once).
+//! BATON_BENCH_MAX_LOG caps everything; BATON_BENCH_MSM="20,22,24,26",
+//! BATON_BENCH_G2="20,22,24", BATON_BENCH_NTT="20,...,27", BATON_BENCH_PARTITION="24,26", BATON_BENCH_REPS=5,
+//! BATON_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once).
 
 use std::time::{Duration, Instant};
 
@@ -27,7 +29,7 @@ fn env_u32(name: &str, default: u32) -> u32 {
 }
 
 fn env_logs(name: &str, default: &[u32]) -> Vec<u32> {
-    let cap = env_u32("BATON_GPU_BENCH_MAX_LOG", 31);
+    let cap = env_u32("BATON_BENCH_MAX_LOG", 31);
     std::env::var(name)
         .ok()
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
@@ -86,7 +88,7 @@ impl Table {
 
 /// CPU timing policy: several runs up to 2^22, one run up to the CPU cap, none above.
 fn cpu_runs(log: u32, reps: usize) -> usize {
-    let cap = env_u32("BATON_GPU_BENCH_CPU_MAX_LOG", 24);
+    let cap = env_u32("BATON_BENCH_CPU_MAX_LOG", 24);
     match log {
         l if l > cap => 0,
         l if l > 22 => 1,
@@ -95,7 +97,7 @@ fn cpu_runs(log: u32, reps: usize) -> usize {
 }
 
 fn bench_msm(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
-    for log in env_logs("BATON_GPU_BENCH_MSM", &[20, 22, 24, 26]) {
+    for log in env_logs("BATON_BENCH_MSM", &[20, 22, 24, 26]) {
         let n = 1usize << log;
         let b = Bases {
             key_id: 0xbe9c_0000 + log as u64,
@@ -132,7 +134,7 @@ fn bench_msm(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usiz
 /// the smallest. Bases tile 1024 random points (repeats do not change the work); every GPU result
 /// is compared with the CPU's where the CPU runs.
 fn bench_msm_g2(gpu: &CudaBackend, t: &mut Table, reps: usize) {
-    let logs = env_logs("BATON_GPU_BENCH_G2", &[20, 22, 24]);
+    let logs = env_logs("BATON_BENCH_G2", &[20, 22, 24]);
     let Some(&most) = logs.iter().max() else {
         return;
     };
@@ -203,7 +205,7 @@ fn single<T>(f: impl FnOnce() -> T) -> f64 {
 }
 
 fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize) {
-    for log in env_logs("BATON_GPU_BENCH_NTT", &[20, 21, 22, 23, 24, 25, 26, 27]) {
+    for log in env_logs("BATON_BENCH_NTT", &[20, 21, 22, 23, 24, 25, 26, 27]) {
         let n = 1usize << log;
         let d = Domain::for_size(n).expect("domain");
         let v = dense_scalars(n, 3000 + log as u64);
@@ -250,12 +252,12 @@ fn main() {
             return;
         }
     };
-    let reps = env_u32("BATON_GPU_BENCH_REPS", 5).max(1) as usize;
+    let reps = env_u32("BATON_BENCH_REPS", 5).max(1) as usize;
     let threads = rayon::current_num_threads();
     let mut t = Table { rows: Vec::new() };
     let clock = Instant::now();
-    let msm_logs = env_logs("BATON_GPU_BENCH_MSM", &[20, 22, 24, 26]);
-    let part_logs = env_logs("BATON_GPU_BENCH_PARTITION", &[24, 26]);
+    let msm_logs = env_logs("BATON_BENCH_MSM", &[20, 22, 24, 26]);
+    let part_logs = env_logs("BATON_BENCH_PARTITION", &[24, 26]);
     let most = msm_logs
         .iter()
         .chain(&part_logs)
@@ -273,7 +275,7 @@ fn main() {
         gpu.device_name(),
         gpu.arch()
     );
-    println!("Bases: n distinct points A[i mod 1024] + B[i/1024] (checked through A and B); CPU: median of up to 3 runs to 2^22, one run above, skipped above BATON_GPU_BENCH_CPU_MAX_LOG. Wall times include host↔device copies of scalars and results; bases stay resident.\n");
+    println!("Bases: n distinct points A[i mod 1024] + B[i/1024] (checked through A and B); CPU: median of up to 3 runs to 2^22, one run above, skipped above BATON_BENCH_CPU_MAX_LOG. Wall times include host↔device copies of scalars and results; bases stay resident.\n");
     println!("| what | size | GPU | CPU | CPU/GPU | notes |");
     println!("|---|---|---|---|---|---|");
     for r in &t.rows {

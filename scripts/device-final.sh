@@ -50,16 +50,16 @@ if has sppark; then
     step sppark 240 env USE_PREBUILT=1 bash "$here/sppark/run.sh"
 fi
 if has bench; then
-    step bench 420 env BATON_GPU_BENCH_MSM="${FINAL_MSM:-20,22,24,26}" \
-        BATON_GPU_BENCH_NTT="${FINAL_NTT:-24,26,27}" BATON_GPU_BENCH_G2="${FINAL_G2:-}" \
-        BATON_GPU_BENCH_PARTITION="${FINAL_PART:-24,26}" BATON_GPU_BENCH_REPS="${FINAL_REPS:-5}" \
-        BATON_GPU_BENCH_CPU_MAX_LOG="${FINAL_CPU_MAX_LOG:-22}" "$bin/bench_gpu"
+    step bench 420 env BATON_BENCH_MSM="${FINAL_MSM:-20,22,24,26}" \
+        BATON_BENCH_NTT="${FINAL_NTT:-24,26,27}" BATON_BENCH_G2="${FINAL_G2:-}" \
+        BATON_BENCH_PARTITION="${FINAL_PART:-24,26}" BATON_BENCH_REPS="${FINAL_REPS:-5}" \
+        BATON_BENCH_CPU_MAX_LOG="${FINAL_CPU_MAX_LOG:-20}" "$bin/bench_gpu"
 fi
 if has engine; then
     for log in ${FINAL_ENGINE:-24 26}; do
-        # 2^26 partitions hold ~8 GiB each on the host, the tiled key ~33 GiB: budget and
-        # workers sized for the 128 GiB host.
-        if [ "$log" -ge 26 ]; then workers=8 budget=64GiB; else workers=16 budget=80GiB; fi
+        # A 2^26 partition holds ~8 GiB on the host and the tiled key ~31 GiB: ten workers
+        # (the whole request synthesizing at once) fit the 128 GiB host.
+        if [ "$log" -ge 26 ]; then workers=10 budget=84GiB; else workers=16 budget=80GiB; fi
         step "engine$log" 300 "$bin/05-multi-gpu" --log "$log" --devices 1 --backend cuda \
             --requests 1 --partitions 10 --concurrent 1 --workers "$workers" \
             --bg2-workers 2 --budget "$budget" --bg2-device auto
@@ -69,12 +69,13 @@ if has ncu; then
     # Hardware counters of the hot kernels at 2^24 (clocks left alone): one dense MSM's
     # bucket accumulation and the passes of one NTT.
     ncu=${NCU:-/usr/local/cuda/bin/ncu}
-    export BATON_GPU_BENCH_MSM=24 BATON_GPU_BENCH_NTT=24 BATON_GPU_BENCH_PARTITION= \
-        BATON_GPU_BENCH_G2= BATON_GPU_BENCH_REPS=1 BATON_GPU_BENCH_CPU_MAX_LOG=0
-    step ncu 240 sh -c "'$ncu' --clock-control none -k regex:'^msm_accumulate\$' -c 1 \
+    # ncu drops empty variables from the environment: "none" selects no size.
+    export BATON_BENCH_MSM=24 BATON_BENCH_NTT=24 BATON_BENCH_PARTITION=none \
+        BATON_BENCH_G2=none BATON_BENCH_REPS=1 BATON_BENCH_CPU_MAX_LOG=0
+    step ncu 150 sh -c "'$ncu' --clock-control none -k regex:'^msm_accumulate\$' -c 1 \
         --section SpeedOfLight --section Occupancy --section WarpStateStats \
         --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis '$bin/bench_gpu' && \
-        '$ncu' --clock-control none -k regex:'^ntt_pass\$' -s 4 -c 4 --section SpeedOfLight \
+        '$ncu' --clock-control none -k regex:'^ntt_pass\$' -s 3 -c 3 --section SpeedOfLight \
         --section WarpStateStats '$bin/bench_gpu'"
 fi
 

@@ -608,6 +608,7 @@ mod tests {
             ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
             ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
             ("BATON_GPU_PARTITION".to_string(), "calls".to_string()),
+            ("BATON_BENCH_MSM".to_string(), "20".to_string()),
             ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
         ];
         let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("gpu env");
