@@ -7,7 +7,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::gpu::options::GpuOptions;
-use crate::ledger::Policy;
+use crate::ledger::{effective_slots, Policy};
+
+pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
 
 /// A configuration problem, named by its key.
 #[derive(Debug, thiserror::Error)]
@@ -24,9 +26,6 @@ pub enum ConfigError {
     #[error("config: {0}")]
     Source(#[from] config::ConfigError),
 }
-
-/// Synthesized buffers the ledger policy lets wait per GPU actor beyond one per worker.
-pub const LOOKAHEAD_PER_DEVICE: usize = 2;
 
 /// Which backend computes H and the G1 MSMs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +63,9 @@ pub struct Config {
     pub budget_bytes: Option<u64>,
     /// Kept free when the budget is auto.
     pub margin_bytes: u64,
+    /// A stated budget that, with the proving keys in use, exceeds the host's available memory
+    /// is only warned about (`memory.overcommit = true`) instead of refused.
+    pub overcommit: bool,
     /// Ledger policy.
     pub policy: Policy,
     /// Slots (undelivered partitions at once); `None` = by policy (see `effective_slots`).
@@ -97,6 +99,7 @@ impl Default for Config {
         Config {
             budget_bytes: None,
             margin_bytes: 1 << 30,
+            overcommit: false,
             policy: Policy::Ledger,
             slots: None,
             synthesis_workers: cores.clamp(1, 16),
@@ -129,6 +132,7 @@ struct Raw {
 struct RawMemory {
     budget: Option<String>,
     margin: Option<String>,
+    overcommit: Option<String>,
     policy: Option<String>,
     slots: Option<String>,
 }
@@ -376,6 +380,18 @@ impl Config {
             c.margin_bytes = parse_bytes(&m)
                 .ok_or_else(|| invalid("memory.margin", format!("expected a size, got {m:?}")))?;
         }
+        if let Some(o) = mem.overcommit {
+            c.overcommit = match o.trim() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(invalid(
+                        "memory.overcommit",
+                        format!("expected true or false, got {other:?}"),
+                    ))
+                }
+            };
+        }
         if let Some(p) = mem.policy {
             c.policy = p
                 .parse()
@@ -496,18 +512,15 @@ impl Config {
         }
     }
 
-    /// The slot count for this configuration: explicit, or by policy. The ledger policy adds a
-    /// lookahead of [`LOOKAHEAD_PER_DEVICE`] buffers per GPU actor: enough that a worker whose
-    /// buffer waits for a busy GPU can start its next partition, without queueing more than the
-    /// GPUs can take (a lookahead of one per worker bought no throughput in the simulation and
-    /// nearly doubled queued memory when the GPU was the bottleneck; see BENCHMARKS.md).
+    /// The slot count for this configuration: explicit, or by policy (decided by
+    /// [`ledger::effective_slots`](crate::ledger::effective_slots)).
     pub fn effective_slots(&self) -> usize {
-        self.slots.unwrap_or(match self.policy {
-            Policy::Ledger => {
-                self.synthesis_workers + LOOKAHEAD_PER_DEVICE * self.gpu_devices.len().max(1)
-            }
-            Policy::HoldUntilDelivered | Policy::ReleaseOnSynthesized => self.synthesis_workers,
-        })
+        effective_slots(
+            self.slots,
+            self.policy,
+            self.synthesis_workers,
+            self.gpu_devices.len(),
+        )
     }
 }
 
@@ -603,6 +616,10 @@ mod tests {
         assert_eq!(c.gpu_devices, vec![2, 3]);
         let err = Config::from_toml("[gpu]\ndevices = [0, \"x\"]\n").expect_err("bad index");
         assert!(err.to_string().contains("gpu.devices"), "{err}");
+        let c = Config::from_toml("[memory]\novercommit = true\n").expect("overcommit");
+        assert!(c.overcommit && !Config::default().overcommit);
+        let err = Config::from_toml("[memory]\novercommit = \"maybe\"\n").expect_err("bool");
+        assert!(err.to_string().contains("memory.overcommit"), "{err}");
         let env = vec![
             ("BATON_GPU_HOST_THREADS".to_string(), "6".to_string()),
             ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
