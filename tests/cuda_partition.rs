@@ -6,6 +6,10 @@
 //! the engine on the GPU that bellperson verifies. Without a GPU every test passes with a note.
 #![cfg(feature = "cuda")]
 
+mod support;
+
+use support::gpu_present;
+
 use std::sync::OnceLock;
 
 use baton::backend::CpuBackend;
@@ -19,21 +23,6 @@ use baton::{Config, Engine, Error, ProvingKey, Request, Scalar};
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, G1Affine, G2Affine};
 use ff::Field;
-
-fn gpu_present() -> bool {
-    // SAFETY: only probes whether libcuda can be opened.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        eprintln!("skipping: no CUDA driver");
-        return false;
-    }
-    match cudarc::driver::CudaContext::device_count() {
-        Ok(n) if n > 0 => true,
-        other => {
-            eprintln!("skipping: no CUDA device ({other:?})");
-            false
-        }
-    }
-}
 
 fn gpu() -> Option<&'static CudaBackend> {
     static B: OnceLock<Option<CudaBackend>> = OnceLock::new();

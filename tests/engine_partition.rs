@@ -3,27 +3,25 @@
 //! GPU stage reaches the BG2 actor (which then only assembles); a partition the "device"
 //! refuses for memory takes the per-call path with a/b/c intact; the ledger reads zero after.
 
+mod support;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use baton::backend::CpuBackend;
-use baton::circuits::{KnownCircuit, Synthetic};
-use baton::config::BackendChoice;
 use baton::gpu::GpuError;
 use baton::partition::{AbcInput, PartitionProver, PartitionSums};
 use baton::pipeline::{Bg2Stage, CpuBg2, DeviceStage, Stages};
 use baton::prover::{self, Abc, G1Sums, Witness};
-use baton::{Config, Engine, PreparedVerifyingKey, Proof, ProvingKey, Request, Result, Scalar};
+use baton::{Engine, Proof, ProvingKey, Request, Result};
 use blstrs::G2Projective;
-use ff::Field;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 
 /// The CPU stages behind the whole-partition interface; refuses every call for memory when
-/// `oom` (before touching a/b/c, as the device does).
+/// `oom` (before touching a/b/c, as the device does), or fails it as a bug would when `bug`.
 #[derive(Default)]
 struct CpuWhole {
     oom: bool,
+    bug: bool,
     calls: AtomicUsize,
 }
 
@@ -42,6 +40,13 @@ impl PartitionProver for CpuWhole {
                 what: "test",
                 need_bytes: 2,
                 free_bytes: 1,
+            }
+            .into());
+        }
+        if self.bug {
+            return Err(GpuError::BadLaunch {
+                kernel: "test",
+                reason: "refused before the upload".into(),
             }
             .into());
         }
@@ -88,23 +93,13 @@ impl Bg2Stage for Counting {
     }
 }
 
-fn run(oom: bool, with_b_g2: bool) -> (usize, usize, usize) {
-    let mut rng = ChaCha8Rng::seed_from_u64(31);
-    let size = 1 << 9;
-    let pk = Arc::new(
-        baton::generate_random_parameters(Synthetic::new(size, 0), &mut rng).expect("setup"),
-    );
-    let whole = Arc::new(CpuWhole {
-        oom,
-        ..CpuWhole::default()
-    });
+fn engine_with(whole: Arc<CpuWhole>, with_b_g2: bool) -> (Engine, Counters) {
     let (full, assembled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let mut stages = Stages::with_backend(Arc::new(|_| Arc::new(CpuBackend)));
-    let w = whole.clone();
     stages.gpu = Arc::new(move |_| {
         Box::new(DeviceStage {
             backend: Arc::new(CpuBackend),
-            partition: w.clone(),
+            partition: whole.clone(),
             with_b_g2,
         })
     });
@@ -115,37 +110,25 @@ fn run(oom: bool, with_b_g2: bool) -> (usize, usize, usize) {
             assembled: a.clone(),
         })
     });
-    let cfg = Config {
-        budget_bytes: Some(64 << 20),
-        synthesis_workers: 2,
-        backend: BackendChoice::Cpu,
-        ..Config::default()
-    };
-    let engine = Engine::start_with(cfg, stages).expect("start");
-    let circuits: Vec<Synthetic> = (0..4).map(|s| Synthetic::new(size, 500 + s)).collect();
+    let engine = Engine::start_with(support::config(64 << 20, 2, None, 3), stages).expect("start");
+    (engine, (full, assembled))
+}
+
+type Counters = (Arc<AtomicUsize>, Arc<AtomicUsize>);
+
+fn run(oom: bool, with_b_g2: bool) -> (usize, usize, usize) {
+    let pk = support::key();
+    let whole = Arc::new(CpuWhole {
+        oom,
+        ..CpuWhole::default()
+    });
+    let (engine, (full, assembled)) = engine_with(whole.clone(), with_b_g2);
+    let circuits = support::circuits(500..504);
     let proofs = engine
         .prove_blocking(Request::new(pk.clone(), circuits.clone()))
         .expect("prove");
-    let pvk = PreparedVerifyingKey::new(&pk.vk);
-    for (p, c) in proofs.iter().zip(&circuits) {
-        let inputs = c.public_inputs();
-        baton::verify(&pvk, p, &inputs).expect("verifies");
-        let mut wrong = inputs.clone();
-        wrong[2] += Scalar::ONE;
-        assert!(
-            baton::verify(&pvk, p, &wrong).is_err(),
-            "a wrong input fails"
-        );
-    }
-    let mut status = engine.status_blocking().expect("status");
-    for _ in 0..200 {
-        if status.ledger.charged_bytes == 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        status = engine.status_blocking().expect("status");
-    }
-    assert_eq!(status.ledger.charged_bytes, 0, "ledger settles: {status:?}");
+    support::check_proofs(&pk, &proofs, &circuits);
+    support::wait_settled(&engine);
     engine.shutdown_blocking();
     (
         whole.calls.load(Ordering::Relaxed),
@@ -167,4 +150,26 @@ fn whole_partitions_without_b_g2_leave_it_to_bg2() {
 #[test]
 fn a_partition_refused_for_memory_takes_the_per_call_path() {
     assert_eq!(run(true, true), (4, 4, 0));
+}
+
+#[test]
+fn a_device_bug_fails_the_job_once_and_frees_everything() {
+    let whole = Arc::new(CpuWhole {
+        bug: true,
+        ..CpuWhole::default()
+    });
+    let (engine, _) = engine_with(whole.clone(), true);
+    let err = engine
+        .prove_blocking(Request::new(support::key(), support::circuits(600..602)))
+        .expect_err("a refused launch fails the job");
+    assert!(
+        err.to_string().contains("refused before the upload"),
+        "{err}"
+    );
+    support::wait_settled(&engine);
+    assert!(
+        whole.calls.load(Ordering::Relaxed) <= 2,
+        "a bug is not retried"
+    );
+    engine.shutdown_blocking();
 }

@@ -45,10 +45,16 @@ fn device_share(
 ) -> crate::Result<(G1Sums, Option<G2Projective>)> {
     let t = Instant::now();
     // a/b/c go to Dealloc the moment the device has them (before H is computed).
+    let mut released = false;
     let mut abc_done = |uploaded: Abc| {
+        released = true;
         links.release(grant.split_classes(&[BufferClass::Abc]), uploaded);
     };
     if let Some(whole) = stage.prove_partition(pk, &mut abc, witness, &mut abc_done) {
+        if !released {
+            // Failed before the upload: a/b/c are dead all the same.
+            links.release(grant.split_classes(&[BufferClass::Abc]), abc);
+        }
         let sums = whole?;
         let (h_secs, msm_secs) = (sums.times.h.as_secs_f64(), sums.times.msms.as_secs_f64());
         links.metrics.observe(Step::H, h_secs);

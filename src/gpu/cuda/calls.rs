@@ -6,7 +6,7 @@ use group::Group;
 
 use super::backend::CudaBackend;
 use super::device::{self, DeviceGroup, Lane};
-use super::memory::{BasesKey, Resident, State};
+use super::memory::{BasesKey, State};
 use crate::backend::{Bases, Query};
 use crate::cs::Density;
 use crate::domain::Domain;
@@ -96,39 +96,6 @@ impl CudaBackend {
             .map_err(no_fallback)
     }
 
-    /// Makes the bases `bases` stand for resident (room made first, with `scratch` more bytes
-    /// for the call) and returns their key in `st.bases`.
-    fn make_resident<G: DeviceGroup>(
-        &self,
-        st: &mut State,
-        bases: &Bases<'_, G::Affine>,
-        scratch: u64,
-    ) -> GpuResult<BasesKey> {
-        let cap = self.cap();
-        st.tick += 1;
-        let tick = st.tick;
-        let key: BasesKey = (bases.key_id, bases.query, bases.offset, bases.points.len());
-        if st.bases.contains_key(&key) {
-            st.make_room(&self.dev, cap, scratch, &[key], "MSM scratch")?;
-        } else {
-            let bytes = (bases.points.len() * G::AFFINE_LIMBS * 8) as u64;
-            st.make_room(&self.dev, cap, bytes + scratch, &[], "MSM bases")?;
-            let src = G::affine_limbs(bases.points);
-            let (points, _) = st.upload_new(&self.dev, Lane::Compute, src, "upload bases")?;
-            st.bases.insert(
-                key,
-                Resident {
-                    points,
-                    last_use: tick,
-                },
-            );
-        }
-        if let Some(r) = st.bases.get_mut(&key) {
-            r.last_use = tick;
-        }
-        Ok(key)
-    }
-
     fn try_msm<G: DeviceGroup>(
         &self,
         bases: &Bases<'_, G::Affine>,
@@ -143,7 +110,10 @@ impl CudaBackend {
         let st: &mut State = &mut guard;
         let cacheable = bases.key_id != 0 && bases.query != Query::Other;
         let (key, loose) = if cacheable {
-            (Some(self.make_resident::<G>(st, bases, scratch)?), None)
+            let key: BasesKey = (bases.key_id, bases.query, bases.offset, bases.points.len());
+            let limbs = G::affine_limbs(bases.points);
+            st.make_resident(&self.dev, self.cap(), key, limbs, scratch, &[])?;
+            (Some(key), None)
         } else {
             let bytes = (n * limbs * 8) as u64;
             st.make_room(&self.dev, self.cap(), bytes + scratch, &[], "MSM bases")?;

@@ -131,6 +131,44 @@ impl State {
         staging_of(&mut self.staging, dev)
     }
 
+    /// Makes `limbs` (the affine points of a key's query) resident under `key`: uploaded when
+    /// missing, after room for them and `scratch` more bytes is made without evicting `keep`;
+    /// with room for `scratch` when already there. Marks them used now (LRU).
+    pub fn make_resident(
+        &mut self,
+        dev: &Device,
+        cap: u64,
+        key: BasesKey,
+        limbs: &[u64],
+        scratch: u64,
+        keep: &[BasesKey],
+    ) -> GpuResult<()> {
+        self.tick += 1;
+        let tick = self.tick;
+        if self.bases.contains_key(&key) {
+            if scratch > 0 {
+                let mut kept = keep.to_vec();
+                kept.push(key);
+                self.make_room(dev, cap, scratch, &kept, "MSM scratch")?;
+            }
+        } else {
+            let bytes = 8 * limbs.len() as u64;
+            self.make_room(dev, cap, bytes + scratch, keep, "MSM bases")?;
+            let (points, _) = self.upload_new(dev, Lane::Compute, limbs, "upload bases")?;
+            self.bases.insert(
+                key,
+                Resident {
+                    points,
+                    last_use: tick,
+                },
+            );
+        }
+        if let Some(r) = self.bases.get_mut(&key) {
+            r.last_use = tick;
+        }
+        Ok(())
+    }
+
     /// A new device buffer on `lane` holding `src`, through the staging buffers; with the host
     /// time spent copying.
     pub fn upload_new(

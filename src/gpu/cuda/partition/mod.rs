@@ -182,10 +182,13 @@ impl PartitionProver for CudaBackend {
         with_b_g2: bool,
         abc_done: &mut dyn FnMut(Abc),
     ) -> Result<PartitionSums> {
-        if pk.h.len() + 1 > 1 << super::backend::MAX_GPU_LOG_N {
+        let n = pk.h.len() as u64 + 1;
+        if n > 1 << super::backend::MAX_GPU_LOG_N {
+            // The NTT tables stop at 2^28: no room for it on any device (the per-call path
+            // then computes H on the CPU).
             return Err(GpuError::OutOfMemory {
-                what: "partition above the GPU NTT's 2^28",
-                need_bytes: 0,
+                what: "a/b/c of a domain above the GPU NTT's 2^28",
+                need_bytes: 3 * 32 * n,
                 free_bytes: 0,
             }
             .into());

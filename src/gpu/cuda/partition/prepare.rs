@@ -4,10 +4,9 @@
 use super::shape::{QueryBases, Shape};
 use crate::domain::Domain;
 use crate::gpu::cuda::backend::CudaBackend;
-use crate::gpu::cuda::device::{DeviceGroup, Lane};
-use crate::gpu::cuda::memory::{BasesKey, Resident, State};
+use crate::gpu::cuda::memory::{BasesKey, State};
 use crate::gpu::error::{GpuError, GpuResult};
-use crate::gpu::host::{G1, G2};
+use crate::gpu::host::{GpuGroup, G1, G2};
 use crate::key::ProvingKey;
 use blstrs::{G1Affine, G2Affine};
 
@@ -34,42 +33,28 @@ impl CudaBackend {
         }
         let mut keys = Vec::new();
         for q in g1 {
-            keys.push(self.resident_in::<G1>(st, id, q, &keys)?);
+            st.make_resident(
+                &self.dev,
+                cap,
+                q.key(id),
+                G1::affine_limbs(q.points),
+                0,
+                &keys,
+            )?;
+            keys.push(q.key(id));
         }
         if let Some(q) = g2 {
-            keys.push(self.resident_in::<G2>(st, id, q, &keys)?);
+            st.make_resident(
+                &self.dev,
+                cap,
+                q.key(id),
+                G2::affine_limbs(q.points),
+                0,
+                &keys,
+            )?;
+            keys.push(q.key(id));
         }
         st.make_room(&self.dev, cap, sh.need_bytes(with_b_g2), &keys, "partition")?;
         Ok(keys)
-    }
-
-    /// Makes `q`'s bases resident (uploading them when missing), keeping `keep`.
-    fn resident_in<G: DeviceGroup>(
-        &self,
-        st: &mut State,
-        id: u64,
-        q: &QueryBases<'_, G::Affine>,
-        keep: &[BasesKey],
-    ) -> GpuResult<BasesKey> {
-        let key = q.key(id);
-        st.tick += 1;
-        let tick = st.tick;
-        if !st.bases.contains_key(&key) {
-            let bytes = (q.points.len() * G::AFFINE_LIMBS * 8) as u64;
-            st.make_room(&self.dev, self.cap(), bytes, keep, "MSM bases")?;
-            let src = G::affine_limbs(q.points);
-            let (points, _) = st.upload_new(&self.dev, Lane::Compute, src, "upload bases")?;
-            st.bases.insert(
-                key,
-                Resident {
-                    points,
-                    last_use: tick,
-                },
-            );
-        }
-        if let Some(r) = st.bases.get_mut(&key) {
-            r.last_use = tick;
-        }
-        Ok(key)
     }
 }
