@@ -158,14 +158,17 @@ DEVI void ec_add_affine_xy_impl(ec_xyzz<F>& acc, const typename F::T& x2, const 
         else ec_set_inf(acc);
         return;
     }
+    // Each factor's last use comes as early as it can (fewer values live across the calls
+    // when the products are out of line; inlined, the scheduler orders them anyway).
     T PP = ec_s<F, INL>(P);
     T PPP = ec_m<F, INL>(P, PP);
     T Q = ec_m<F, INL>(acc.x, PP);
-    T X3 = F::sub(F::sub(ec_s<F, INL>(R), PPP), F::dbl(Q));
-    acc.y = F::sub(ec_m<F, INL>(R, F::sub(Q, X3)), ec_m<F, INL>(acc.y, PPP));
-    acc.x = X3;
     acc.zz = ec_m<F, INL>(acc.zz, PP);
+    T X3 = F::sub(F::sub(ec_s<F, INL>(R), PPP), F::dbl(Q));
+    T YP = ec_m<F, INL>(acc.y, PPP);
     acc.zzz = ec_m<F, INL>(acc.zzz, PPP);
+    acc.y = F::sub(ec_m<F, INL>(R, F::sub(Q, X3)), YP);
+    acc.x = X3;
 }
 
 template <class F>

@@ -157,6 +157,48 @@ template <class P> DEVI mont_t<P> f_mul(const mont_t<P>& a, const mont_t<P>& b) 
     return f_reduce_once<P>(t);
 }
 
+// The same product with the row loop kept rolled: one row of code (about a twelfth of
+// f_mul's) run N times, b's limbs rotated through registers so that every index stays a
+// compile-time constant (a run-time index would put b in local memory). Same rows, same
+// result as f_mul; t starts at zero, so the first row needs no special case.
+template <class P> DEVI mont_t<P> f_mul_rolled(const mont_t<P>& a, const mont_t<P>& b) {
+    constexpr int N = P::N;
+    u32 t[N + 1], bb[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        t[j] = 0;
+        bb[j] = b.v[j];
+    }
+    t[N] = 0;
+#pragma unroll 1
+    for (int i = 0; i < N; i++) {
+        const u32 bi = bb[0];
+#pragma unroll
+        for (int j = 0; j < N - 1; j++) bb[j] = bb[j + 1];
+        t[0] = ptx_mad_lo_cc(a.v[0], bi, t[0]);
+#pragma unroll
+        for (int j = 1; j < N; j++) t[j] = ptx_madc_lo_cc(a.v[j], bi, t[j]);
+        t[N] = ptx_addc(0, 0);
+        t[1] = ptx_mad_hi_cc(a.v[0], bi, t[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) t[j + 1] = ptx_madc_hi_cc(a.v[j], bi, t[j + 1]);
+        t[N] = ptx_madc_hi(a.v[N - 1], bi, t[N]);
+        const u32 q = t[0] * P::INV;
+        t[0] = ptx_mad_lo_cc(q, P::m(0), t[0]);
+#pragma unroll
+        for (int j = 1; j < N; j++) t[j] = ptx_madc_lo_cc(q, P::m(j), t[j]);
+        t[N] = ptx_addc(t[N], 0);
+        t[1] = ptx_mad_hi_cc(q, P::m(0), t[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) t[j + 1] = ptx_madc_hi_cc(q, P::m(j), t[j + 1]);
+        t[N] = ptx_madc_hi(q, P::m(N - 1), t[N]);
+#pragma unroll
+        for (int j = 0; j < N; j++) t[j] = t[j + 1];
+        t[N] = 0;
+    }
+    return f_reduce_once<P>(t);
+}
+
 template <class P> DEVI mont_t<P> f_sqr(const mont_t<P>& a) { return f_mul<P>(a, a); }
 
 // canonical (non-Montgomery) integer value of a Montgomery residue: a * R^-1
