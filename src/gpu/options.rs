@@ -218,6 +218,50 @@ impl GpuOptions {
     }
 }
 
+/// The MSM variants the GPU bench and the variant conformance test compare side by side, the
+/// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
+/// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
+pub const MSM_VARIANTS: [&str; 6] = [
+    "default",
+    "msm_mul=call,msm_acc_minb=3",
+    "msm_mul=rolled",
+    "msm_window=nontrivial",
+    "msm_scatter=starts",
+    "msm_window=nontrivial,msm_scatter=starts",
+];
+
+/// `base` with the knobs of `spec` (`"default"`, or `key=value` pairs separated by commas,
+/// keys as in [`KNOBS`]), checked as the config checks them.
+pub fn variant(base: &GpuOptions, spec: &str) -> Result<GpuOptions, String> {
+    let mut o = base.clone();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if part == "default" {
+            continue;
+        }
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("variant {spec:?}: {part:?} is no key=value"))?;
+        o.set(k.trim(), v)
+            .map_err(|e| format!("variant {spec:?}: {}: {e}", k.trim()))?;
+    }
+    match o.problem() {
+        Some((key, why)) => Err(format!("variant {spec:?}: {key}: {why}")),
+        None => Ok(o),
+    }
+}
+
+/// The variants of `list` (`;`-separated specs; [`MSM_VARIANTS`] when `None`) over `base`.
+pub fn variants(base: &GpuOptions, list: Option<&str>) -> Result<Vec<GpuOptions>, String> {
+    match list {
+        Some(l) => l
+            .split(';')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| variant(base, s))
+            .collect(),
+        None => MSM_VARIANTS.iter().map(|s| variant(base, s)).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +289,31 @@ mod tests {
         for k in KNOBS {
             assert!(GpuOptions::default().set(k, "").is_err(), "{k}");
         }
+    }
+
+    #[test]
+    fn variants_are_named_by_their_spec() {
+        let base = GpuOptions::default();
+        let all = variants(&base, None).expect("the built-in list parses");
+        assert_eq!(all.len(), MSM_VARIANTS.len());
+        assert_eq!(all[0], base, "the default comes first");
+        for (o, spec) in all.iter().zip(MSM_VARIANTS) {
+            assert_eq!(o.msm_label(), spec, "a label is its spec");
+        }
+        let two = variants(&base, Some("default; msm_mul=rolled ;")).expect("list");
+        assert_eq!(two.len(), 2);
+        assert_eq!(two[1].msm_mul, MsmMul::Rolled);
+        for bad in ["msm_mul", "msm_mul=fast", "msm_acc_minb=0", "colour=red"] {
+            assert!(variant(&base, bad).is_err(), "{bad}");
+        }
+        let on = GpuOptions {
+            device_partition: false,
+            ..base
+        };
+        assert!(
+            !variant(&on, "msm_scatter=starts")
+                .expect("spec")
+                .device_partition
+        );
     }
 }

@@ -35,9 +35,10 @@ pub fn msm_digits(
 ) -> GpuResult<Launch> {
     let entries = sh.entries;
     let ch = Check::new(kernel, blocks(n, ELEMENTWISE_BLOCK), ELEMENTWISE_BLOCK)
-        .rule(n >= 1 && n < 1 << 31 && (entries as u64) < 1 << 32, || {
-            format!("{n} scalars, {entries} entries")
-        })
+        .rule(
+            (1..1 << 31).contains(&n) && (entries as u64) < 1 << 32,
+            || format!("{n} scalars, {entries} entries"),
+        )
         .rule(sh.c >= 2 && sh.c <= 31, || {
             format!("window of {} bits", sh.c)
         })
