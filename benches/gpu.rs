@@ -238,6 +238,8 @@ fn main() {
     let bases = DistinctBases::new(1 << most, 42);
     eprintln!("bases 2^{most}: {:.1} s", clock.elapsed().as_secs_f64());
     msm::bench_msm(&mut variants, &bases, &mut t, reps);
+    // Printed now, so that it is in the log even if a later row runs out of time.
+    msm::print_variants(&variants, reps);
     let others = variants.split_off(1);
     drop(others.into_iter().map(|v| v.gpu).collect::<Vec<_>>());
     let gpu = &variants[0].gpu;
@@ -255,7 +257,6 @@ fn main() {
     for r in &t.rows {
         println!("| {} |", r.join(" | "));
     }
-    msm::print_variants(&variants, reps);
     println!(
         "\nfallbacks to CPU: {}; total bench time {:.0} s",
         gpu.fallbacks(),

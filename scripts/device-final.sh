@@ -111,7 +111,16 @@ fi
     grep -h "^variant .*: \(ok\|FAILED\)\|^  .*: " "$OUT"/conformance.log 2>/dev/null | head -40
     grep -h "^partition 2\|^compute_h 2\|engine on the device" "$OUT"/conformance.log 2>/dev/null | tail -12
     [ -f "$OUT/sppark.log" ] && { echo; echo "---- sppark"; grep "^|" "$OUT/sppark.log" | tail -30; }
-    [ -f "$OUT/bench.log" ] && { echo; sed -n '/^## baton GPU bench/,$p' "$OUT/bench.log"; grep -h "WRONG" "$OUT/bench.log" | head -10; }
+    if [ -f "$OUT/bench.log" ]; then
+        echo
+        sed -n '/^## G1 MSM variants/,/^(end of the variant table)/p' "$OUT/bench.log"
+        if grep -q "^## baton GPU bench" "$OUT/bench.log"; then
+            sed -n '/^## baton GPU bench/,$p' "$OUT/bench.log"
+        else # cut short: the rows as they were printed
+            grep "^| " "$OUT/bench.log"
+        fi
+        grep -h "WRONG" "$OUT/bench.log" | head -10
+    fi
     [ -f "$OUT/ncu.log" ] && { echo; echo "---- ncu"; grep -E "msm_accumulate|ntt_pass|Throughput|Registers|Achieved Occupancy|Stall|Warp Cycles|Issue|Duration" "$OUT/ncu.log" | head -60; }
     for f in "$OUT"/engine*.log; do
         [ -f "$f" ] || continue

@@ -173,4 +173,5 @@ pub fn print_variants(vs: &[Variant], reps: usize) {
             v.wrong.as_deref().unwrap_or("")
         );
     }
+    println!("\n(end of the variant table)");
 }
