@@ -21,6 +21,8 @@ pub mod domain;
 pub mod engine;
 /// The crate's error type.
 pub mod error;
+/// HTTP endpoints `/metrics` and `/healthz` (axum).
+pub mod http;
 /// GPU backends (CUDA behind the `cuda` feature).
 pub mod gpu;
 /// Proving and verifying keys in bellperson's `.params` layout.
@@ -39,6 +41,10 @@ pub mod pipeline;
 pub mod proof;
 /// Proving in stages.
 pub mod prover;
+/// Admission order: priorities, cancellation, retries (no actix inside).
+pub mod scheduler;
+/// The `baton serve` daemon: cuzk's gRPC API, the journal, keys (tonic).
+pub mod server;
 /// Random setup for tests, examples and benchmarks.
 pub mod setup;
 /// Fake stages and counters for actor tests (feature `test-util`).

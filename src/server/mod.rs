@@ -1,0 +1,3 @@
+//! x
+/// Generated gRPC code.
+pub mod proto;
