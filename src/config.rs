@@ -8,6 +8,9 @@ use serde::Deserialize;
 
 use crate::ledger::Policy;
 
+mod server;
+pub use server::{parse_duration_secs, Listen, ServerConfig, DEFAULT_LISTEN};
+
 /// A configuration problem, named by its key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -66,6 +69,8 @@ pub struct Config {
     pub log_level: String,
     /// Attempts per partition before its job fails (failures that can repeat only).
     pub retry_attempts: u32,
+    /// The `[server]` section (`baton serve`).
+    pub server: ServerConfig,
 }
 
 impl Default for Config {
@@ -86,6 +91,7 @@ impl Default for Config {
             metrics_listen: None,
             log_level: "info".into(),
             retry_attempts: 3,
+            server: ServerConfig::default(),
         }
     }
 }
@@ -100,6 +106,7 @@ struct Raw {
     metrics: Option<RawMetrics>,
     log: Option<RawLog>,
     retry: Option<RawRetry>,
+    server: Option<server::RawServer>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -265,13 +272,24 @@ impl Config {
         }
         // Only BATON_<SECTION>_<KEY> for this file's sections: other BATON_* variables (the CLI's
         // BATON_LOG filter, BATON_CACHE_DIR, bench knobs) are not configuration keys.
-        let map: config::Map<String, String> =
-            env.into_iter().filter(|(k, _)| is_config_var(k)).collect();
+        let env: Vec<(String, String)> = env.into_iter().collect();
+        let map: config::Map<String, String> = env
+            .iter()
+            .filter(|(k, _)| is_config_var(k))
+            .cloned()
+            .collect();
+        let env_server: Vec<(String, String)> = env
+            .iter()
+            .filter_map(|(k, v)| Some((server::env_key(k)?, v.clone())))
+            .collect();
         b = b.add_source(
             config::Environment::with_prefix("BATON")
                 .separator("_")
                 .source(Some(map)),
         );
+        for (k, v) in env_server {
+            b = b.set_override(k, v)?;
+        }
         let raw: Raw = b.build()?.try_deserialize()?;
         Self::from_raw(raw)
     }
@@ -376,6 +394,7 @@ impl Config {
         if let Some(a) = raw.retry.and_then(|r| r.attempts) {
             c.retry_attempts = count("retry.attempts", &a, 1)? as u32;
         }
+        c.server = ServerConfig::from_raw(raw.server.unwrap_or_default())?;
         c.validate()?;
         Ok(c)
     }

@@ -27,7 +27,9 @@ pub fn router(render: Render) -> Router {
             }),
         )
         .route("/healthz", get(|| async { "ok\n" }))
-        .fallback(|| async { (StatusCode::NOT_FOUND, "try /metrics or /healthz\n").into_response() })
+        .fallback(|| async {
+            (StatusCode::NOT_FOUND, "try /metrics or /healthz\n").into_response()
+        })
 }
 
 /// Binds `addr` now (so a bad address is an error here) and serves [`router`] from a background
@@ -78,8 +80,8 @@ mod tests {
 
     #[test]
     fn a_silent_client_does_not_block_the_others() {
-        let addr = serve_in_thread("127.0.0.1:0", Arc::new(|| "baton_x 1\n".to_string()))
-            .expect("bind");
+        let addr =
+            serve_in_thread("127.0.0.1:0", Arc::new(|| "baton_x 1\n".to_string())).expect("bind");
         // Connects and sends nothing, and stays connected during the requests below.
         let _silent = TcpStream::connect(addr).expect("connect");
         let half = TcpStream::connect(addr).expect("connect");
@@ -89,7 +91,10 @@ mod tests {
         assert!(metrics.contains("baton_x 1"), "{metrics}");
         assert!(metrics.contains(METRICS_CONTENT_TYPE), "{metrics}");
         let health = get(addr, "/healthz");
-        assert!(health.starts_with("HTTP/1.1 200") && health.ends_with("ok\n"), "{health}");
+        assert!(
+            health.starts_with("HTTP/1.1 200") && health.ends_with("ok\n"),
+            "{health}"
+        );
         assert!(get(addr, "/nope").starts_with("HTTP/1.1 404"));
         assert!(serve_in_thread("not an address", Arc::new(String::new)).is_err());
     }

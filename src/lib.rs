@@ -21,10 +21,10 @@ pub mod domain;
 pub mod engine;
 /// The crate's error type.
 pub mod error;
-/// HTTP endpoints `/metrics` and `/healthz` (axum).
-pub mod http;
 /// GPU backends (CUDA behind the `cuda` feature).
 pub mod gpu;
+/// HTTP endpoints `/metrics` and `/healthz` (axum).
+pub mod http;
 /// Proving and verifying keys in bellperson's `.params` layout.
 pub mod key;
 /// The memory-budget ledger (no actix inside).

@@ -50,7 +50,11 @@ fn cancel_says_exactly_whether_anything_had_started() {
         }
     );
     assert!(!s.is_active(2));
-    assert_eq!(s.cancel(2), Cancelled::Unknown, "a queued job is forgotten at once");
+    assert_eq!(
+        s.cancel(2),
+        Cancelled::Unknown,
+        "a queued job is forgotten at once"
+    );
     let first = s.pop().expect("job 1 partition 0");
     assert_eq!(
         s.cancel(1),
@@ -104,7 +108,10 @@ fn retries_go_to_the_front_of_their_level_until_attempts_run_out() {
     );
     assert_eq!(s.submit(3, Priority::Low, 0), Err(SchedulerError::Empty(3)));
     s.submit(4, Priority::Low, 1).expect("new");
-    assert_eq!(s.submit(4, Priority::Low, 1), Err(SchedulerError::Duplicate(4)));
+    assert_eq!(
+        s.submit(4, Priority::Low, 1),
+        Err(SchedulerError::Duplicate(4))
+    );
     assert_eq!("CRITICAL".parse::<Priority>(), Ok(Priority::Critical));
     assert!("urgent".parse::<Priority>().is_err());
 }
@@ -208,7 +215,10 @@ fn step(s: &mut Scheduler, m: &mut Model, next_job: &mut u64, op: Op) {
             if let Some(tk) = want {
                 m.waiting.retain(|w| w.2 != tk);
                 m.running.insert((tk.job, tk.index, tk.attempt));
-                let j = m.jobs.get_mut(&tk.job).expect("waiting ticket of a live job");
+                let j = m
+                    .jobs
+                    .get_mut(&tk.job)
+                    .expect("waiting ticket of a live job");
                 assert!(!j.abandoned, "popped a partition of an abandoned job");
                 j.started = true;
             }
