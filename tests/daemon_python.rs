@@ -1,0 +1,43 @@
+//! `baton serve` driven by a client not written in Rust: Python grpcio, with stubs generated from
+//! our .proto by grpcio-tools inside the test (tests/python/cuzk_client.py). Skipped, saying so,
+//! where grpcio is missing, unless BATON_REQUIRE_PYTHON=1 (CI sets it).
+
+#[path = "daemon/harness.rs"]
+mod harness;
+
+use harness::{config, python, scenario, scratch, verify_proofs, Daemon};
+
+#[test]
+fn submit_await_prove_status_metrics_preload_evict() {
+    let Some(py) = python() else { return };
+    let dir = scratch("basic");
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let r = scenario(&py, "basic", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 4);
+}
+
+#[test]
+fn bad_input_gets_its_status_while_a_good_job_proves() {
+    let Some(py) = python() else { return };
+    let dir = scratch("bad-input");
+    let toml = config("[server]\nmax_request_bytes = \"1MiB\"\n");
+    let d = Daemon::start(&dir, &toml, "127.0.0.1:0").expect("daemon starts");
+    let r = scenario(&py, "bad_input", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+    scenario(&py, "slow_http", &d, "");
+}
+
+#[test]
+fn a_reachable_listener_needs_the_token() {
+    let Some(py) = python() else { return };
+    let dir = scratch("auth");
+    let err = Daemon::start(&dir, &config(""), "0.0.0.0:0")
+        .err()
+        .expect("refused without a token");
+    assert!(err.contains("server.token"), "{err}");
+    let toml = config("[server]\ntoken = \"s3cret-token\"\n");
+    // Bound on every interface, reached here through loopback only.
+    let d = Daemon::start(&dir, &toml, "0.0.0.0:0").expect("daemon starts with a token");
+    let r = scenario(&py, "auth", &d, "s3cret-token");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+}

@@ -1,0 +1,272 @@
+"""A cuzk.v1.ProvingEngine client for baton's daemon tests, with stubs generated from our .proto.
+
+Run by tests/daemon_python.rs as `python3 cuzk_client.py SCENARIO --grpc HOST:PORT --http
+HOST:PORT --out RESULT.json [--token T]`. Each scenario asserts what it can see on the wire and
+writes what the Rust side must check (proof bytes to verify, job ids) to RESULT.json.
+"""
+
+import argparse
+import json
+import os
+import socket
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROTO_DIR = os.path.join(ROOT, "proto")
+
+
+def load_stubs():
+    """Generates the Python stubs from proto/cuzk/v1/proving.proto with grpcio-tools."""
+    from grpc_tools import protoc
+    import grpc_tools
+
+    out = tempfile.mkdtemp(prefix="baton-stubs-")
+    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+    rc = protoc.main([
+        "protoc", f"-I{PROTO_DIR}", f"-I{include}", f"--python_out={out}",
+        f"--grpc_python_out={out}", os.path.join(PROTO_DIR, "cuzk/v1/proving.proto"),
+    ])
+    assert rc == 0, f"grpcio-tools failed on our .proto (exit {rc})"
+    sys.path.insert(0, out)
+    from cuzk.v1 import proving_pb2, proving_pb2_grpc
+    return proving_pb2, proving_pb2_grpc
+
+
+import grpc  # noqa: E402
+
+pb, pbg = load_stubs()
+CALL_TIMEOUT = 300
+
+
+def channel(addr):
+    return grpc.insecure_channel(addr, options=[
+        ("grpc.max_send_message_length", 512 << 20),
+        ("grpc.max_receive_message_length", 512 << 20),
+    ])
+
+
+def builtin(constraints=1024, seed=1, partitions=1, delay_ms=0, kind=None, priority=0, rid=""):
+    body = {"constraints": constraints, "seed": seed, "partitions": partitions}
+    if delay_ms:
+        body["synth_delay_ms"] = delay_ms
+    return pb.SubmitProofRequest(
+        request_id=rid,
+        proof_kind=kind if kind is not None else pb.BATON_SYNTHETIC,
+        priority=priority,
+        vanilla_proof=json.dumps(body).encode(),
+    )
+
+
+def expect_error(code, fn, *args, needle=None, **kw):
+    try:
+        fn(*args, timeout=CALL_TIMEOUT, **kw)
+    except grpc.RpcError as e:
+        assert e.code() == code, f"expected {code}, got {e.code()}: {e.details()}"
+        if needle:
+            assert needle in e.details(), f"{needle!r} not in {e.details()!r}"
+        return e.details()
+    raise AssertionError(f"expected {code}, the call succeeded")
+
+
+def completed(result, what):
+    assert result.status == pb.AwaitProofResponse.COMPLETED, \
+        f"{what}: status {result.status}, error {result.error_message!r}"
+    assert len(result.proof) % 192 == 0 and result.proof, f"{what}: {len(result.proof)} proof bytes"
+    return result.proof.hex()
+
+
+def ledger_settles(stub, seconds=60):
+    """GetStatus until the ledger holds no bytes; the metrics text must agree."""
+    deadline = time.time() + seconds
+    while True:
+        st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+        if st.ledger_charged_bytes == 0:
+            break
+        assert time.time() < deadline, f"ledger still holds {st.ledger_charged_bytes} bytes"
+        time.sleep(0.05)
+    text = stub.GetMetrics(pb.GetMetricsRequest(), timeout=CALL_TIMEOUT).prometheus_text
+    for line in text.splitlines():
+        if line.startswith("baton_ledger_bytes{"):
+            assert line.rsplit(" ", 1)[1] == "0", f"metrics disagree: {line}"
+    return st
+
+
+def http_get(http, path):
+    with urllib.request.urlopen(f"http://{http}{path}", timeout=10) as r:
+        return r.status, r.read().decode()
+
+
+def scenario_basic(stub, args, out):
+    proofs = []
+    # Submit + Await.
+    sub = stub.SubmitProof(builtin(seed=11, partitions=2, rid="basic-submit"), timeout=CALL_TIMEOUT)
+    assert sub.job_id == "basic-submit", sub.job_id
+    res = stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id), timeout=CALL_TIMEOUT)
+    proofs.append({"job": sub.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 11,
+                   "partitions": 2, "proof": completed(res, "submit/await")})
+    assert res.total_ms >= res.srs_load_ms
+    # The same request id with the same request: the same job, the same bytes.
+    again = stub.SubmitProof(builtin(seed=11, partitions=2, rid="basic-submit"), timeout=CALL_TIMEOUT)
+    assert again.job_id == sub.job_id
+    res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id), timeout=CALL_TIMEOUT)
+    assert res2.proof == res.proof, "answered twice with different bytes"
+    expect_error(grpc.StatusCode.ALREADY_EXISTS, stub.SubmitProof,
+                 builtin(seed=12, rid="basic-submit"), needle="basic-submit")
+    # Prove, MiMC kind, daemon-chosen id.
+    pr = stub.Prove(pb.ProveRequest(submit=builtin(seed=5, kind=pb.BATON_MIMC)), timeout=CALL_TIMEOUT)
+    proofs.append({"job": pr.result.job_id, "circuit": "mimc", "constraints": 1024, "seed": 5,
+                   "partitions": 1, "proof": completed(pr.result, "prove")})
+    # Preload, status, evict.
+    pre = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="baton-synthetic-2048"), timeout=CALL_TIMEOUT)
+    assert not pre.already_loaded
+    pre2 = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="baton-synthetic-2048"), timeout=CALL_TIMEOUT)
+    assert pre2.already_loaded and pre2.load_time_ms == 0
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    keys = {k.circuit_id: k for k in st.loaded_srs}
+    assert "baton-synthetic-2048" in keys, keys
+    assert keys["baton-synthetic-2048"].size_bytes > 0 and keys["baton-synthetic-2048"].ref_count == 0
+    assert st.total_proofs_completed >= 2 and st.gpus, st
+    assert st.ledger_budget_bytes > 0
+    ev = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="baton-synthetic-2048"), timeout=CALL_TIMEOUT)
+    assert ev.was_loaded and ev.freed_bytes == keys["baton-synthetic-2048"].size_bytes, ev
+    ev2 = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="baton-synthetic-2048"), timeout=CALL_TIMEOUT)
+    assert not ev2.was_loaded and ev2.freed_bytes == 0
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    assert "baton-synthetic-2048" not in {k.circuit_id for k in st.loaded_srs}
+    # A key in use cannot be evicted.
+    stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="baton-synthetic-1024"), timeout=CALL_TIMEOUT)
+    busy = stub.SubmitProof(builtin(seed=21, delay_ms=1500, rid="basic-busy"), timeout=CALL_TIMEOUT)
+    time.sleep(0.3)
+    expect_error(grpc.StatusCode.FAILED_PRECONDITION, stub.EvictSRS,
+                 pb.EvictSrsRequest(circuit_id="baton-synthetic-1024"), needle="in use")
+    res = stub.AwaitProof(pb.AwaitProofRequest(job_id=busy.job_id), timeout=CALL_TIMEOUT)
+    proofs.append({"job": busy.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 21,
+                   "partitions": 1, "proof": completed(res, "busy")})
+    assert stub.EvictSRS(pb.EvictSrsRequest(circuit_id="baton-synthetic-1024"),
+                         timeout=CALL_TIMEOUT).was_loaded
+    # Metrics: the gRPC text and /metrics agree on the names; /healthz answers.
+    text = stub.GetMetrics(pb.GetMetricsRequest(), timeout=CALL_TIMEOUT).prometheus_text
+    assert "baton_proofs_total" in text and "baton_ledger_budget_bytes" in text
+    code, body = http_get(args.http, "/metrics")
+    assert code == 200 and "baton_proofs_total" in body
+    assert http_get(args.http, "/healthz") == (200, "ok\n")
+    # Unknown job.
+    expect_error(grpc.StatusCode.NOT_FOUND, stub.AwaitProof, pb.AwaitProofRequest(job_id="nope"))
+    expect_error(grpc.StatusCode.NOT_FOUND, stub.CancelProof, pb.CancelProofRequest(job_id="nope"))
+    ledger_settles(stub)
+    out["proofs"] = proofs
+
+
+def scenario_bad_input(stub, args, out):
+    """Each bad request gets its status while a good job in flight still proves."""
+    good = stub.SubmitProof(builtin(seed=31, delay_ms=500, rid="bad-good"), timeout=CALL_TIMEOUT)
+    ch = channel(args.grpc)
+    raw = ch.unary_unary("/cuzk.v1.ProvingEngine/SubmitProof")
+    msg = expect_error(grpc.StatusCode.INTERNAL, raw, b"\xff\xff\xff\xff\x0f")
+    assert "decode" in msg, msg
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(proof_kind=77, vanilla_proof=b"{}"), needle="unknown proof_kind 77")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(vanilla_proof=b"{}"), needle="proof_kind is not set")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC), needle="vanilla_proof is empty")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, vanilla_proof=b"\x00garbage{"),
+                 needle="not the expected JSON")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 builtin(constraints=1 << 30), needle="constraints must be within")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, priority=9,
+                                       vanilla_proof=b'{"constraints":1024,"seed":1}'),
+                 needle="unknown priority 9")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.Prove, pb.ProveRequest(), needle="submit")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.PreloadSRS,
+                 pb.PreloadSrsRequest(circuit_id="porep-99g"), needle="unknown circuit id")
+    for kind in (pb.POREP_SEAL_COMMIT, pb.SNAP_DEALS_UPDATE, pb.WINDOW_POST_PARTITION, pb.WINNING_POST):
+        req = pb.SubmitProofRequest(proof_kind=kind, vanilla_proof=b"garbage")
+        name = pb.ProofKind.Name(kind)
+        details = None
+        try:
+            stub.SubmitProof(req, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            details = (e.code(), e.details())
+        assert details is not None, f"{name} with a garbage vanilla proof was accepted"
+        assert details[0] in (grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.INVALID_ARGUMENT), details
+        if details[0] == grpc.StatusCode.UNIMPLEMENTED:
+            assert name in details[1], details
+        out.setdefault("kinds", {})[name] = details[0].name
+    # Oversized: refused from the frame header, before the message is read.
+    big = pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, vanilla_proof=b"x" * (3 << 20))
+    expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, stub.SubmitProof, big,
+                 needle="max_request_bytes")
+    res = stub.AwaitProof(pb.AwaitProofRequest(job_id=good.job_id), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": good.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 31,
+                      "partitions": 1, "proof": completed(res, "good job beside bad input")}]
+
+
+def scenario_slow_http(stub, args, out):
+    """A client that connects to /metrics and sends nothing blocks neither HTTP nor gRPC."""
+    host, port = args.http.rsplit(":", 1)
+    silent = socket.create_connection((host, int(port)))
+    half = socket.create_connection((host, int(port)))
+    half.sendall(b"GET /metr")
+    t = time.time()
+    code, body = http_get(args.http, "/metrics")
+    assert code == 200 and "baton_" in body
+    text = stub.GetMetrics(pb.GetMetricsRequest(), timeout=CALL_TIMEOUT).prometheus_text
+    names = lambda s: {l.split("{")[0].split(" ")[0] for l in s.splitlines() if l.startswith("baton_")}
+    assert names(text) == names(body), names(text) ^ names(body)
+    assert time.time() - t < 5
+    silent.close()
+    half.close()
+
+
+def scenario_auth(stub, args, out):
+    """A listener other machines can reach: every call needs the token."""
+    ch = channel(args.grpc)
+    plain = pbg.ProvingEngineStub(ch)
+    expect_error(grpc.StatusCode.UNAUTHENTICATED, plain.GetStatus, pb.GetStatusRequest(),
+                 needle="bearer token")
+    expect_error(grpc.StatusCode.UNAUTHENTICATED, plain.GetStatus, pb.GetStatusRequest(),
+                 metadata=[("authorization", "Bearer wrong")], needle="wrong")
+    expect_error(grpc.StatusCode.UNAUTHENTICATED, plain.SubmitProof, builtin(seed=3),
+                 metadata=[("authorization", "Basic " + args.token)])
+    good = [("authorization", "Bearer " + args.token)]
+    st = plain.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT, metadata=good)
+    assert st.ledger_budget_bytes > 0
+    pr = plain.Prove(pb.ProveRequest(submit=builtin(seed=41)), timeout=CALL_TIMEOUT, metadata=good)
+    out["proofs"] = [{"job": pr.result.job_id, "circuit": "synthetic", "constraints": 1024,
+                      "seed": 41, "partitions": 1, "proof": completed(pr.result, "with token")}]
+
+
+SCENARIOS = {
+    "basic": scenario_basic,
+    "bad_input": scenario_bad_input,
+    "slow_http": scenario_slow_http,
+    "auth": scenario_auth,
+}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("scenario", choices=sorted(SCENARIOS))
+    p.add_argument("--grpc", required=True)
+    p.add_argument("--http", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--token", default="")
+    args = p.parse_args()
+    ch = channel(args.grpc)
+    stub = pbg.ProvingEngineStub(ch)
+    out = {}
+    SCENARIOS[args.scenario](stub, args, out)
+    with open(args.out, "w") as f:
+        json.dump(out, f)
+    print(f"scenario {args.scenario}: ok")
+
+
+if __name__ == "__main__":
+    main()
