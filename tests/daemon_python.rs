@@ -5,7 +5,7 @@
 #[path = "daemon/harness.rs"]
 mod harness;
 
-use harness::{config, python, scenario, scratch, verify_proofs, Daemon};
+use harness::{config, python, scenario, scenario_with, scratch, verify_proofs, Daemon};
 
 #[test]
 fn submit_await_prove_status_metrics_preload_evict() {
@@ -39,5 +39,26 @@ fn a_reachable_listener_needs_the_token() {
     // Bound on every interface, reached here through loopback only.
     let d = Daemon::start(&dir, &toml, "0.0.0.0:0").expect("daemon starts with a token");
     let r = scenario(&py, "auth", &d, "s3cret-token");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+}
+
+#[test]
+fn tls_through_rustls() {
+    let Some(py) = python() else { return };
+    let dir = scratch("tls");
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .expect("self-signed certificate");
+    let (cert_pem, key_pem) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert_pem, cert.cert.pem()).expect("write");
+    std::fs::write(&key_pem, cert.signing_key.serialize_pem()).expect("write");
+    let toml = config(&format!(
+        "[server]\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
+        cert_pem.display(),
+        key_pem.display()
+    ));
+    let d = Daemon::start(&dir, &toml, "127.0.0.1:0").expect("daemon starts with TLS");
+    let ca = cert_pem.display().to_string();
+    let r = scenario_with(&py, "tls", &d, &["--ca", &ca]);
     assert_eq!(verify_proofs(&d.state, &r), 1);
 }

@@ -163,13 +163,23 @@ pub fn scenario(
     d: &Daemon,
     token: &str,
 ) -> serde_json::Value {
+    scenario_with(pythonpath, name, d, &["--token", token])
+}
+
+/// [`scenario`] with any extra arguments.
+pub fn scenario_with(
+    pythonpath: &Option<String>,
+    name: &str,
+    d: &Daemon,
+    extra: &[&str],
+) -> serde_json::Value {
     let out = d.state.with_file_name(format!("{name}.json"));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/cuzk_client.py");
     let mut cmd = Command::new("python3");
     cmd.arg(&script)
-        .args([
-            name, "--grpc", &d.grpc, "--http", &d.http, "--token", token, "--out",
-        ])
+        .args([name, "--grpc", &d.grpc, "--http", &d.http])
+        .args(extra)
+        .arg("--out")
         .arg(&out);
     if let Some(p) = pythonpath {
         cmd.env("PYTHONPATH", p);

@@ -243,11 +243,24 @@ def scenario_auth(stub, args, out):
                       "seed": 41, "partitions": 1, "proof": completed(pr.result, "with token")}]
 
 
+def scenario_tls(stub, args, out):
+    """TLS: a client trusting the daemon's certificate proves; a plaintext one gets nowhere."""
+    with open(args.ca, "rb") as f:
+        creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+    ch = grpc.secure_channel(args.grpc, creds, options=[("grpc.ssl_target_name_override", "localhost")])
+    tls = pbg.ProvingEngineStub(ch)
+    pr = tls.Prove(pb.ProveRequest(submit=builtin(seed=51)), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": pr.result.job_id, "circuit": "synthetic", "constraints": 1024,
+                      "seed": 51, "partitions": 1, "proof": completed(pr.result, "over TLS")}]
+    expect_error(grpc.StatusCode.UNAVAILABLE, stub.GetStatus, pb.GetStatusRequest())
+
+
 SCENARIOS = {
     "basic": scenario_basic,
     "bad_input": scenario_bad_input,
     "slow_http": scenario_slow_http,
     "auth": scenario_auth,
+    "tls": scenario_tls,
 }
 
 
@@ -258,6 +271,7 @@ def main():
     p.add_argument("--http", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--token", default="")
+    p.add_argument("--ca", default="")
     args = p.parse_args()
     ch = channel(args.grpc)
     stub = pbg.ProvingEngineStub(ch)
