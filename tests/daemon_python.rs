@@ -62,3 +62,36 @@ fn tls_through_rustls() {
     let r = scenario_with(&py, "tls", &d, &["--ca", &ca]);
     assert_eq!(verify_proofs(&d.state, &r), 1);
 }
+
+#[test]
+fn sigkill_with_jobs_queued_running_and_finished_loses_nothing() {
+    let Some(py) = python() else { return };
+    let dir = scratch("restart");
+    let mut d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    scenario(&py, "restart_before", &d, "");
+    d.kill();
+    let before = dir.join("restart_before.json").display().to_string();
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts again");
+    assert!(d.log().contains("resumed unfinished jobs"), "{}", d.log());
+    let r = scenario_with(&py, "restart_after", &d, &["--prev", &before]);
+    assert_eq!(verify_proofs(&d.state, &r), 4);
+}
+
+#[test]
+fn sigterm_drains_accepted_jobs_then_exits() {
+    let Some(py) = python() else { return };
+    let dir = scratch("drain");
+    let mut d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let pid = d.pid().expect("running").to_string();
+    let r = scenario_with(&py, "drain", &d, &["--pid", &pid]);
+    assert_eq!(verify_proofs(&d.state, &r), 2);
+    let status = d.wait().expect("exits");
+    assert!(status.success(), "{status:?}\n{}", d.log());
+    assert!(d.log().contains("drained and stopped"), "{}", d.log());
+    let journal = baton::server::journal::Journal::open(&d.state).expect("journal free again");
+    for id in ["d-1", "d-2"] {
+        let (rec, proof) = journal.get(id).expect("read").expect("journaled");
+        assert_eq!(rec.state, baton::server::journal::JobState::Completed);
+        assert_eq!(proof.map(|p| p.len()), Some(192));
+    }
+}

@@ -120,6 +120,11 @@ impl Daemon {
         c.wait().ok()
     }
 
+    /// Waits for the process to exit by itself.
+    pub fn wait(&mut self) -> Option<ExitStatus> {
+        self.child.take()?.wait().ok()
+    }
+
     /// The process id.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

@@ -255,12 +255,67 @@ def scenario_tls(stub, args, out):
     expect_error(grpc.StatusCode.UNAVAILABLE, stub.GetStatus, pb.GetStatusRequest())
 
 
+def scenario_restart_before(stub, args, out):
+    """One job finished, one running, two queued; then the test SIGKILLs the daemon."""
+    done = stub.Prove(pb.ProveRequest(submit=builtin(seed=61, rid="r-done")), timeout=CALL_TIMEOUT)
+    jobs = {"r-done": {"seed": 61, "proof": completed(done.result, "before the kill")}}
+    for rid, seed, delay in (("r-run", 62, 4000), ("r-q1", 63, 300), ("r-q2", 64, 300)):
+        stub.SubmitProof(builtin(seed=seed, delay_ms=delay, rid=rid), timeout=CALL_TIMEOUT)
+        jobs[rid] = {"seed": seed}
+    time.sleep(1.0)
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    running = sum(q.in_progress for q in st.queues)
+    assert running >= 1, f"nothing running before the kill: {st.queues}"
+    r = stub.AwaitProof(pb.AwaitProofRequest(job_id="r-q2", timeout_ms=50), timeout=CALL_TIMEOUT)
+    assert r.status == pb.AwaitProofResponse.TIMEOUT, r.status
+    out["jobs"] = jobs
+
+
+def scenario_restart_after(stub, args, out):
+    """After the restart: every job finishes, the finished proof is served unchanged."""
+    with open(args.prev) as f:
+        jobs = json.load(f)["jobs"]
+    proofs = []
+    for rid, j in jobs.items():
+        res = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=CALL_TIMEOUT)
+        hexproof = completed(res, f"{rid} after the restart")
+        if "proof" in j:
+            assert hexproof == j["proof"], f"{rid} answered twice with different bytes"
+        again = stub.SubmitProof(builtin(seed=j["seed"], delay_ms=0 if rid == "r-done" else
+                                         {"r-run": 4000}.get(rid, 300), rid=rid), timeout=CALL_TIMEOUT)
+        assert again.job_id == rid
+        res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=CALL_TIMEOUT)
+        assert res2.proof.hex() == hexproof, f"{rid}: a resubmission changed the answer"
+        proofs.append({"job": rid, "circuit": "synthetic", "constraints": 1024, "seed": j["seed"],
+                       "partitions": 1, "proof": hexproof})
+    out["proofs"] = proofs
+
+
+def scenario_drain(stub, args, out):
+    """SIGTERM drains: new jobs are refused, accepted ones still finish and are answered."""
+    import signal
+    for rid, seed in (("d-1", 71), ("d-2", 72)):
+        stub.SubmitProof(builtin(seed=seed, delay_ms=1000, rid=rid), timeout=CALL_TIMEOUT)
+    os.kill(int(args.pid), signal.SIGTERM)
+    time.sleep(0.3)
+    expect_error(grpc.StatusCode.UNAVAILABLE, stub.SubmitProof, builtin(seed=73), needle="shutting down")
+    proofs = []
+    for rid, seed in (("d-1", 71), ("d-2", 72)):
+        res = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=CALL_TIMEOUT)
+        proofs.append({"job": rid, "circuit": "synthetic", "constraints": 1024, "seed": seed,
+                       "partitions": 1, "proof": completed(res, f"{rid} while draining")})
+    out["proofs"] = proofs
+
+
 SCENARIOS = {
     "basic": scenario_basic,
     "bad_input": scenario_bad_input,
     "slow_http": scenario_slow_http,
     "auth": scenario_auth,
     "tls": scenario_tls,
+    "restart_before": scenario_restart_before,
+    "restart_after": scenario_restart_after,
+    "drain": scenario_drain,
 }
 
 
@@ -272,6 +327,8 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--token", default="")
     p.add_argument("--ca", default="")
+    p.add_argument("--prev", default="")
+    p.add_argument("--pid", default="")
     args = p.parse_args()
     ch = channel(args.grpc)
     stub = pbg.ProvingEngineStub(ch)
