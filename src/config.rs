@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::ledger::Policy;
 
 mod server;
-pub use server::{parse_duration_secs, Listen, ServerConfig, DEFAULT_LISTEN};
+pub use server::{parse_duration_secs, Listen, ServerConfig, ServerConfigError, DEFAULT_LISTEN};
 
 /// A configuration problem, named by its key.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +25,15 @@ pub enum ConfigError {
     /// The file or the environment could not be read or parsed.
     #[error("config: {0}")]
     Source(#[from] config::ConfigError),
+}
+
+impl From<ServerConfigError> for ConfigError {
+    fn from(e: ServerConfigError) -> Self {
+        ConfigError::Invalid {
+            key: e.key,
+            reason: e.reason,
+        }
+    }
 }
 
 /// Synthesized buffers the ledger policy lets wait per GPU actor beyond one per worker.
@@ -394,7 +403,7 @@ impl Config {
         if let Some(a) = raw.retry.and_then(|r| r.attempts) {
             c.retry_attempts = count("retry.attempts", &a, 1)? as u32;
         }
-        c.server = ServerConfig::from_raw(raw.server.unwrap_or_default())?;
+        c.server = ServerConfig::from_raw(raw.server.unwrap_or_default(), parse_bytes)?;
         c.validate()?;
         Ok(c)
     }

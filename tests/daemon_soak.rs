@@ -133,16 +133,44 @@ fn thousand_jobs_from_sixteen_clients() {
         wrong[1] += baton::Scalar::from(1u64);
         assert!(baton::verify(&pvk, &proof, &wrong).is_err());
     }
+    drop(d);
+    // The reference in the same run: the same proofs through an in-process Engine (same
+    // config, same key, 16 threads each proving one-circuit requests), no gRPC, no journal.
+    let engine_secs = {
+        let cfg = baton::Config::from_toml(&toml).expect("config");
+        let engine = baton::Engine::start(cfg).expect("engine");
+        let pk = Arc::new(pk.clone());
+        let next = AtomicUsize::new(0);
+        let t = Instant::now();
+        std::thread::scope(|sc| {
+            for _ in 0..clients {
+                sc.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= jobs {
+                        return;
+                    }
+                    let c = Synthetic::new(1024, 1000 + i as u64);
+                    let r = engine.prove_blocking(baton::Request::new(pk.clone(), vec![c]));
+                    assert_eq!(r.map(|p| p.len()).ok(), Some(1));
+                });
+            }
+        });
+        let secs = t.elapsed().as_secs_f64();
+        engine.shutdown_blocking();
+        secs
+    };
     let s = samples.lock().expect("samples").clone();
     let at = |frac: f64| {
         let t = secs * frac;
         s.iter().find(|(x, _)| *x >= t).map_or(0, |(_, k)| *k)
     };
     let (warm, end) = (at(0.2), s.last().map_or(0, |x| x.1));
-    println!("| jobs | clients | wall s | requests/s | RSS after 20% MiB | RSS at end MiB | peak RSS MiB |");
+    println!("| jobs | clients | wall s | requests/s | in-process engine proofs/s | ratio | RSS after 20% MiB | RSS at end MiB | peak RSS MiB |");
     println!(
-        "| {jobs} | {clients} | {secs:.1} | {:.1} | {:.0} | {:.0} | {:.0} |",
+        "| {jobs} | {clients} | {secs:.1} | {:.1} | {:.1} | {:.2} | {:.0} | {:.0} | {:.0} |",
         jobs as f64 / secs,
+        jobs as f64 / engine_secs,
+        engine_secs / secs,
         warm as f64 / 1024.0,
         end as f64 / 1024.0,
         peak_kib as f64 / 1024.0

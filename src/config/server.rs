@@ -6,7 +6,23 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::{invalid, parse_bytes, ConfigError};
+/// A `[server]` key with a value that cannot be used (config.rs turns it into its
+/// `ConfigError::Invalid`; this file imports nothing from its parent, so no import circle).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("config key `{key}`: {reason}")]
+pub struct ServerConfigError {
+    /// The dotted key.
+    pub key: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+fn invalid(key: &'static str, reason: impl Into<String>) -> ServerConfigError {
+    ServerConfigError {
+        key,
+        reason: reason.into(),
+    }
+}
 
 /// cuzk's port, on loopback.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9820";
@@ -22,7 +38,7 @@ pub enum Listen {
 
 impl Listen {
     /// Parses `HOST:PORT` (an IP address or `localhost`) or `unix:///path.sock`.
-    pub fn parse(s: &str) -> Result<Self, ConfigError> {
+    pub fn parse(s: &str) -> Result<Self, ServerConfigError> {
         let s = s.trim();
         if let Some(path) = s
             .strip_prefix("unix://")
@@ -162,7 +178,12 @@ pub fn parse_duration_secs(s: &str) -> Option<u64> {
 }
 
 impl ServerConfig {
-    pub(super) fn from_raw(raw: RawServer) -> Result<Self, ConfigError> {
+    /// Validates the section as written; `size` parses byte sizes ("256MiB"), as config.rs does
+    /// for every size key.
+    pub(super) fn from_raw(
+        raw: RawServer,
+        size: impl Fn(&str) -> Option<u64>,
+    ) -> Result<Self, ServerConfigError> {
         let mut c = ServerConfig::default();
         if let Some(l) = raw.listen {
             c.listen = Listen::parse(&l)?;
@@ -174,7 +195,7 @@ impl ServerConfig {
             c.state_dir = PathBuf::from(d);
         }
         if let Some(m) = raw.max_request_bytes {
-            c.max_request_bytes = match parse_bytes(&m) {
+            c.max_request_bytes = match size(&m) {
                 Some(v) if v >= 1024 => v,
                 _ => {
                     return Err(invalid(
@@ -208,7 +229,7 @@ impl ServerConfig {
     }
 
     /// Refuses a listen address other machines can reach unless calls need a token.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), ServerConfigError> {
         if !self.listen.is_local() && self.token.is_none() {
             return Err(invalid(
                 "server.listen",
@@ -242,7 +263,7 @@ mod tests {
             listen: Some("0.0.0.0:9820".into()),
             ..RawServer::default()
         };
-        let err = ServerConfig::from_raw(open).expect_err("no token");
+        let err = ServerConfig::from_raw(open, crate::config::parse_bytes).expect_err("no token");
         assert!(err.to_string().contains("server.token"), "{err}");
         let open = RawServer {
             listen: Some("0.0.0.0:9820".into()),
@@ -250,7 +271,7 @@ mod tests {
             retention: Some("2h".into()),
             ..RawServer::default()
         };
-        let c = ServerConfig::from_raw(open).expect("token given");
+        let c = ServerConfig::from_raw(open, crate::config::parse_bytes).expect("token given");
         assert_eq!(c.retention_secs, 7200);
         assert_eq!(
             env_key("BATON_SERVER_MAX_REQUEST_BYTES").as_deref(),
@@ -263,12 +284,12 @@ mod tests {
             tls_cert: Some("c.pem".into()),
             ..RawServer::default()
         };
-        assert!(ServerConfig::from_raw(half_tls).is_err());
+        assert!(ServerConfig::from_raw(half_tls, crate::config::parse_bytes).is_err());
         let tiny = RawServer {
             max_request_bytes: Some("10".into()),
             ..RawServer::default()
         };
-        assert!(ServerConfig::from_raw(tiny).is_err());
+        assert!(ServerConfig::from_raw(tiny, crate::config::parse_bytes).is_err());
 
         let env = [
             ("BATON_SERVER_STATE_DIR", "/tmp/baton-state"),

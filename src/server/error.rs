@@ -11,6 +11,9 @@ pub enum ServerError {
     /// The configuration is not usable.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The `[server]` section is not usable.
+    #[error(transparent)]
+    ServerConfig(#[from] crate::config::ServerConfigError),
     /// The journal cannot be opened or read.
     #[error(transparent)]
     Journal(#[from] JournalError),
