@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::gpu::options::GpuOptions;
 use crate::ledger::Policy;
 
 mod server;
@@ -67,6 +68,8 @@ pub struct Config {
     pub gpu_devices: Vec<usize>,
     /// Backend choice.
     pub backend: BackendChoice,
+    /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch).
+    pub gpu: GpuOptions,
     /// B_G2 threads.
     pub bg2_workers: usize,
     /// Where the B_G2 workers compute the G2 MSM: `false` (default) on the CPU, `true` on the
@@ -95,6 +98,7 @@ impl Default for Config {
             synthesis_workers: cores.clamp(1, 16),
             gpu_devices: vec![0],
             backend: BackendChoice::Auto,
+            gpu: GpuOptions::default(),
             bg2_workers: 1,
             bg2_on_gpu: false,
             metrics_listen: None,
@@ -161,6 +165,9 @@ enum RawIndex {
 struct RawGpu {
     devices: Option<RawDevices>,
     backend: Option<String>,
+    host_threads: Option<String>,
+    msm_acc_minb: Option<String>,
+    msm_prefetch: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -222,7 +229,7 @@ fn count(key: &'static str, v: &str, min: usize) -> Result<usize, ConfigError> {
     }
 }
 
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
     "MEMORY",
     "SYNTHESIS",
     "GPU",
@@ -230,15 +237,17 @@ const SECTIONS: [&str; 7] = [
     "METRICS",
     "LOG",
     "RETRY",
+    "SERVER",
 ];
 
-fn is_config_var(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("BATON_") else {
-        return false;
-    };
-    SECTIONS.iter().any(|s| {
-        rest.strip_prefix(s)
-            .is_some_and(|k| k.len() > 1 && k.starts_with('_'))
+/// The config crate's name for `BATON_<SECTION>_<KEY>` (`BATON_<SECTION>__<KEY>`: the section
+/// ends at the first underscore after it, so keys may have underscores, `BATON_GPU_HOST_THREADS`
+/// is `gpu.host_threads`), or `None` for a variable that is no configuration key.
+fn config_var(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("BATON_")?;
+    SECTIONS.iter().find_map(|s| {
+        let key = rest.strip_prefix(s)?.strip_prefix('_')?;
+        (!key.is_empty()).then(|| format!("BATON_{s}__{key}"))
     })
 }
 
@@ -263,6 +272,37 @@ fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usize>, Config
     Ok(list)
 }
 
+fn flag(key: &'static str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" => Ok(true),
+        "false" | "0" | "off" => Ok(false),
+        _ => Err(invalid(key, format!("expected true or false, got {v:?}"))),
+    }
+}
+
+/// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
+fn gpu_options(
+    host_threads: Option<String>,
+    msm_acc_minb: Option<String>,
+    msm_prefetch: Option<String>,
+) -> Result<GpuOptions, ConfigError> {
+    let mut o = GpuOptions::default();
+    if let Some(t) = host_threads {
+        o.host_threads = if t.trim().eq_ignore_ascii_case("auto") {
+            None
+        } else {
+            Some(count("gpu.host_threads", &t, 1)?)
+        };
+    }
+    if let Some(m) = msm_acc_minb {
+        o.msm_acc_minb = count("gpu.msm_acc_minb", &m, 1)? as u32;
+    }
+    if let Some(p) = msm_prefetch {
+        o.msm_prefetch = flag("gpu.msm_prefetch", &p)?;
+    }
+    Ok(o)
+}
+
 impl Config {
     /// Reads `baton.toml` (or `$BATON_CONFIG`) if present, then `BATON_*` variables.
     pub fn load() -> Result<Self, ConfigError> {
@@ -281,24 +321,16 @@ impl Config {
         }
         // Only BATON_<SECTION>_<KEY> for this file's sections: other BATON_* variables (the CLI's
         // BATON_LOG filter, BATON_CACHE_DIR, bench knobs) are not configuration keys.
-        let env: Vec<(String, String)> = env.into_iter().collect();
         let map: config::Map<String, String> = env
-            .iter()
-            .filter(|(k, _)| is_config_var(k))
-            .cloned()
-            .collect();
-        let env_server: Vec<(String, String)> = env
-            .iter()
-            .filter_map(|(k, v)| Some((server::env_key(k)?, v.clone())))
+            .into_iter()
+            .filter_map(|(k, v)| config_var(&k).map(|k| (k, v)))
             .collect();
         b = b.add_source(
             config::Environment::with_prefix("BATON")
-                .separator("_")
+                .prefix_separator("_")
+                .separator("__")
                 .source(Some(map)),
         );
-        for (k, v) in env_server {
-            b = b.set_override(k, v)?;
-        }
         let raw: Raw = b.build()?.try_deserialize()?;
         Self::from_raw(raw)
     }
@@ -388,6 +420,7 @@ impl Config {
                 }
             };
         }
+        c.gpu = gpu_options(gpu.host_threads, gpu.msm_acc_minb, gpu.msm_prefetch)?;
         if let Some(l) = raw.metrics.and_then(|m| m.listen) {
             if l.parse::<std::net::SocketAddr>().is_err() {
                 return Err(invalid(
@@ -436,6 +469,9 @@ impl Config {
         }
         if self.retry_attempts == 0 {
             return Err(invalid("retry.attempts", "must be at least 1"));
+        }
+        if let Some((key, reason)) = self.gpu.problem() {
+            return Err(invalid(key, reason));
         }
         Ok(())
     }
@@ -524,6 +560,32 @@ mod tests {
         assert_eq!(c.gpu_devices, vec![2, 3]);
         let err = Config::from_toml("[gpu]\ndevices = [0, \"x\"]\n").expect_err("bad index");
         assert!(err.to_string().contains("gpu.devices"), "{err}");
+        let env = vec![
+            ("BATON_GPU_HOST_THREADS".to_string(), "6".to_string()),
+            ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
+            ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
+            ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
+        ];
+        let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("gpu env");
+        assert_eq!(c.gpu.host_threads, Some(6));
+        assert_eq!(
+            c.gpu.msm_acc_minb, 3,
+            "BATON_GPU_* wins; BATON_MSM_* is no key"
+        );
+        assert!(c.gpu.msm_prefetch);
+        assert_eq!(Config::default().gpu, GpuOptions::default());
+        let c =
+            Config::from_toml("[gpu]\nhost_threads = \"auto\"\nmsm_acc_minb = 2\n").expect("gpu");
+        assert_eq!((c.gpu.host_threads, c.gpu.msm_acc_minb), (None, 2));
+        for bad in [
+            "[gpu]\nmsm_acc_minb = 9\n",
+            "[gpu]\nmsm_acc_minb = 0\n",
+            "[gpu]\nhost_threads = 0\n",
+            "[gpu]\nmsm_prefetch = \"maybe\"\n",
+        ] {
+            let err = Config::from_toml(bad).expect_err(bad);
+            assert!(err.to_string().contains("gpu."), "{bad}: {err}");
+        }
         let err = Config::from_toml("[memory]\nbudget = \"lots\"\n").expect_err("bad budget");
         assert!(err.to_string().contains("memory.budget"), "{err}");
         let err = Config::from_toml("[synthesis]\nworkers = 0\n").expect_err("zero workers");

@@ -7,17 +7,20 @@
 //! supervisor confirmed the buffers are gone). When a grant's slot comes back
 //! depends on the `Policy`.
 
+mod budget;
 mod error;
 mod grant;
 mod labels;
 mod sizing;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+pub use budget::{auto_budget_bytes, available_memory_bytes};
 pub use error::LedgerError;
-pub use grant::{Grant, GrantId};
-pub use labels::{BufferClass, Policy, Stage};
-pub use sizing::{auto_budget_bytes, Footprint, PartitionShape};
+pub use grant::{Grant, GrantId, GrantWatch, LostGrant};
+pub use labels::{BufferClass, Policy, Stage, UnknownPolicy};
+pub use sizing::{Footprint, PartitionShape};
 
 /// What a ledger is built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +112,8 @@ pub struct Ledger {
     live: BTreeMap<GrantId, Live>,
     /// Bytes of resident data (proving keys) set aside from the budget, not grants.
     resident_bytes: u64,
+    /// Told of every grant dropped unsettled.
+    watch: Option<Arc<dyn GrantWatch>>,
 }
 
 impl Ledger {
@@ -129,7 +134,13 @@ impl Ledger {
             next_id: 0,
             live: BTreeMap::new(),
             resident_bytes: 0,
+            watch: None,
         })
+    }
+
+    /// Every grant issued from now on tells `watch` if it is dropped unsettled (see [`Grant`]).
+    pub fn watch_grants(&mut self, watch: Arc<dyn GrantWatch>) {
+        self.watch = Some(watch);
     }
 
     /// The configuration it was built from.
@@ -228,7 +239,7 @@ impl Ledger {
             cancelled: false,
         };
         self.live.insert(id, live);
-        Ok(Some(Grant::new(id, *footprint)))
+        Ok(Some(Grant::new(id, *footprint, self.watch.clone())))
     }
 
     /// Synthesis finished: its classes still behind `QueuedForGpu` move there.

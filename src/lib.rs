@@ -9,6 +9,8 @@
 pub mod actors;
 /// Proving primitives behind a trait (CPU reference, CUDA).
 pub mod backend;
+/// Which backend each GPU actor runs, and the real stages on them.
+pub mod backend_pick;
 /// Circuits shipped for examples, tests and benchmarks.
 pub mod circuits;
 /// Engine configuration.
@@ -41,12 +43,16 @@ pub mod pipeline;
 pub mod proof;
 /// Proving in stages.
 pub mod prover;
+/// A proving request and its partitions' footprint.
+pub mod request;
 /// Admission order: priorities, cancellation, retries (no actix inside).
 pub mod scheduler;
 /// The `baton serve` daemon: cuzk's gRPC API, the journal, keys (tonic).
 pub mod server;
 /// Random setup for tests, examples and benchmarks.
 pub mod setup;
+/// Engine errors and status snapshots.
+pub mod status;
 /// Fake stages and counters for actor tests (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -55,12 +61,14 @@ pub mod verify;
 
 pub use backend::{Backend, CpuBackend};
 pub use config::Config;
-pub use engine::{Engine, EngineError, EngineStatus, Request};
+pub use engine::Engine;
 pub use error::{Error, Result};
 pub use key::{Check, ProvingKey, VerifyingKey};
 pub use proof::Proof;
 pub use prover::{prove, prove_timed};
+pub use request::Request;
 pub use setup::generate_random_parameters;
+pub use status::{EngineError, EngineStatus};
 pub use verify::{verify, PreparedVerifyingKey};
 
 pub use blstrs::Scalar;

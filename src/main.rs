@@ -10,7 +10,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use baton::circuits::{KnownCircuit, MimcChain, Synthetic};
 use baton::config::{parse_bytes, BackendChoice};
-use baton::engine::PartitionState;
+use baton::ledger::Stage;
+use baton::status::PartitionState;
 use baton::{Check, Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
 
 #[derive(Parser)]
@@ -159,21 +160,21 @@ fn gib(b: u64) -> f64 {
 /// One status line: how many partitions are in each state.
 fn progress_line(engine: &Engine, total: usize, started: Instant) -> Option<String> {
     let st = engine.status_blocking().ok()?;
-    let mut counts = [0usize; 7];
+    let mut counts = [0usize; PartitionState::COUNT];
     for j in &st.jobs {
         for p in &j.partitions {
-            counts[*p as usize] += 1;
+            counts[p.index()] += 1;
         }
     }
-    let c = |s: PartitionState| counts[s as usize];
+    let c = |s: PartitionState| counts[s.index()];
     Some(format!(
         "[{:>6.1}s] queued {} | synth {} | wait gpu {} | gpu {} | b_g2 {} | done {}/{} | ledger {:.2}/{:.2} GiB",
         started.elapsed().as_secs_f64(),
         c(PartitionState::Queued),
-        c(PartitionState::Synthesizing),
-        c(PartitionState::QueuedForGpu),
-        c(PartitionState::OnGpu),
-        c(PartitionState::Bg2),
+        c(PartitionState::At(Stage::Synthesizing)),
+        c(PartitionState::At(Stage::QueuedForGpu)),
+        c(PartitionState::At(Stage::OnGpu)),
+        c(PartitionState::At(Stage::Bg2)),
         c(PartitionState::Done),
         total,
         gib(st.ledger.charged_bytes),

@@ -142,25 +142,6 @@ pub(super) struct RawServer {
     retention: Option<String>,
 }
 
-/// The section's keys, as `BATON_SERVER_<KEY>` names them.
-pub(super) const KEYS: [&str; 7] = [
-    "listen",
-    "state_dir",
-    "max_request_bytes",
-    "token",
-    "tls_cert",
-    "tls_key",
-    "retention",
-];
-
-/// `BATON_SERVER_STATE_DIR` → `server.state_dir` (the keys have underscores of their own, so
-/// the generic `_` splitting of the other sections cannot name them).
-pub(super) fn env_key(var: &str) -> Option<String> {
-    let key = var.strip_prefix("BATON_SERVER_")?.to_ascii_lowercase();
-    KEYS.contains(&key.as_str())
-        .then(|| format!("server.{key}"))
-}
-
 /// Parses `"90s"`, `"30m"`, `"12h"`, `"7d"` or a number of seconds.
 pub fn parse_duration_secs(s: &str) -> Option<u64> {
     let s = s.trim();
@@ -273,11 +254,6 @@ mod tests {
         };
         let c = ServerConfig::from_raw(open, crate::config::parse_bytes).expect("token given");
         assert_eq!(c.retention_secs, 7200);
-        assert_eq!(
-            env_key("BATON_SERVER_MAX_REQUEST_BYTES").as_deref(),
-            Some("server.max_request_bytes")
-        );
-        assert_eq!(env_key("BATON_SERVER_NOPE"), None);
         assert_eq!(parse_duration_secs("7d"), Some(604_800));
         assert_eq!(parse_duration_secs("soon"), None);
         let half_tls = RawServer {

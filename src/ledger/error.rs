@@ -119,10 +119,4 @@ pub enum LedgerError {
         /// The cancelled grant.
         grant: GrantId,
     },
-    /// A policy name that is not one of the three.
-    #[error("unknown memory policy {given:?} (expected ledger, hold_until_delivered or release_on_synthesized)")]
-    UnknownPolicy {
-        /// The name given.
-        given: String,
-    },
 }
