@@ -32,13 +32,14 @@ pub fn pick_backend(
 
 /// The real stages for `cfg`: one backend per entry of `gpu.devices` (opened now), and the
 /// backends' names joined by commas.
-pub fn real_stages(cfg: &Config) -> Result<(Stages, String), EngineError> {
+pub fn real_stages(cfg: &Config) -> Result<(Stages, String, Vec<Arc<dyn Backend>>), EngineError> {
     let backends: Vec<Arc<dyn Backend>> = cfg
         .gpu_devices
         .iter()
         .map(|d| pick_backend(cfg.backend, *d, &cfg.gpu))
         .collect::<Result<_, _>>()?;
     let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
+    let list = backends.clone();
     let backends = Arc::new(backends);
     let by_device = backends.clone();
     let mut stages = Stages::with_backend(Arc::new(move |device| {
@@ -56,5 +57,5 @@ pub fn real_stages(cfg: &Config) -> Result<(Stages, String), EngineError> {
             Box::new(BackendBg2(backend))
         });
     }
-    Ok((stages, names.join(",")))
+    Ok((stages, names.join(","), list))
 }

@@ -95,3 +95,21 @@ fn sigterm_drains_accepted_jobs_then_exits() {
         assert_eq!(proof.map(|p| p.len()), Some(192));
     }
 }
+
+#[test]
+fn a_critical_job_submitted_last_is_answered_before_the_low_queue() {
+    let Some(py) = python() else { return };
+    let dir = scratch("priority");
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let r = scenario(&py, "priority", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 7);
+}
+
+#[test]
+fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
+    let Some(py) = python() else { return };
+    let dir = scratch("cancel");
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let r = scenario(&py, "cancel", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+}

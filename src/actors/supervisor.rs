@@ -4,10 +4,12 @@
 //! are handled in `supervisor/events.rs`.
 
 mod admission;
+mod control;
 mod events;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use actix::{Actor, Addr, AsyncContext, Context, Handler, Recipient};
 use tokio::sync::oneshot;
@@ -20,7 +22,8 @@ use crate::messages::{Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit
 use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
-use crate::status::{EngineError, EngineStatus, JobStatus, PartitionState};
+use crate::scheduler::Priority;
+use crate::status::{EngineError, EngineStatus, JobReport, JobStatus, PartitionState};
 
 /// What the supervisor is started with.
 pub struct SupervisorParts {
@@ -45,8 +48,17 @@ struct Job {
     states: Vec<PartitionState>,
     attempts: Vec<u32>,
     in_flight: usize,
-    reply: Option<oneshot::Sender<Result<Vec<Proof>, EngineError>>>,
+    reply: Option<oneshot::Sender<Result<JobReport, EngineError>>>,
     failed: bool,
+    priority: Priority,
+    submitted: Instant,
+    /// When its first partition was granted.
+    first_grant: Option<Instant>,
+    /// When each partition entered its current timed step (synthesis, GPU).
+    since: Vec<Option<Instant>>,
+    /// Synthesis and GPU time, summed over partitions.
+    synthesis: Duration,
+    gpu: Duration,
     /// Set with `failed`: tells the stages to skip this job's partitions still in flight.
     abandoned: Abandoned,
     span: tracing::Span,
@@ -58,8 +70,6 @@ pub struct Supervisor {
     jobs: HashMap<u64, Job>,
     admission: Admission,
     grants: HashMap<GrantId, PartRef>,
-    retry_attempts: u32,
-    next_job: u64,
     synthesis: Option<Recipient<Synthesize>>,
     metrics: Metrics,
     closing: Vec<oneshot::Sender<()>>,
@@ -68,8 +78,8 @@ pub struct Supervisor {
     alive_now: usize,
     alive_peak: usize,
     reserve_keys: bool,
-    /// Keys set aside in the ledger: key id → (bytes, jobs using it).
-    keys: HashMap<u64, (u64, usize)>,
+    /// Keys in use or pinned, by key id.
+    keys: HashMap<u64, control::KeyUse>,
 }
 
 /// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]).
@@ -116,10 +126,8 @@ impl Supervisor {
         Supervisor {
             ledger: parts.ledger,
             jobs: HashMap::new(),
-            admission: Admission::new(parts.synthesis_workers),
+            admission: Admission::new(parts.synthesis_workers, parts.retry_attempts),
             grants: HashMap::new(),
-            retry_attempts: parts.retry_attempts,
-            next_job: 1,
             synthesis: None,
             metrics: parts.metrics,
             closing: Vec::new(),
@@ -155,6 +163,9 @@ impl Supervisor {
                     };
                     job.in_flight += 1;
                     job.states[part.index] = PartitionState::At(Stage::Synthesizing);
+                    let now = Instant::now();
+                    job.first_grant.get_or_insert(now);
+                    job.since[part.index] = Some(now);
                     self.grants.insert(grant.id(), part);
                     let span = tracing::info_span!(parent: &job.span, "partition", index = part.index, attempt = part.attempt);
                     let msg = Synthesize {
@@ -226,7 +237,8 @@ impl Supervisor {
         if let Some(reply) = job.reply.take() {
             let _ = reply.send(Err(err));
         }
-        self.admission.forget_job(job_id);
+        // Its waiting partitions leave the queue (a no-op when the scheduler failed it).
+        self.admission.cancel(job_id);
         self.finish_if_done(job_id);
     }
 
@@ -243,30 +255,6 @@ impl Supervisor {
         self.maybe_close();
     }
 
-    /// Counts one more job on `pk`, setting its bytes aside the first time (auto budgets only).
-    fn use_key(&mut self, pk: &ProvingKey) {
-        if !self.reserve_keys {
-            return;
-        }
-        let entry = self.keys.entry(pk.id()).or_insert((0, 0));
-        if entry.1 == 0 {
-            entry.0 = pk.heap_bytes();
-            self.ledger.reserve_resident(entry.0);
-        }
-        entry.1 += 1;
-    }
-
-    /// One job fewer on key `id`; its bytes come back to the budget with the last one.
-    fn unuse_key(&mut self, id: u64) {
-        if let Some(entry) = self.keys.get_mut(&id) {
-            entry.1 = entry.1.saturating_sub(1);
-            if entry.1 == 0 {
-                self.ledger.release_resident(entry.0);
-                self.keys.remove(&id);
-            }
-        }
-    }
-
     fn maybe_close(&mut self) {
         if self.refuse_new && self.jobs.is_empty() && self.ledger.outstanding_grants() == 0 {
             for tx in self.closing.drain(..) {
@@ -281,7 +269,7 @@ impl Handler<Submit> for Supervisor {
 
     fn handle(&mut self, msg: Submit, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
-        let Submit { request, reply } = msg;
+        let Submit { id, request, reply } = msg;
         if self.refuse_new {
             let _ = reply.send(Err(EngineError::ShuttingDown));
             return;
@@ -300,16 +288,20 @@ impl Handler<Submit> for Supervisor {
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
             return;
         }
-        let id = self.next_job;
-        self.next_job += 1;
         let n = request.circuits.len();
+        let priority = request.priority();
+        if let Err(e) = self.admission.push_job(id, priority, n) {
+            self.unuse_key(request.pk.id());
+            let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
+            return;
+        }
         tracing::info!(
             job = id,
             partitions = n,
+            %priority,
             footprint_bytes = footprint.total_bytes(),
             "job admitted"
         );
-        self.admission.push_job(id, n);
         self.jobs.insert(
             id,
             Job {
@@ -322,6 +314,12 @@ impl Handler<Submit> for Supervisor {
                 in_flight: 0,
                 reply: Some(reply),
                 failed: false,
+                priority,
+                submitted: Instant::now(),
+                first_grant: None,
+                since: vec![None; n],
+                synthesis: Duration::ZERO,
+                gpu: Duration::ZERO,
                 abandoned: Abandoned::default(),
                 span: tracing::info_span!(parent: None, "job", id, partitions = n),
             },
@@ -342,12 +340,14 @@ impl Handler<Status> for Supervisor {
                 id: *id,
                 partitions: j.states.clone(),
                 failed: j.failed,
+                priority: j.priority,
             })
             .collect();
         jobs.sort_by_key(|j| j.id);
         let _ = msg.reply.send(EngineStatus {
             jobs,
             queued: self.admission.waiting(),
+            queued_by_priority: self.admission.waiting_by_level(),
             ledger: self.ledger.snapshot(),
             synthesized_alive: self.alive_now,
             synthesized_alive_peak: self.alive_peak,

@@ -16,7 +16,7 @@ use super::journal::{JobRecord, JobState, Journal, Timings};
 use super::keys::KeyStore;
 use super::kinds::{self, JobSpec};
 use super::proto::SubmitProofRequest;
-use crate::engine::Engine;
+use crate::engine::{CancelOutcome, Engine};
 
 /// How a job ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,8 +43,8 @@ pub enum Outcome {
 struct Live {
     record: JobRecord,
     done: watch::Sender<Option<Outcome>>,
-    /// Set once some of its work has started.
-    running: Arc<AtomicBool>,
+    /// The engine's id for it once submitted there (0 before).
+    engine_job: Arc<AtomicU64>,
     /// Set once it is ending (only the first ender writes the journal).
     ending: bool,
 }
@@ -56,8 +56,8 @@ pub struct LiveView {
     pub id: String,
     /// The wire proof kind.
     pub kind: i32,
-    /// Whether some of its work has started.
-    pub running: bool,
+    /// The engine's job id (0 while its key loads).
+    pub engine_job: u64,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -158,10 +158,7 @@ impl Daemon {
                     false => Err(CallError::Conflict(id)),
                 };
             }
-            let ahead = table
-                .values()
-                .filter(|l| !l.running.load(Ordering::SeqCst))
-                .count();
+            let ahead = table.len();
             table.insert(id.clone(), Live::new(record.clone()));
             ahead as u32
         };
@@ -203,13 +200,13 @@ impl Daemon {
 
     /// Puts a journaled job in the table and starts it (acceptance and resume after restart).
     pub(super) fn start(self: &Arc<Self>, id: String, spec: JobSpec, record: JobRecord) {
-        let running = {
+        let engine_job = {
             let mut table = self.table();
             let live = table.entry(id.clone()).or_insert_with(|| Live::new(record));
-            live.running.clone()
+            live.engine_job.clone()
         };
         let me = self.clone();
-        tokio::spawn(async move { me.run(id, spec, running).await });
+        tokio::spawn(async move { me.run(id, spec, engine_job).await });
     }
 
     /// Waits for job `id` to end, at most `timeout` (`None`: forever). `Ok(None)`: timed out.
@@ -324,16 +321,28 @@ impl Daemon {
     /// Cancels job `id`. Returns whether some of its work had started; NOT_FOUND when it is not
     /// live (unknown, or already ended).
     pub async fn cancel(&self, id: &str) -> Result<bool, CallError> {
-        let running = match self.table().get(id) {
-            Some(l) => l.running.load(Ordering::SeqCst),
-            None => {
+        let engine_job = match self.table().get(id) {
+            Some(l) if !l.ending => l.engine_job.load(Ordering::SeqCst),
+            _ => {
                 return Err(CallError::NotFound(format!(
                     "no job {id:?} is queued or running"
                 )))
             }
         };
-        self.finish(id, Outcome::Cancelled).await;
-        Ok(running)
+        // Ended here first, so that the runner's outcome (cancelled, or a proof that raced the
+        // cancel) cannot answer differently.
+        if !self.finish(id, Outcome::Cancelled).await {
+            return Err(CallError::NotFound(format!("job {id:?} has just ended")));
+        }
+        if engine_job == 0 {
+            return Ok(false);
+        }
+        match self.engine.cancel(engine_job).await {
+            Ok(CancelOutcome::Cancelled { was_running }) => Ok(was_running),
+            // Its proofs were already made: it had run.
+            Ok(CancelOutcome::NotFound) => Ok(true),
+            Err(e) => Err(CallError::Internal(e.to_string())),
+        }
     }
 
     /// Whether job `id` is still live (not ended).
@@ -348,7 +357,7 @@ impl Daemon {
             .map(|(id, l)| LiveView {
                 id: id.clone(),
                 kind: l.record.kind,
-                running: l.running.load(Ordering::SeqCst),
+                engine_job: l.engine_job.load(Ordering::SeqCst),
             })
             .collect()
     }
@@ -376,7 +385,7 @@ impl Live {
         Live {
             record,
             done: watch::channel(None).0,
-            running: Arc::new(AtomicBool::new(false)),
+            engine_job: Arc::new(AtomicU64::new(0)),
             ending: false,
         }
     }

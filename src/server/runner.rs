@@ -1,7 +1,7 @@
 //! Running one job on the engine (key, partitions, proof bytes) and resuming the journal's
 //! unfinished jobs after a restart.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -12,22 +12,10 @@ use super::journal::{JournalError, Timings};
 use super::kinds::{self, JobSpec};
 use super::proto::SubmitProofRequest;
 use crate::engine::Request;
-use crate::key::ProvingKey;
-use crate::pipeline::PartitionCircuit;
-use crate::prover::{Abc, Witness};
-
-/// A shared partition circuit handed to [`Request::new`].
-struct Shared(Arc<dyn PartitionCircuit>);
-
-impl PartitionCircuit for Shared {
-    fn synthesize(&self, pk: &ProvingKey) -> crate::Result<(Abc, Witness)> {
-        self.0.synthesize(pk)
-    }
-}
 
 impl Daemon {
     /// Proves job `id` and ends it (unless a cancel ended it first).
-    pub(super) async fn run(self: Arc<Self>, id: String, spec: JobSpec, running: Arc<AtomicBool>) {
+    pub(super) async fn run(self: Arc<Self>, id: String, spec: JobSpec, engine_job: Arc<AtomicU64>) {
         let accepted = Instant::now();
         let lease = match self.keys.acquire(&spec.key).await {
             Ok(l) => l,
@@ -50,24 +38,37 @@ impl Daemon {
         if !self.is_live(&id) {
             return;
         }
-        running.store(true, Ordering::SeqCst);
-        let circuits: Vec<Shared> = spec.circuits.iter().cloned().map(Shared).collect();
-        let result = self
-            .engine
-            .prove(Request::new(lease.key.clone(), circuits))
-            .await;
-        let timings = Timings {
+        let request = Request::shared(lease.key.clone(), spec.circuits.clone())
+            .with_priority(spec.priority);
+        let ticket = self.engine.submit(request);
+        engine_job.store(ticket.id, Ordering::SeqCst);
+        if !self.is_live(&id) {
+            // Cancelled while it was being submitted.
+            let _ = self.engine.cancel(ticket.id).await;
+        }
+        let result = ticket.outcome().await;
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        let mut timings = Timings {
             srs_load_ms: lease.load_ms,
-            total_ms: accepted.elapsed().as_millis() as u64,
+            total_ms: ms(accepted.elapsed()),
             ..Timings::default()
         };
         drop(lease);
-        let outcome = match result
-            .map_err(|e| e.to_string())
-            .and_then(|p| spec.proof_bytes(&p))
-        {
-            Ok(proof) => Outcome::Completed { proof, timings },
-            Err(error) => Outcome::Failed { error, timings },
+        let outcome = match result {
+            Ok(report) => {
+                timings.queue_wait_ms = ms(report.queue_wait);
+                timings.synthesis_ms = ms(report.synthesis);
+                timings.gpu_compute_ms = ms(report.gpu);
+                match spec.proof_bytes(&report.proofs) {
+                    Ok(proof) => Outcome::Completed { proof, timings },
+                    Err(error) => Outcome::Failed { error, timings },
+                }
+            }
+            Err(crate::EngineError::Cancelled { .. }) => Outcome::Cancelled,
+            Err(e) => Outcome::Failed {
+                error: e.to_string(),
+                timings,
+            },
         };
         self.finish(&id, outcome).await;
     }

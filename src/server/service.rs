@@ -12,6 +12,7 @@ use super::kinds::{kind_name, KeySource};
 use super::proto::await_proof_response::Status as Ended;
 use super::proto::proving_engine_server::ProvingEngine;
 use super::proto::*;
+use crate::engine::PartitionState;
 
 /// The service, shared by every connection.
 pub struct Service {
@@ -119,13 +120,21 @@ impl ProvingEngine for Service {
         _request: Request<GetStatusRequest>,
     ) -> Result<Response<GetStatusResponse>, Status> {
         let d = &self.daemon;
-        let ledger = d
+        let engine = d
             .engine
             .status()
             .await
-            .map_err(|e| Status::internal(e.to_string()))?
-            .ledger;
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let ledger = engine.ledger;
+        // An engine job has started once any of its partitions left the queue.
+        let started: std::collections::HashSet<u64> = engine
+            .jobs
+            .iter()
+            .filter(|j| j.partitions.iter().any(|p| *p != PartitionState::Queued))
+            .map(|j| j.id)
+            .collect();
         let live = d.live_jobs();
+        let running = |j: &super::daemon::LiveView| started.contains(&j.engine_job);
         let mut kinds: Vec<i32> = live.iter().map(|j| j.kind).collect();
         kinds.sort_unstable();
         kinds.dedup();
@@ -133,8 +142,8 @@ impl ProvingEngine for Service {
             .into_iter()
             .map(|k| QueueStatus {
                 proof_kind: kind_name(k),
-                pending: live.iter().filter(|j| j.kind == k && !j.running).count() as u32,
-                in_progress: live.iter().filter(|j| j.kind == k && j.running).count() as u32,
+                pending: live.iter().filter(|j| j.kind == k && !running(j)).count() as u32,
+                in_progress: live.iter().filter(|j| j.kind == k && running(j)).count() as u32,
             })
             .collect();
         let gpus = d
@@ -159,10 +168,10 @@ impl ProvingEngine for Service {
                     ref_count: k.users as u32,
                     ..SrsStatus::default()
                 };
-                s.set_tier(if k.key.is_some() {
-                    srs_status::Tier::Warm
-                } else {
-                    srs_status::Tier::Cold
+                s.set_tier(match &k.key {
+                    Some(key) if d.engine.device_key_bytes(key.id()) > 0 => srs_status::Tier::Hot,
+                    Some(_) => srs_status::Tier::Warm,
+                    None => srs_status::Tier::Cold,
                 });
                 s
             })
@@ -197,10 +206,16 @@ impl ProvingEngine for Service {
     ) -> Result<Response<PreloadSrsResponse>, Status> {
         let source = KeySource::from_circuit_id(&request.into_inner().circuit_id)
             .map_err(CallError::from)?;
-        let (already_loaded, load_time_ms, _key) = self
+        let (already_loaded, load_time_ms, key) = self
             .daemon
             .keys
             .preload(&source)
+            .await
+            .map_err(|e| CallError::Internal(e.to_string()))?;
+        // Resident: its bytes come out of the ledger's budget until evicted.
+        self.daemon
+            .engine
+            .pin_key(key)
             .await
             .map_err(|e| CallError::Internal(e.to_string()))?;
         Ok(Response::new(PreloadSrsResponse {
@@ -219,9 +234,18 @@ impl ProvingEngine for Service {
             .keys
             .evict(&id)
             .map_err(|e| CallError::Precondition(e.to_string()))?;
+        let Some(key) = evicted else {
+            return Ok(Response::new(EvictSrsResponse::default()));
+        };
+        let device = self.daemon.engine.device_key_bytes(key.id());
+        self.daemon
+            .engine
+            .unpin_key(key.id())
+            .await
+            .map_err(|e| CallError::Internal(e.to_string()))?;
         Ok(Response::new(EvictSrsResponse {
-            was_loaded: evicted.is_some(),
-            freed_bytes: evicted.map_or(0, |k| k.heap_bytes()),
+            was_loaded: true,
+            freed_bytes: key.heap_bytes() + device,
         }))
     }
 }

@@ -307,6 +307,77 @@ def scenario_drain(stub, args, out):
     out["proofs"] = proofs
 
 
+def await_all(stub, ids):
+    """Awaits every id on its own thread; returns {id: (monotonic end time, response)}."""
+    done = {}
+
+    def wait(i):
+        r = stub.AwaitProof(pb.AwaitProofRequest(job_id=i), timeout=CALL_TIMEOUT)
+        done[i] = (time.monotonic(), r)
+
+    threads = [threading.Thread(target=wait, args=(i,)) for i in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return done
+
+
+def scenario_priority(stub, args, out):
+    """The queue full of LOW jobs; a CRITICAL one submitted last is answered before them."""
+    low = [f"p-low-{i}" for i in range(6)]
+    for i, rid in enumerate(low):
+        stub.SubmitProof(builtin(seed=80 + i, delay_ms=400, priority=pb.LOW, rid=rid),
+                         timeout=CALL_TIMEOUT)
+    time.sleep(0.2)
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    started = sum(q.in_progress for q in st.queues)
+    crit = stub.SubmitProof(builtin(seed=90, delay_ms=400, priority=pb.CRITICAL, rid="p-crit"),
+                            timeout=CALL_TIMEOUT)
+    assert crit.queue_position == 6, f"six LOW jobs were ahead when it came: {crit.queue_position}"
+    done = await_all(stub, low + ["p-crit"])
+    order = sorted(done, key=lambda i: done[i][0])
+    # Only LOW jobs already granted when CRITICAL came may finish before it.
+    rank = order.index("p-crit")
+    assert rank <= max(started, 1), f"CRITICAL finished {rank + 1}th ({started} LOW had started): {order}"
+    proofs = []
+    for i, rid in enumerate(low):
+        proofs.append({"job": rid, "circuit": "synthetic", "constraints": 1024, "seed": 80 + i,
+                       "partitions": 1, "proof": completed(done[rid][1], rid)})
+    proofs.append({"job": "p-crit", "circuit": "synthetic", "constraints": 1024, "seed": 90,
+                   "partitions": 1, "proof": completed(done["p-crit"][1], "critical")})
+    out["order"] = order
+    out["proofs"] = proofs
+
+
+def scenario_cancel(stub, args, out):
+    """Cancel a running and a queued job: was_running exact, ledger back to zero, next proves."""
+    run = stub.SubmitProof(builtin(seed=101, partitions=2, delay_ms=2500, rid="c-run"),
+                           timeout=CALL_TIMEOUT)
+    queued = stub.SubmitProof(builtin(seed=102, delay_ms=300, rid="c-queued"), timeout=CALL_TIMEOUT)
+    time.sleep(0.8)
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    assert st.ledger_charged_bytes > 0, "the running job holds no ledger bytes"
+    c = stub.CancelProof(pb.CancelProofRequest(job_id=queued.job_id), timeout=CALL_TIMEOUT)
+    assert not c.was_running, "a queued job said it was running"
+    c = stub.CancelProof(pb.CancelProofRequest(job_id=run.job_id), timeout=CALL_TIMEOUT)
+    assert c.was_running, "a running job said it was not running"
+    for j in (run.job_id, queued.job_id):
+        r = stub.AwaitProof(pb.AwaitProofRequest(job_id=j), timeout=CALL_TIMEOUT)
+        assert r.status == pb.AwaitProofResponse.CANCELLED, (j, r.status, r.error_message)
+        assert not r.proof
+    expect_error(grpc.StatusCode.NOT_FOUND, stub.CancelProof, pb.CancelProofRequest(job_id=run.job_id))
+    st = ledger_settles(stub)
+    assert not [q for q in st.queues if q.pending or q.in_progress], st.queues
+    nxt = stub.Prove(pb.ProveRequest(submit=builtin(seed=103, rid="c-next")), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": "c-next", "circuit": "synthetic", "constraints": 1024, "seed": 103,
+                      "partitions": 1, "proof": completed(nxt.result, "after the cancels")}]
+    ledger_settles(stub)
+    text = stub.GetMetrics(pb.GetMetricsRequest(), timeout=CALL_TIMEOUT).prometheus_text
+    abandoned = [l for l in text.splitlines() if l.startswith('baton_proofs_total{result="abandoned"}')]
+    assert abandoned and float(abandoned[0].rsplit(" ", 1)[1]) >= 1, abandoned
+
+
 SCENARIOS = {
     "basic": scenario_basic,
     "bad_input": scenario_bad_input,
@@ -316,6 +387,8 @@ SCENARIOS = {
     "restart_before": scenario_restart_before,
     "restart_after": scenario_restart_after,
     "drain": scenario_drain,
+    "priority": scenario_priority,
+    "cancel": scenario_cancel,
 }
 
 
