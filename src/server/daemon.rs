@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prost::Message;
 use sha2::{Digest, Sha256};
-use tokio::sync::{watch, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 
 use super::error::CallError;
 use super::journal::{JobRecord, JobState, Journal, Timings};
@@ -79,6 +79,21 @@ pub struct Daemon {
     pub(super) failed: AtomicU64,
     draining: AtomicBool,
     idle: Notify,
+    /// One ordered lane per circuit id: its jobs reach the engine in acceptance order (a key
+    /// that is still loading holds back only its own jobs).
+    lanes: Mutex<HashMap<String, mpsc::UnboundedSender<Accepted>>>,
+}
+
+/// An accepted job on its way to the engine.
+pub(super) struct Accepted {
+    /// Job id.
+    pub id: String,
+    /// Its work.
+    pub spec: JobSpec,
+    /// Where its engine id goes.
+    pub engine_job: Arc<AtomicU64>,
+    /// When it was (re)started here.
+    pub since: Instant,
 }
 
 /// The longest request id accepted.
@@ -103,6 +118,7 @@ impl Daemon {
             failed: AtomicU64::new(0),
             draining: AtomicBool::new(false),
             idle: Notify::new(),
+            lanes: Mutex::new(HashMap::new()),
         })
     }
 
@@ -205,8 +221,22 @@ impl Daemon {
             let live = table.entry(id.clone()).or_insert_with(|| Live::new(record));
             live.engine_job.clone()
         };
-        let me = self.clone();
-        tokio::spawn(async move { me.run(id, spec, engine_job).await });
+        let lane = spec.key.circuit_id();
+        let job = Accepted {
+            id,
+            spec,
+            engine_job,
+            since: Instant::now(),
+        };
+        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = lanes.entry(lane).or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let me = self.clone();
+            tokio::spawn(async move { me.lane(rx).await });
+            tx
+        });
+        // The lane lives as long as the daemon, so the send cannot fail.
+        let _ = tx.send(job);
     }
 
     /// Waits for job `id` to end, at most `timeout` (`None`: forever). `Ok(None)`: timed out.

@@ -1,48 +1,55 @@
-//! Running one job on the engine (key, partitions, proof bytes) and resuming the journal's
-//! unfinished jobs after a restart.
+//! Running jobs on the engine: one lane per circuit id submits its jobs in acceptance order
+//! (key first), a task per job turns the engine's outcome into proof bytes; and resuming the
+//! journal's unfinished jobs after a restart.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 use prost::Message;
+use tokio::sync::mpsc;
 
-use super::daemon::{now_ms, Daemon, Outcome};
+use super::daemon::{now_ms, Accepted, Daemon, Outcome};
 use super::journal::{JournalError, Timings};
-use super::kinds::{self, JobSpec};
+use super::keys::KeyLease;
+use super::kinds;
 use super::proto::SubmitProofRequest;
-use crate::engine::Request;
+use crate::engine::{JobTicket, Request};
 
 impl Daemon {
-    /// Proves job `id` and ends it (unless a cancel ended it first).
-    pub(super) async fn run(self: Arc<Self>, id: String, spec: JobSpec, engine_job: Arc<AtomicU64>) {
-        let accepted = Instant::now();
-        let lease = match self.keys.acquire(&spec.key).await {
-            Ok(l) => l,
-            Err(e) => {
-                let timings = Timings {
-                    total_ms: accepted.elapsed().as_millis() as u64,
-                    ..Timings::default()
-                };
-                self.finish(
-                    &id,
-                    Outcome::Failed {
+    /// Takes one circuit's accepted jobs in order: loads the key once, submits each job to the
+    /// engine, and leaves its outcome to a task of its own.
+    pub(super) async fn lane(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<Accepted>) {
+        while let Some(job) = rx.recv().await {
+            let lease = match self.keys.acquire(&job.spec.key).await {
+                Ok(l) => l,
+                Err(e) => {
+                    let timings = Timings {
+                        total_ms: job.since.elapsed().as_millis() as u64,
+                        ..Timings::default()
+                    };
+                    let failed = Outcome::Failed {
                         error: e.to_string(),
                         timings,
-                    },
-                )
-                .await;
-                return;
+                    };
+                    self.finish(&job.id, failed).await;
+                    continue;
+                }
+            };
+            if !self.is_live(&job.id) {
+                continue;
             }
-        };
-        if !self.is_live(&id) {
-            return;
+            let request = Request::shared(lease.key.clone(), job.spec.circuits.clone())
+                .with_priority(job.spec.priority);
+            let ticket = self.engine.submit(request);
+            job.engine_job.store(ticket.id, Ordering::SeqCst);
+            let me = self.clone();
+            tokio::spawn(async move { me.run(job, ticket, lease).await });
         }
-        let request = Request::shared(lease.key.clone(), spec.circuits.clone())
-            .with_priority(spec.priority);
-        let ticket = self.engine.submit(request);
-        engine_job.store(ticket.id, Ordering::SeqCst);
-        if !self.is_live(&id) {
+    }
+
+    /// Waits for job `job`'s engine outcome and ends it (unless a cancel ended it first).
+    async fn run(self: Arc<Self>, job: Accepted, ticket: JobTicket, lease: KeyLease) {
+        if !self.is_live(&job.id) {
             // Cancelled while it was being submitted.
             let _ = self.engine.cancel(ticket.id).await;
         }
@@ -50,7 +57,7 @@ impl Daemon {
         let ms = |d: std::time::Duration| d.as_millis() as u64;
         let mut timings = Timings {
             srs_load_ms: lease.load_ms,
-            total_ms: ms(accepted.elapsed()),
+            total_ms: ms(job.since.elapsed()),
             ..Timings::default()
         };
         drop(lease);
@@ -59,7 +66,7 @@ impl Daemon {
                 timings.queue_wait_ms = ms(report.queue_wait);
                 timings.synthesis_ms = ms(report.synthesis);
                 timings.gpu_compute_ms = ms(report.gpu);
-                match spec.proof_bytes(&report.proofs) {
+                match job.spec.proof_bytes(&report.proofs) {
                     Ok(proof) => Outcome::Completed { proof, timings },
                     Err(error) => Outcome::Failed { error, timings },
                 }
@@ -70,7 +77,7 @@ impl Daemon {
                 timings,
             },
         };
-        self.finish(&id, outcome).await;
+        self.finish(&job.id, outcome).await;
     }
 
     /// Queues again every job the journal holds unfinished, in acceptance order. A job whose

@@ -340,6 +340,7 @@ def scenario_priority(stub, args, out):
     # Only LOW jobs already granted when CRITICAL came may finish before it.
     rank = order.index("p-crit")
     assert rank <= max(started, 1), f"CRITICAL finished {rank + 1}th ({started} LOW had started): {order}"
+    assert [i for i in order if i != "p-crit"] == low, f"LOW jobs out of FIFO order: {order}"
     proofs = []
     for i, rid in enumerate(low):
         proofs.append({"job": rid, "circuit": "synthetic", "constraints": 1024, "seed": 80 + i,
