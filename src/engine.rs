@@ -9,11 +9,11 @@ use actix::Addr;
 use tokio::sync::oneshot;
 
 use crate::actors::{post, spawn_actors, Supervisor, SupervisorParts};
+use crate::backend::Backend;
 use crate::backend_pick::real_stages;
 use crate::config::Config;
-use crate::ledger::{self, Ledger, LedgerConfig};
-use crate::backend::Backend;
 use crate::key::ProvingKey;
+use crate::ledger::{self, Ledger, LedgerConfig};
 use crate::messages::{Cancel, PinKey, Shutdown, Status, Submit, UnpinKey};
 use crate::metrics::{ActorKind, Metrics};
 use crate::pipeline::Stages;
@@ -40,7 +40,9 @@ impl JobTicket {
 
     /// [`JobTicket::outcome`] for callers without an async runtime.
     pub fn blocking_outcome(self) -> Result<JobReport, EngineError> {
-        self.outcome.blocking_recv().map_err(|_| EngineError::Stopped)?
+        self.outcome
+            .blocking_recv()
+            .map_err(|_| EngineError::Stopped)?
     }
 }
 
@@ -206,7 +208,10 @@ impl Engine {
 
     /// Device bytes the backends hold for key `key_id` (0 on the CPU backend).
     pub fn device_key_bytes(&self, key_id: u64) -> u64 {
-        self.backends.iter().map(|b| b.resident_key_bytes(key_id)).sum()
+        self.backends
+            .iter()
+            .map(|b| b.resident_key_bytes(key_id))
+            .sum()
     }
 
     /// Jobs, partitions and the ledger right now.

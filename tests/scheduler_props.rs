@@ -70,6 +70,15 @@ fn cancel_says_exactly_whether_anything_had_started() {
     assert_eq!(s.failed(first, true), Ok(Failure::Ignored));
     assert_eq!((s.jobs(), s.cancel(1)), (0, Cancelled::Unknown));
     assert_eq!(s.cancel(77), Cancelled::Unknown);
+    // A caller whose job ended may forget it, running partitions and all.
+    s.submit(3, Priority::Low, 2).expect("new");
+    let started = s.pop().expect("3/0");
+    s.forget(3);
+    assert_eq!((s.jobs(), s.waiting()), (0, 0));
+    assert!(
+        s.finished(started).is_err(),
+        "a forgotten job's partition is not running"
+    );
 }
 
 #[test]

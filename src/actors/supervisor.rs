@@ -249,6 +249,7 @@ impl Supervisor {
         };
         if done {
             if let Some(job) = self.jobs.remove(&job_id) {
+                self.admission.forget(job_id);
                 self.unuse_key(job.pk.id());
             }
         }

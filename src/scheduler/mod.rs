@@ -253,6 +253,14 @@ impl Scheduler {
         }
     }
 
+    /// Forgets `job` entirely (its waiting partitions leave, running ones are no longer
+    /// expected to report): for a caller whose own record of the job has ended.
+    pub fn forget(&mut self, job: u64) {
+        if let Some(j) = self.jobs.remove(&job) {
+            self.levels[j.priority as usize].retain(|t| t.job != job);
+        }
+    }
+
     /// Marks `job` abandoned, drops its waiting partitions, forgets it if nothing runs; returns
     /// its running count.
     fn abandon(&mut self, job: u64) -> usize {

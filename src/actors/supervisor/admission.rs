@@ -81,6 +81,11 @@ impl Admission {
         self.scheduler.cancel(job)
     }
 
+    /// Forgets `job` once the Supervisor's own entry for it has ended.
+    pub(super) fn forget(&mut self, job: u64) {
+        self.scheduler.forget(job);
+    }
+
     /// A synthesis worker is idle again.
     pub(super) fn worker_free(&mut self) {
         self.idle_workers += 1;
