@@ -30,9 +30,12 @@ pub fn pick_backend(
     }
 }
 
-/// The real stages for `cfg`: one backend per entry of `gpu.devices` (opened now), and the
-/// backends' names joined by commas.
-pub fn real_stages(cfg: &Config) -> Result<(Stages, String, Vec<Arc<dyn Backend>>), EngineError> {
+/// The real stages, the backends' names joined by commas, and the backends themselves.
+pub type RealStages = (Stages, String, Vec<Arc<dyn Backend>>);
+
+/// The real stages for `cfg`: one backend per entry of `gpu.devices` (opened now), the
+/// backends' names joined by commas, and the backends (the engine evicts keys through them).
+pub fn real_stages(cfg: &Config) -> Result<RealStages, EngineError> {
     let backends: Vec<Arc<dyn Backend>> = cfg
         .gpu_devices
         .iter()

@@ -89,9 +89,8 @@ fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
     assert!(matches!(running.blocking_outcome(), Err(EngineError::Cancelled { job }) if job == r));
     assert!(matches!(queued.blocking_outcome(), Err(EngineError::Cancelled { job }) if job == q));
     let st = wait_settled(&engine);
-    assert_eq!(
+    assert!(
         st.ledger.peak_charged_bytes > 0,
-        true,
         "the running job had been charged"
     );
     assert!(support::metric(

@@ -187,6 +187,22 @@ impl Model {
         running
     }
 
+    /// Takes the `k`-th running ticket (mod their count); an abandoned job whose last running
+    /// ticket this was ends. Returns the ticket and whether its job was abandoned.
+    fn take_running(&mut self, k: usize) -> ((u64, usize, u32), Ticket, bool) {
+        let r = *self
+            .running
+            .iter()
+            .nth(k % self.running.len())
+            .expect("k < len");
+        self.running.remove(&r);
+        let abandoned = self.jobs.get(&r.0).is_some_and(|j| j.abandoned);
+        if abandoned && !self.running.iter().any(|x| x.0 == r.0) {
+            self.end(r.0);
+        }
+        (r, t(r.0, r.1, r.2), abandoned)
+    }
+
     fn end(&mut self, job: u64) {
         self.jobs.remove(&job);
         assert!(self.ended.insert(job), "job {job} ended twice");
@@ -236,16 +252,11 @@ fn step(s: &mut Scheduler, m: &mut Model, next_job: &mut u64, op: Op) {
             let _ = k;
         }
         Op::Finish(k) => {
-            let r = *m.running.iter().nth(k % m.running.len()).expect("k < len");
-            m.running.remove(&r);
-            let tk = t(r.0, r.1, r.2);
-            let j = m.jobs.get_mut(&r.0).expect("running job known");
-            let want = if j.abandoned {
-                if !m.running.iter().any(|x| x.0 == r.0) {
-                    m.end(r.0);
-                }
+            let (r, tk, abandoned) = m.take_running(k);
+            let want = if abandoned {
                 Finished::Ignored
             } else {
+                let j = m.jobs.get_mut(&r.0).expect("running job known");
                 j.done += 1;
                 if j.done == j.parts {
                     m.end(r.0);
@@ -258,16 +269,11 @@ fn step(s: &mut Scheduler, m: &mut Model, next_job: &mut u64, op: Op) {
             assert!(s.finished(tk).is_err(), "a ticket reports once");
         }
         Op::Fail(k, retryable) => {
-            let r = *m.running.iter().nth(k % m.running.len()).expect("k < len");
-            m.running.remove(&r);
-            let tk = t(r.0, r.1, r.2);
-            let j = m.jobs.get_mut(&r.0).expect("running job known");
-            let want = if j.abandoned {
-                if !m.running.iter().any(|x| x.0 == r.0) {
-                    m.end(r.0);
-                }
+            let (r, tk, abandoned) = m.take_running(k);
+            let want = if abandoned {
                 Failure::Ignored
             } else {
+                let j = m.jobs.get_mut(&r.0).expect("running job known");
                 let attempts = j.attempts[&r.1];
                 if retryable && attempts < MAX_ATTEMPTS {
                     j.attempts.insert(r.1, attempts + 1);

@@ -30,7 +30,7 @@ pub enum JournalError {
     },
     /// The database refused (another daemon holds it, the disk is full, the file is damaged).
     #[error("journal: {0}")]
-    Db(#[from] redb::Error),
+    Db(String),
     /// A record does not decode (written by an incompatible version).
     #[error("journal record of job {id}: {reason}")]
     Record {
@@ -42,7 +42,7 @@ pub enum JournalError {
 }
 
 fn dberr(e: impl Into<redb::Error>) -> JournalError {
-    JournalError::Db(e.into())
+    JournalError::Db(e.into().to_string())
 }
 
 /// Where a job is.
@@ -97,6 +97,9 @@ pub struct JobRecord {
     pub timings: Timings,
 }
 
+/// A job's record and, when it completed, its proof bytes.
+pub type Stored = (JobRecord, Option<Vec<u8>>);
+
 /// An accepted job the journal still holds unfinished, with its request.
 #[derive(Debug)]
 pub struct Unfinished {
@@ -130,21 +133,32 @@ impl Journal {
         Ok(Journal { db })
     }
 
-    /// Records an accepted job and its request, durably, before the caller answers.
-    pub fn accept(&self, id: &str, record: &JobRecord, request: &[u8]) -> Result<(), JournalError> {
+    /// Writes job `id`'s record, then `more` in the same transaction, and commits (fsynced).
+    fn write(
+        &self,
+        id: &str,
+        record: &JobRecord,
+        more: impl FnOnce(&redb::WriteTransaction) -> Result<(), JournalError>,
+    ) -> Result<(), JournalError> {
         let json = encode(id, record)?;
         let tx = self.db.begin_write().map_err(dberr)?;
-        {
-            tx.open_table(JOBS)
-                .map_err(dberr)?
-                .insert(id, json.as_slice())
-                .map_err(dberr)?;
+        tx.open_table(JOBS)
+            .map_err(dberr)?
+            .insert(id, json.as_slice())
+            .map_err(dberr)?;
+        more(&tx)?;
+        tx.commit().map_err(dberr)
+    }
+
+    /// Records an accepted job and its request, durably, before the caller answers.
+    pub fn accept(&self, id: &str, record: &JobRecord, request: &[u8]) -> Result<(), JournalError> {
+        self.write(id, record, |tx| {
             tx.open_table(REQUESTS)
                 .map_err(dberr)?
                 .insert(id, request)
                 .map_err(dberr)?;
-        }
-        tx.commit().map_err(dberr)
+            Ok(())
+        })
     }
 
     /// Records how a job ended (with its proof when it completed) and drops its request.
@@ -154,13 +168,7 @@ impl Journal {
         record: &JobRecord,
         proof: Option<&[u8]>,
     ) -> Result<(), JournalError> {
-        let json = encode(id, record)?;
-        let tx = self.db.begin_write().map_err(dberr)?;
-        {
-            tx.open_table(JOBS)
-                .map_err(dberr)?
-                .insert(id, json.as_slice())
-                .map_err(dberr)?;
+        self.write(id, record, |tx| {
             tx.open_table(REQUESTS)
                 .map_err(dberr)?
                 .remove(id)
@@ -171,12 +179,12 @@ impl Journal {
                     .insert(id, p)
                     .map_err(dberr)?;
             }
-        }
-        tx.commit().map_err(dberr)
+            Ok(())
+        })
     }
 
     /// The record of job `id` and its proof, if the journal has it.
-    pub fn get(&self, id: &str) -> Result<Option<(JobRecord, Option<Vec<u8>>)>, JournalError> {
+    pub fn get(&self, id: &str) -> Result<Option<Stored>, JournalError> {
         let tx = self.db.begin_read().map_err(dberr)?;
         let jobs = tx.open_table(JOBS).map_err(dberr)?;
         let Some(raw) = jobs.get(id).map_err(dberr)? else {
