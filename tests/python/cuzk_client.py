@@ -79,6 +79,17 @@ def completed(result, what):
     return result.proof.hex()
 
 
+def until_running(stub, seconds=120):
+    """GetStatus until some job is in progress and the ledger holds its bytes."""
+    deadline = time.time() + seconds
+    while True:
+        st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+        if st.ledger_charged_bytes > 0 and sum(q.in_progress for q in st.queues) >= 1:
+            return st
+        assert time.time() < deadline, f"nothing started: {st}"
+        time.sleep(0.02)
+
+
 def ledger_settles(stub, seconds=60):
     """GetStatus until the ledger holds no bytes; the metrics text must agree."""
     deadline = time.time() + seconds
@@ -262,10 +273,7 @@ def scenario_restart_before(stub, args, out):
     for rid, seed, delay in (("r-run", 62, 4000), ("r-q1", 63, 300), ("r-q2", 64, 300)):
         stub.SubmitProof(builtin(seed=seed, delay_ms=delay, rid=rid), timeout=CALL_TIMEOUT)
         jobs[rid] = {"seed": seed}
-    time.sleep(1.0)
-    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
-    running = sum(q.in_progress for q in st.queues)
-    assert running >= 1, f"nothing running before the kill: {st.queues}"
+    until_running(stub)
     r = stub.AwaitProof(pb.AwaitProofRequest(job_id="r-q2", timeout_ms=50), timeout=CALL_TIMEOUT)
     assert r.status == pb.AwaitProofResponse.TIMEOUT, r.status
     out["jobs"] = jobs
@@ -356,9 +364,7 @@ def scenario_cancel(stub, args, out):
     run = stub.SubmitProof(builtin(seed=101, partitions=2, delay_ms=2500, rid="c-run"),
                            timeout=CALL_TIMEOUT)
     queued = stub.SubmitProof(builtin(seed=102, delay_ms=300, rid="c-queued"), timeout=CALL_TIMEOUT)
-    time.sleep(0.8)
-    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
-    assert st.ledger_charged_bytes > 0, "the running job holds no ledger bytes"
+    until_running(stub)
     c = stub.CancelProof(pb.CancelProofRequest(job_id=queued.job_id), timeout=CALL_TIMEOUT)
     assert not c.was_running, "a queued job said it was running"
     c = stub.CancelProof(pb.CancelProofRequest(job_id=run.job_id), timeout=CALL_TIMEOUT)
