@@ -180,6 +180,8 @@ pub struct Delivered {
     pub part: PartRef,
     /// Its grant.
     pub grant: GrantId,
+    /// The GPU actor's device label (as in `baton_gpu_busy_seconds_total{device}`).
+    pub device: String,
 }
 
 /// Gpu → Supervisor: the partition's remaining buffers moved to `stage`.

@@ -129,6 +129,8 @@ pub struct EngineStatus {
     pub queued_by_priority: [usize; Priority::COUNT],
     /// The ledger by class and stage.
     pub ledger: LedgerSnapshot,
+    /// Each partition on a GPU actor now: the device label and the job id.
+    pub on_gpu: Vec<(String, u64)>,
     /// Partitions synthesized and not yet taken by a GPU actor.
     pub synthesized_alive: usize,
     /// The most of those at once since start.

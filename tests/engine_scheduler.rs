@@ -142,3 +142,24 @@ fn a_pinned_key_is_set_aside_from_the_budget_until_unpinned() {
     assert_eq!(rt.block_on(engine.unpin_key(pk.id())).ok(), Some(0));
     engine.shutdown_blocking();
 }
+
+#[test]
+fn status_names_the_job_on_each_gpu_actor() {
+    use baton::testing::{cpu_stages, FakeGpu};
+    let gpu = FakeGpu::new().delay(Duration::from_millis(400));
+    let stages = baton::pipeline::Stages {
+        gpu: gpu.factory(),
+        ..cpu_stages()
+    };
+    let engine = Engine::start_with(config(1 << 30, 1, None, 3), stages).expect("start");
+    let pk = key();
+    let cs = circuits(30..31);
+    let ticket = engine.submit(Request::new(pk.clone(), cs.clone()));
+    let st = wait_for(&engine, Duration::from_secs(10), |st| !st.on_gpu.is_empty());
+    assert_eq!(st.on_gpu, vec![("fake-gpu:0".to_string(), ticket.id)]);
+    let proofs = ticket.blocking_outcome().expect("proves").proofs;
+    check_proofs(&pk, &proofs, &cs);
+    let st = wait_settled(&engine);
+    assert!(st.on_gpu.is_empty(), "{:?}", st.on_gpu);
+    engine.shutdown_blocking();
+}

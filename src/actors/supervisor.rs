@@ -80,6 +80,8 @@ pub struct Supervisor {
     reserve_keys: bool,
     /// Keys in use or pinned, by key id.
     keys: HashMap<u64, control::KeyUse>,
+    /// Partitions on a GPU actor now (job, index) → device label.
+    on_gpu: HashMap<(u64, usize), String>,
 }
 
 /// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]).
@@ -136,6 +138,7 @@ impl Supervisor {
             alive_peak: 0,
             reserve_keys: parts.reserve_keys,
             keys: HashMap::new(),
+            on_gpu: HashMap::new(),
         }
     }
 
@@ -250,6 +253,7 @@ impl Supervisor {
         if done {
             if let Some(job) = self.jobs.remove(&job_id) {
                 self.admission.forget(job_id);
+                self.on_gpu.retain(|(j, _), _| *j != job_id);
                 self.unuse_key(job.pk.id());
             }
         }
@@ -349,6 +353,11 @@ impl Handler<Status> for Supervisor {
             jobs,
             queued: self.admission.waiting(),
             queued_by_priority: self.admission.waiting_by_level(),
+            on_gpu: self
+                .on_gpu
+                .iter()
+                .map(|((job, _), device)| (device.clone(), *job))
+                .collect(),
             ledger: self.ledger.snapshot(),
             synthesized_alive: self.alive_now,
             synthesized_alive_peak: self.alive_peak,

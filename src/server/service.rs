@@ -151,10 +151,24 @@ impl ProvingEngine for Service {
             .backend_name()
             .split(',')
             .enumerate()
-            .map(|(i, name)| GpuStatus {
-                ordinal: i as u32,
-                name: name.to_string(),
-                ..GpuStatus::default()
+            .map(|(i, name)| {
+                // The GPU actor's label: the backend name, with the index when it has none.
+                let label = match name.contains(':') {
+                    true => name.to_string(),
+                    false => format!("{name}:{i}"),
+                };
+                let current = engine
+                    .on_gpu
+                    .iter()
+                    .find(|(dev, _)| *dev == label)
+                    .and_then(|(_, job)| live.iter().find(|j| j.engine_job == *job));
+                GpuStatus {
+                    ordinal: i as u32,
+                    name: name.to_string(),
+                    current_job_id: current.map(|j| j.id.clone()).unwrap_or_default(),
+                    current_proof_kind: current.map(|j| kind_name(j.kind)).unwrap_or_default(),
+                    ..GpuStatus::default()
+                }
             })
             .collect();
         let loaded_srs = d

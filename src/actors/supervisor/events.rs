@@ -49,6 +49,7 @@ impl Supervisor {
         }
         let r = self.ledger.cancel(msg.grant);
         self.ledger_op("cancel", r);
+        self.on_gpu.remove(&(part.job, part.index));
         match self.admission.failed(part, msg.retryable) {
             Failure::Retry(next) => {
                 if let Some(job) = self.jobs.get_mut(&part.job) {
@@ -118,6 +119,8 @@ impl Handler<Delivered> for Supervisor {
         self.alive_now = self.alive_now.saturating_sub(1);
         let r = self.ledger.delivered(msg.grant);
         self.ledger_op("delivered", r);
+        self.on_gpu
+            .insert((msg.part.job, msg.part.index), msg.device);
         // The GPU clock starts when a GPU actor takes the partition.
         if let Some(t) = self
             .jobs
@@ -141,6 +144,7 @@ impl Handler<HandedOff> for Supervisor {
         if msg.stage == Stage::Bg2 {
             self.set_state(msg.part, PartitionState::At(Stage::Bg2));
             self.lap(msg.part, true);
+            self.on_gpu.remove(&(msg.part.job, msg.part.index));
         }
         self.metrics.observe_ledger(&self.ledger.snapshot());
     }
