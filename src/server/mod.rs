@@ -2,9 +2,9 @@
 //! `proto/cuzk/v1/proving.proto`), with a journal that survives restarts, keys that can be
 //! preloaded and evicted, `/metrics` and `/healthz` over HTTP, a bearer token and TLS.
 //!
-//! Rooms: [`access`] (token, request size) → [`service`] (wire ↔ daemon) → [`daemon`] (job
-//! table, journal first) → [`runner`] (a job on the [`Engine`](crate::Engine)); [`kinds`] turns
-//! requests into circuits, [`keys`] holds the proving keys, [`journal`] persists.
+//! Rooms: `access` (token, request size) → `service` (wire ↔ daemon) → `daemon` (job table,
+//! journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns requests
+//! into circuits, `keys` holds the proving keys, `journal` persists.
 
 pub mod access;
 pub mod daemon;
