@@ -91,6 +91,11 @@ pub trait Backend: Send + Sync {
     fn evict_key(&self, _key_id: u64) -> u64 {
         0
     }
+
+    /// The device's free and total memory in bytes, for backends with a device.
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// The reference backend: rayon NTTs and blst's Pippenger. The embedded default.

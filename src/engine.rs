@@ -206,6 +206,12 @@ impl Engine {
         Ok(freed)
     }
 
+    /// Free and total device memory of each backend, in `gpu.devices` order (`None` for the
+    /// CPU backend and for custom stages).
+    pub fn device_memory(&self) -> Vec<Option<(u64, u64)>> {
+        self.backends.iter().map(|b| b.device_memory()).collect()
+    }
+
     /// Device bytes the backends hold for key `key_id` (0 on the CPU backend).
     pub fn device_key_bytes(&self, key_id: u64) -> u64 {
         self.backends

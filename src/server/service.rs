@@ -146,6 +146,7 @@ impl ProvingEngine for Service {
                 in_progress: live.iter().filter(|j| j.kind == k && running(j)).count() as u32,
             })
             .collect();
+        let memory = d.engine.device_memory();
         let gpus = d
             .engine
             .backend_name()
@@ -167,7 +168,8 @@ impl ProvingEngine for Service {
                     name: name.to_string(),
                     current_job_id: current.map(|j| j.id.clone()).unwrap_or_default(),
                     current_proof_kind: current.map(|j| kind_name(j.kind)).unwrap_or_default(),
-                    ..GpuStatus::default()
+                    vram_free_bytes: memory.get(i).copied().flatten().map_or(0, |m| m.0),
+                    vram_total_bytes: memory.get(i).copied().flatten().map_or(0, |m| m.1),
                 }
             })
             .collect();
