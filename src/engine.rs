@@ -75,22 +75,20 @@ impl Engine {
     /// Starts the engine with the given stage implementations (tests, simulations, embedders).
     pub fn start_with(cfg: Config, stages: Stages) -> Result<Self, EngineError> {
         cfg.validate()?;
-        let budget_bytes = match cfg.budget_bytes {
-            Some(b) => b,
-            None => {
-                let avail = ledger::available_memory_bytes().ok_or_else(|| {
-                    EngineError::Start("cannot read available memory; set memory.budget".into())
-                })?;
-                ledger::auto_budget_bytes(avail, cfg.margin_bytes, 0)
-                    .map_err(|e| EngineError::Start(e.to_string()))?
-            }
-        };
+        let plan = ledger::plan_budget(
+            cfg.budget_bytes,
+            cfg.margin_bytes,
+            cfg.overcommit,
+            ledger::available_memory_bytes(),
+        )
+        .map_err(|e| EngineError::Start(e.to_string()))?;
         let ledger = Ledger::new(LedgerConfig {
-            budget_bytes,
+            budget_bytes: plan.budget_bytes,
             slots: cfg.effective_slots(),
             policy: cfg.policy,
         })
-        .map_err(|e| EngineError::Start(e.to_string()))?;
+        .map_err(|e| EngineError::Start(e.to_string()))?
+        .with_key_budget(plan.keys);
         let metrics = Metrics::new().map_err(|e| EngineError::Start(e.to_string()))?;
         let metrics_addr = match &cfg.metrics_listen {
             Some(addr) => Some(
@@ -105,7 +103,6 @@ impl Engine {
             synthesis_workers: cfg.synthesis_workers,
             retry_attempts: cfg.retry_attempts,
             metrics: metrics.clone(),
-            reserve_keys: cfg.budget_bytes.is_none(),
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let m = metrics.clone();
@@ -142,12 +139,7 @@ impl Engine {
     pub fn submit(&self, request: Request) -> JobTicket {
         let id = self.next_job.fetch_add(1, Ordering::Relaxed);
         let (reply, outcome) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Submit { id, request, reply },
-        );
+        self.tell(Submit { id, request, reply });
         JobTicket { id, outcome }
     }
 
@@ -166,26 +158,17 @@ impl Engine {
     /// [`EngineError::Cancelled`].
     pub async fn cancel(&self, job: u64) -> Result<CancelOutcome, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Cancel { job, reply },
-        );
+        self.tell(Cancel { job, reply });
         rx.await.map_err(|_| EngineError::Stopped)
     }
 
-    /// Keeps `pk` resident: its bytes are set aside from the ledger's budget until
-    /// [`Engine::unpin_key`]. Returns the bytes set aside now (0 when already held).
+    /// Keeps `pk` resident until [`Engine::unpin_key`]: it counts as one more use of the key in
+    /// the ledger (set aside from an auto budget, or checked to fit beside a stated one).
+    /// Returns the bytes set aside now (0 when already held or the budget is stated).
     pub async fn pin_key(&self, pk: Arc<ProvingKey>) -> Result<u64, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            PinKey { pk, reply },
-        );
-        rx.await.map_err(|_| EngineError::Stopped)
+        self.tell(PinKey { pk, reply });
+        rx.await.map_err(|_| EngineError::Stopped)?
     }
 
     /// Stops keeping key `key_id` resident; drops its device-resident bases on every backend.
@@ -193,12 +176,7 @@ impl Engine {
     /// last one).
     pub async fn unpin_key(&self, key_id: u64) -> Result<u64, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            UnpinKey { key_id, reply },
-        );
+        self.tell(UnpinKey { key_id, reply });
         let freed = rx.await.map_err(|_| EngineError::Stopped)?;
         for b in self.backends.iter() {
             b.evict_key(key_id);
@@ -223,24 +201,14 @@ impl Engine {
     /// Jobs, partitions and the ledger right now.
     pub async fn status(&self) -> Result<EngineStatus, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Status { reply },
-        );
+        self.tell(Status { reply });
         rx.await.map_err(|_| EngineError::Stopped)
     }
 
     /// [`Engine::status`] for callers without an async runtime.
     pub fn status_blocking(&self) -> Result<EngineStatus, EngineError> {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Status { reply },
-        );
+        self.tell(Status { reply });
         rx.blocking_recv().map_err(|_| EngineError::Stopped)
     }
 
@@ -274,12 +242,7 @@ impl Engine {
     /// freed, then stops the actors. Callers still waiting on `prove` get their proofs first.
     pub fn shutdown_blocking(&self) {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Shutdown { reply },
-        );
+        self.tell(Shutdown { reply });
         let _ = rx.blocking_recv();
         self.stop_system();
     }
@@ -287,14 +250,19 @@ impl Engine {
     /// The async form of [`Engine::shutdown_blocking`].
     pub async fn shutdown(&self) {
         let (reply, rx) = oneshot::channel();
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            Shutdown { reply },
-        );
+        self.tell(Shutdown { reply });
         let _ = rx.await;
         self.stop_system();
+    }
+
+    /// Sends `msg` to the Supervisor (counted in its mailbox depth).
+    fn tell<M>(&self, msg: M)
+    where
+        Supervisor: actix::Handler<M>,
+        M: actix::Message + Send + 'static,
+        M::Result: Send,
+    {
+        post(&self.metrics, ActorKind::Supervisor, &self.supervisor, msg);
     }
 
     fn stop_system(&self) {

@@ -11,6 +11,8 @@ pub mod actors;
 pub mod backend;
 /// Which backend each GPU actor runs, and the real stages on them.
 pub mod backend_pick;
+/// Where files are kept between runs.
+pub mod cache;
 /// Circuits shipped for examples, tests and benchmarks.
 pub mod circuits;
 /// Engine configuration.
@@ -37,6 +39,8 @@ pub mod messages;
 pub mod metrics;
 /// CPU multi-scalar multiplication through blst.
 pub mod msm;
+/// The device share of a partition as one backend call.
+pub mod partition;
 /// The proving stages as swappable traits.
 pub mod pipeline;
 /// The Groth16 proof and its encoding.
@@ -60,6 +64,7 @@ pub mod testing;
 pub mod verify;
 
 pub use backend::{Backend, CpuBackend};
+pub use cache::cache_dir;
 pub use config::Config;
 pub use engine::Engine;
 pub use error::{Error, Result};

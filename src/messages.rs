@@ -69,15 +69,16 @@ pub struct Cancel {
     pub reply: oneshot::Sender<CancelOutcome>,
 }
 
-/// Engine → Supervisor: keep `pk` resident (PreloadSRS): its bytes are set aside from the
-/// ledger's budget until [`UnpinKey`]. Reply: the bytes set aside (0 when already pinned).
+/// Engine → Supervisor: keep `pk` resident (PreloadSRS) until [`UnpinKey`]: it counts as one
+/// more use of the key in the ledger. Reply: the bytes set aside from the budget now (0 when
+/// already held, or when the budget is stated), or why the key does not fit.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct PinKey {
     /// The key.
     pub pk: Arc<ProvingKey>,
     /// Where the answer goes.
-    pub reply: oneshot::Sender<u64>,
+    pub reply: oneshot::Sender<Result<u64, EngineError>>,
 }
 
 /// Engine → Supervisor: stop keeping key `key_id` resident (EvictSRS). Reply: the bytes given
@@ -141,6 +142,9 @@ pub struct FinishProof {
     pub pk: Arc<ProvingKey>,
     /// H, L, A and B_G1 sums.
     pub g1: G1Sums,
+    /// The B_G2 MSM when the GPU stage computed it (a device partition with B_G2 on the GPU);
+    /// BG2 then only assembles.
+    pub b_g2: Option<blstrs::G2Projective>,
     /// The witness buffers.
     pub witness: Witness,
     /// The job's abandonment flag.

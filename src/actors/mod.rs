@@ -1,6 +1,6 @@
 //! The engine's actors (see actors.md): Supervisor, Synthesis, Gpu, BG2 and Dealloc, and the one
-//! handler skeleton the three worker actors (Synthesis, Gpu, BG2) share: [`Links::run`] takes
-//! the work (skipping an abandoned job's, catching a panic), [`Links::fail`] is the one failure
+//! handler skeleton the three worker actors (Synthesis, Gpu, BG2) share: `Links::run` takes
+//! the work (skipping an abandoned job's, catching a panic), `Links::fail` is the one failure
 //! path (report, then every owned buffer to Dealloc in one message).
 
 mod bg2;

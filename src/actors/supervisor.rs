@@ -11,13 +11,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix::{Actor, Addr, AsyncContext, Context, Handler, Recipient};
+use actix::{Actor, AsyncContext, Context, Handler, Recipient, WeakAddr};
 use tokio::sync::oneshot;
 
 use self::admission::{Admission, Next};
 use super::mailbox::{post, post_to, took};
 use crate::key::ProvingKey;
-use crate::ledger::{Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage};
+use crate::ledger::{
+    available_memory_bytes, Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage,
+};
 use crate::messages::{Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit, Synthesize};
 use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
@@ -35,9 +37,6 @@ pub struct SupervisorParts {
     pub retry_attempts: u32,
     /// Metrics.
     pub metrics: Metrics,
-    /// Set each proving key in use aside from the budget (the budget was sized from available
-    /// memory, so keys loaded later must come out of it).
-    pub reserve_keys: bool,
 }
 
 struct Job {
@@ -77,16 +76,16 @@ pub struct Supervisor {
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
     alive_now: usize,
     alive_peak: usize,
-    reserve_keys: bool,
-    /// Keys in use or pinned, by key id.
-    keys: HashMap<u64, control::KeyUse>,
+    /// Keys pinned resident (each counts as one use of its key in the ledger).
+    pinned: std::collections::HashSet<u64>,
     /// Partitions on a GPU actor now (job, index) → device label.
     on_gpu: HashMap<(u64, usize), String>,
 }
 
-/// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]).
+/// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]). Weak:
+/// the ledger lives inside the Supervisor, which must not keep itself alive through it.
 struct DroppedGrants {
-    supervisor: Addr<Supervisor>,
+    supervisor: WeakAddr<Supervisor>,
     metrics: Metrics,
 }
 
@@ -98,12 +97,15 @@ impl std::fmt::Debug for DroppedGrants {
 
 impl GrantWatch for DroppedGrants {
     fn dropped(&self, lost: LostGrant) {
-        post(
-            &self.metrics,
-            ActorKind::Supervisor,
-            &self.supervisor,
-            GrantDropped { lost },
-        );
+        // Gone at shutdown: nothing is left to reconcile then.
+        if let Some(supervisor) = self.supervisor.upgrade() {
+            post(
+                &self.metrics,
+                ActorKind::Supervisor,
+                &supervisor,
+                GrantDropped { lost },
+            );
+        }
     }
 }
 
@@ -112,7 +114,7 @@ impl Actor for Supervisor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.ledger.watch_grants(Arc::new(DroppedGrants {
-            supervisor: ctx.address(),
+            supervisor: ctx.address().downgrade(),
             metrics: self.metrics.clone(),
         }));
     }
@@ -136,8 +138,7 @@ impl Supervisor {
             refuse_new: false,
             alive_now: 0,
             alive_peak: 0,
-            reserve_keys: parts.reserve_keys,
-            keys: HashMap::new(),
+            pinned: std::collections::HashSet::new(),
             on_gpu: HashMap::new(),
         }
     }
@@ -254,7 +255,7 @@ impl Supervisor {
             if let Some(job) = self.jobs.remove(&job_id) {
                 self.admission.forget(job_id);
                 self.on_gpu.retain(|(j, _), _| *j != job_id);
-                self.unuse_key(job.pk.id());
+                self.ledger.unuse_key(job.pk.id());
             }
         }
         self.maybe_close();
@@ -286,17 +287,25 @@ impl Handler<Submit> for Supervisor {
             return;
         }
         let footprint = request.footprint();
-        // The key counts against the budget while a job uses it (auto budgets).
-        self.use_key(&request.pk);
-        if let Err(e) = self.ledger.admit(&footprint) {
-            self.unuse_key(request.pk.id());
+        // The key counts against memory while a job uses it (set aside from an auto budget, or
+        // checked beside a stated one).
+        let (key, key_bytes) = (request.pk.id(), request.pk.heap_bytes());
+        let admitted = self
+            .ledger
+            .use_key(key, key_bytes, available_memory_bytes)
+            .and_then(|()| {
+                self.ledger
+                    .admit(&footprint)
+                    .inspect_err(|_| self.ledger.unuse_key(key))
+            });
+        if let Err(e) = admitted {
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
             return;
         }
         let n = request.circuits.len();
         let priority = request.priority();
         if let Err(e) = self.admission.push_job(id, priority, n) {
-            self.unuse_key(request.pk.id());
+            self.ledger.unuse_key(key);
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
             return;
         }

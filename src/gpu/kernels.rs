@@ -12,7 +12,7 @@ pub enum KernelSet {
 }
 
 /// The production files, in concatenation order (each depends only on earlier ones).
-const PRODUCTION: [(&str, &str); 11] = [
+const PRODUCTION: [(&str, &str); 13] = [
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     (
         "field/mont.cuh",
@@ -25,8 +25,13 @@ const PRODUCTION: [(&str, &str); 11] = [
     ("ec/g2.cuh", include_str!("../../kernels/ec/g2.cuh")),
     ("ntt/ntt.cuh", include_str!("../../kernels/ntt/ntt.cuh")),
     ("msm/msm.cuh", include_str!("../../kernels/msm/msm.cuh")),
+    (
+        "witness/density.cuh",
+        include_str!("../../kernels/witness/density.cuh"),
+    ),
     ("ntt.cu", include_str!("../../kernels/ntt.cu")),
     ("msm.cu", include_str!("../../kernels/msm.cu")),
+    ("witness.cu", include_str!("../../kernels/witness.cu")),
 ];
 
 /// The test kernels, appended after the production set.
@@ -79,17 +84,10 @@ pub fn cache_key(source: &str, options: &[String]) -> String {
     hex::encode(h.finalize())
 }
 
-/// Where compiled PTX is kept: `$BATON_CACHE_DIR/ptx` (the CLI keeps its keys in
-/// `$BATON_CACHE_DIR`), else `$XDG_CACHE_HOME/baton/ptx`, else `~/.cache/baton/ptx`.
+/// Where compiled PTX is kept: `ptx` under [`crate::cache_dir`] (`$BATON_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/baton`, else `~/.cache/baton`), where the CLI keeps its keys too.
 pub fn cache_dir() -> Option<std::path::PathBuf> {
-    use std::path::PathBuf;
-    if let Some(d) = std::env::var_os("BATON_CACHE_DIR") {
-        return Some(PathBuf::from(d).join("ptx"));
-    }
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|base| base.join("baton").join("ptx"))
+    crate::cache_dir().map(|d| d.join("ptx"))
 }
 
 #[cfg(feature = "cuda")]

@@ -1,62 +1,17 @@
-//! The Supervisor's handlers for the embedder's controls: cancelling a job, pinning a proving
-//! key resident (its bytes set aside from the ledger's budget) and unpinning it, and the key
-//! bookkeeping they share with job admission.
+//! The Supervisor's handlers for the embedder's controls: cancelling a job, and pinning a
+//! proving key resident and unpinning it. A pinned key counts as one more use of the key in the
+//! ledger (`Ledger::use_key`): set aside from an auto budget, or checked to fit beside a stated
+//! one, exactly as a job's key is; it comes back with the last use.
 
 use actix::{Context, Handler};
 
 use super::Supervisor;
 use crate::actors::mailbox::took;
-use crate::key::ProvingKey;
+use crate::ledger::available_memory_bytes;
 use crate::messages::{Cancel, PinKey, UnpinKey};
 use crate::metrics::ActorKind;
 use crate::scheduler::Cancelled;
 use crate::status::{CancelOutcome, EngineError};
-
-/// One proving key the ledger knows of: jobs using it, pinned or not, bytes set aside.
-#[derive(Debug, Default)]
-pub(super) struct KeyUse {
-    bytes: u64,
-    users: usize,
-    pinned: bool,
-    reserved: bool,
-}
-
-impl Supervisor {
-    /// Counts one more job on `pk`; its bytes are set aside the first time when the budget was
-    /// sized from available memory (keys loaded later must come out of it).
-    pub(super) fn use_key(&mut self, pk: &ProvingKey) {
-        let reserve = self.reserve_keys;
-        let k = self.keys.entry(pk.id()).or_default();
-        k.users += 1;
-        if reserve && !k.reserved {
-            k.bytes = pk.heap_bytes();
-            k.reserved = true;
-            self.ledger.reserve_resident(k.bytes);
-        }
-    }
-
-    /// One job fewer on key `id`; its bytes come back when no job uses it and it is not pinned.
-    pub(super) fn unuse_key(&mut self, id: u64) {
-        if let Some(k) = self.keys.get_mut(&id) {
-            k.users = k.users.saturating_sub(1);
-        }
-        self.settle_key(id);
-    }
-
-    /// Forgets key `id` when nothing holds it, giving its bytes back; returns them.
-    fn settle_key(&mut self, id: u64) -> u64 {
-        let Some(k) = self.keys.get(&id) else {
-            return 0;
-        };
-        if k.users > 0 || k.pinned {
-            return 0;
-        }
-        let freed = if k.reserved { k.bytes } else { 0 };
-        self.ledger.release_resident(freed);
-        self.keys.remove(&id);
-        freed
-    }
-}
 
 impl Handler<Cancel> for Supervisor {
     type Result = ();
@@ -89,16 +44,22 @@ impl Handler<PinKey> for Supervisor {
 
     fn handle(&mut self, msg: PinKey, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
-        let k = self.keys.entry(msg.pk.id()).or_default();
-        k.pinned = true;
-        let mut set_aside = 0;
-        if !k.reserved {
-            k.bytes = msg.pk.heap_bytes();
-            k.reserved = true;
-            set_aside = k.bytes;
-            self.ledger.reserve_resident(k.bytes);
-        }
-        let _ = msg.reply.send(set_aside);
+        let (id, bytes) = (msg.pk.id(), msg.pk.heap_bytes());
+        let before = self.ledger.resident_bytes();
+        let r = if self.pinned.insert(id) {
+            self.ledger
+                .use_key(id, bytes, available_memory_bytes)
+                .inspect_err(|_| {
+                    self.pinned.remove(&id);
+                })
+        } else {
+            Ok(())
+        };
+        let set_aside = self.ledger.resident_bytes().saturating_sub(before);
+        let _ = msg.reply.send(
+            r.map(|()| set_aside)
+                .map_err(|e| EngineError::Rejected(e.to_string())),
+        );
         self.metrics.observe_ledger(&self.ledger.snapshot());
     }
 }
@@ -108,10 +69,11 @@ impl Handler<UnpinKey> for Supervisor {
 
     fn handle(&mut self, msg: UnpinKey, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
-        if let Some(k) = self.keys.get_mut(&msg.key_id) {
-            k.pinned = false;
+        let before = self.ledger.resident_bytes();
+        if self.pinned.remove(&msg.key_id) {
+            self.ledger.unuse_key(msg.key_id);
         }
-        let freed = self.settle_key(msg.key_id);
+        let freed = before.saturating_sub(self.ledger.resident_bytes());
         let _ = msg.reply.send(freed);
         self.metrics.observe_ledger(&self.ledger.snapshot());
         self.pump();
