@@ -25,7 +25,7 @@ use rayon::prelude::*;
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     let n = v.len();
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         (v[n / 2 - 1] + v[n / 2]) / 2
     } else {
         v[n / 2]

@@ -23,7 +23,7 @@ pub struct Density {
 impl Density {
     /// Appends one variable, absent until `mark` is called.
     pub fn push(&mut self) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;
@@ -60,6 +60,11 @@ impl Density {
     /// Number of variables present.
     pub fn count(&self) -> usize {
         self.ones
+    }
+
+    /// The bitmap: bit `i % 64` of word `i / 64` is variable `i` (the GPU filters by it).
+    pub fn words(&self) -> &[u64] {
+        &self.words
     }
 
     /// Bytes held by the bitmap.

@@ -30,6 +30,8 @@ pub mod error;
 pub mod filecoin;
 /// GPU backends (CUDA behind the `cuda` feature).
 pub mod gpu;
+/// HTTP endpoints `/metrics` and `/healthz` (axum).
+pub mod http;
 /// Proving and verifying keys in bellperson's `.params` layout.
 pub mod key;
 /// A process-wide store of proving keys, shared by every job (preload, list, evict).
@@ -44,6 +46,8 @@ pub mod messages;
 pub mod metrics;
 /// CPU multi-scalar multiplication through blst.
 pub mod msm;
+/// The device share of a partition as one backend call.
+pub mod partition;
 /// The proving stages as swappable traits.
 pub mod pipeline;
 /// The Groth16 proof and its encoding.
@@ -52,6 +56,10 @@ pub mod proof;
 pub mod prover;
 /// A proving request and its partitions' footprint.
 pub mod request;
+/// Admission order: priorities, cancellation, retries (no actix inside).
+pub mod scheduler;
+/// The `baton serve` daemon: cuzk's gRPC API, the journal, keys (tonic).
+pub mod server;
 /// Random setup for tests, examples and benchmarks.
 pub mod setup;
 /// Engine errors and status snapshots.

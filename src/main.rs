@@ -33,7 +33,9 @@ struct Cli {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Bg2Device {
-    /// blst on this machine's cores (the default).
+    /// The GPU unless the host has threads enough for the CPU G2 MSM (the default).
+    Auto,
+    /// blst on this machine's cores.
     Cpu,
     /// The GPU backends (the CPU when the backend is the CPU).
     Gpu,
@@ -138,6 +140,17 @@ enum Command {
     Setup {
         #[command(flatten)]
         circuit: CircuitArgs,
+    },
+    /// Run the proving daemon: gRPC cuzk.v1.ProvingEngine (proto/cuzk/v1/proving.proto).
+    Serve {
+        /// Override server.listen: HOST:PORT or unix:///path.sock.
+        #[arg(long)]
+        listen: Option<String>,
+        /// Override server.state_dir: where the journal and built-in keys live.
+        #[arg(long)]
+        state_dir: Option<PathBuf>,
+        #[command(flatten)]
+        overrides: Overrides,
     },
     #[cfg(feature = "filecoin")]
     #[command(flatten)]
@@ -366,7 +379,11 @@ fn config_with(o: Overrides) -> Result<Config, String> {
             baton::config::parse_devices(&d).map_err(|e| format!("--devices: {e}"))?;
     }
     if let Some(d) = o.bg2_device {
-        cfg.bg2_on_gpu = matches!(d, Bg2Device::Gpu);
+        cfg.bg2_device = match d {
+            Bg2Device::Auto => baton::config::Bg2Device::Auto,
+            Bg2Device::Cpu => baton::config::Bg2Device::Cpu,
+            Bg2Device::Gpu => baton::config::Bg2Device::Gpu,
+        };
     }
     if let Some(b) = o.backend {
         cfg.backend = match b.as_str() {
@@ -409,6 +426,29 @@ fn run(cli: Cli) -> Result<bool, String> {
                     prove_all(|s| MimcChain::with_constraints(c, s), circuit.key, o)
                 }
             }
+        }
+        Command::Serve {
+            listen,
+            state_dir,
+            overrides,
+        } => {
+            let mut cfg = config_with(overrides)?;
+            if let Some(l) = listen {
+                cfg.server.listen =
+                    baton::config::Listen::parse(&l).map_err(|e| format!("--listen: {e}"))?;
+            }
+            if let Some(d) = state_dir {
+                cfg.server.state_dir = d;
+            }
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .thread_name("baton-serve")
+                .build()
+                .map_err(|e| e.to_string())?;
+            runtime
+                .block_on(baton::server::serve(cfg))
+                .map(|()| true)
+                .map_err(|e| e.to_string())
         }
         Command::Setup { circuit } => {
             circuit.check()?;

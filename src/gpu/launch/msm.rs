@@ -1,0 +1,182 @@
+//! Launch checks of the MSM kernels (kernels/msm.cu): digits, accumulation, finalization,
+//! reduction levels and the sums of the ones.
+
+use super::check::{
+    blocks, Check, Launch, ACCUMULATE_BLOCK, ELEMENTWISE_BLOCK, REDUCE_BLOCK, SUM_BLOCK,
+};
+use crate::gpu::error::GpuResult;
+use crate::gpu::host::FR_LIMBS;
+use crate::gpu::plan::{MsmShape, MSM_SEGMENT};
+
+/// Blocks of `msm_nontrivial` (a grid-stride loop: enough to fill the device).
+const NONTRIVIAL_BLOCKS: usize = 4096;
+
+/// `msm_nontrivial` over n scalars (u64 limbs) into one zeroed u32 count.
+pub fn msm_nontrivial(n: usize, scalars: usize, count: usize) -> GpuResult<Launch> {
+    let grid = blocks(n, ELEMENTWISE_BLOCK).min(NONTRIVIAL_BLOCKS as u64);
+    Check::new("msm_nontrivial", grid, ELEMENTWISE_BLOCK)
+        .rule(n < 1 << 31, || format!("{n} scalars"))
+        .buf("scalars", scalars, n * FR_LIMBS)
+        .buf("count", count, 1)
+        .done()
+}
+
+/// `msm_count` (`scatter` `None`) or `msm_scatter` over n scalars (u64 limbs) with `shape`;
+/// `scatter` holds the keys' length (`None`: the keyless scatter, a null pointer) and the
+/// values'. Every entry goes below `shape.entries`: the shape's count of scalars that make
+/// digits must be right (n, or the device's count).
+pub fn msm_digits(
+    kernel: &'static str,
+    n: usize,
+    sh: &MsmShape,
+    scalars: usize,
+    counts: usize,
+    scatter: Option<(Option<usize>, usize)>,
+) -> GpuResult<Launch> {
+    let entries = sh.entries;
+    let ch = Check::new(kernel, blocks(n, ELEMENTWISE_BLOCK), ELEMENTWISE_BLOCK)
+        .rule(
+            (1..1 << 31).contains(&n) && (entries as u64) < 1 << 32,
+            || format!("{n} scalars, {entries} entries"),
+        )
+        .rule(sh.c >= 2 && sh.c <= 31, || {
+            format!("window of {} bits", sh.c)
+        })
+        .buf("scalars", scalars, n * FR_LIMBS)
+        .buf("counts", counts, sh.nbk as usize + 1);
+    match scatter {
+        Some((k, v)) => ch.opt("keys", k, entries).buf("vals", v, entries),
+        None => ch,
+    }
+    .done()
+}
+
+/// `msm_seg_keys`: the first bucket of each of `shape.nseg` segments, from the bucket starts.
+pub fn msm_seg_keys(sh: &MsmShape, counts: usize, segkeys: usize) -> GpuResult<Launch> {
+    Check::new(
+        "msm_seg_keys",
+        blocks(sh.nbk as usize, ELEMENTWISE_BLOCK),
+        ELEMENTWISE_BLOCK,
+    )
+    .buf("counts", counts, sh.nbk as usize + 1)
+    .buf("segkeys", segkeys, sh.nseg as usize)
+    .done()
+}
+
+/// The accumulation's bucket keys: one per entry, or (keyless scatter) one per segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccKeys {
+    /// `keys` of every entry, this long.
+    Entries(usize),
+    /// `msm_seg_keys`'s first bucket of every segment, this long.
+    Segments(usize),
+}
+
+/// `msm_accumulate` over n points (u64 limbs per affine point `affine_limbs`) with `shape`.
+#[allow(clippy::too_many_arguments)]
+pub fn msm_accumulate(
+    n: usize,
+    sh: &MsmShape,
+    affine_limbs: usize,
+    bases: usize,
+    keys: AccKeys,
+    vals: usize,
+    counts: usize,
+    buckets: usize,
+    segments: [usize; 2],
+) -> GpuResult<Launch> {
+    let entries = sh.entries;
+    let x = sh.xyzz_limbs;
+    let (name, have, need) = match keys {
+        AccKeys::Entries(k) => ("keys", k, entries),
+        AccKeys::Segments(k) => ("segkeys", k, sh.nseg as usize),
+    };
+    Check::new(
+        "msm_accumulate",
+        (sh.nseg as u64).div_ceil(ACCUMULATE_BLOCK as u64),
+        ACCUMULATE_BLOCK,
+    )
+    .buf("bases", bases, n * affine_limbs)
+    .buf(name, have, need)
+    .buf("vals", vals, entries)
+    .buf("counts", counts, sh.nbk as usize + 1)
+    .buf("buckets", buckets, sh.nbk as usize * x)
+    .buf("pfirst", segments[0], sh.nseg as usize * x)
+    .buf("plast", segments[1], sh.nseg as usize * x)
+    .rule(sh.nseg as usize == entries.div_ceil(MSM_SEGMENT), || {
+        format!("{} segments for {entries} entries", sh.nseg)
+    })
+    .done()
+}
+
+/// `msm_finalize` with `shape`.
+pub fn msm_finalize(
+    sh: &MsmShape,
+    counts: usize,
+    buckets: usize,
+    segments: [usize; 2],
+) -> GpuResult<Launch> {
+    let x = sh.xyzz_limbs;
+    Check::new(
+        "msm_finalize",
+        blocks(sh.nbk as usize, ELEMENTWISE_BLOCK),
+        ELEMENTWISE_BLOCK,
+    )
+    .buf("counts", counts, sh.nbk as usize + 1)
+    .buf("buckets", buckets, sh.nbk as usize * x)
+    .buf("pfirst", segments[0], sh.nseg as usize * x)
+    .buf("plast", segments[1], sh.nseg as usize * x)
+    .done()
+}
+
+/// One `msm_reduce_level`: `nwin` windows of m values in groups of 2^lg. `t_in` is absent on
+/// the first level, `r_out` on the last (one group per window).
+pub fn msm_reduce_level(
+    sh: &MsmShape,
+    m: u32,
+    lg: u32,
+    t_in: Option<usize>,
+    r_in: usize,
+    t_out: usize,
+    r_out: Option<usize>,
+) -> GpuResult<Launch> {
+    let x = sh.xyzz_limbs;
+    let g = m.checked_shr(lg).unwrap_or(0) as usize;
+    let (ins, outs) = (sh.nwin as usize * m as usize, sh.nwin as usize * g);
+    Check::new("msm_reduce_level", blocks(outs, REDUCE_BLOCK), REDUCE_BLOCK)
+        .rule(lg >= 1 && g >= 1 && (g << lg) == m as usize, || {
+            format!("{m} values in groups of 2^{lg}")
+        })
+        .rule(r_out.is_some() || g == 1, || {
+            format!("{g} groups need an R output")
+        })
+        .opt("Tin", t_in, ins * x)
+        .buf("Rin", r_in, ins * x)
+        .buf("Tout", t_out, outs * x)
+        .opt("Rout", r_out, outs * x)
+        .done()
+}
+
+/// `msm_ones` over n points and scalars into `shape.nb1` partial sums.
+pub fn msm_ones(
+    n: usize,
+    sh: &MsmShape,
+    affine_limbs: usize,
+    bases: usize,
+    scalars: usize,
+    partials: usize,
+) -> GpuResult<Launch> {
+    Check::new("msm_ones", sh.nb1 as u64, SUM_BLOCK)
+        .buf("bases", bases, n * affine_limbs)
+        .buf("scalars", scalars, n * FR_LIMBS)
+        .buf("partials", partials, sh.nb1 as usize * sh.xyzz_limbs)
+        .done()
+}
+
+/// `ec_sum` of `count` XYZZ points (`xyzz_limbs` u64 each) into one.
+pub fn ec_sum(count: usize, xyzz_limbs: usize, input: usize, out: usize) -> GpuResult<Launch> {
+    Check::new("ec_sum", 1, SUM_BLOCK)
+        .buf("in", input, count * xyzz_limbs)
+        .buf("out", out, xyzz_limbs)
+        .done()
+}
