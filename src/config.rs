@@ -89,7 +89,7 @@ pub struct Config {
     /// Backend choice.
     pub backend: BackendChoice,
     /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch, msm_mul,
-    /// msm_window, msm_scatter, partition).
+    /// msm_window, msm_scatter, partition, ntt_block).
     pub gpu: GpuOptions,
     /// B_G2 threads.
     pub bg2_workers: usize,
@@ -195,6 +195,7 @@ struct RawGpu {
     msm_window: Option<String>,
     msm_scatter: Option<String>,
     partition: Option<String>,
+    ntt_block: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -302,7 +303,7 @@ fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usize>, Config
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 7] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 8] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -310,6 +311,7 @@ fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
         ("msm_window", "gpu.msm_window", &raw.msm_window),
         ("msm_scatter", "gpu.msm_scatter", &raw.msm_scatter),
         ("partition", "gpu.partition", &raw.partition),
+        ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
     ];
     for (key, name, value) in keys {
         if let Some(v) = value {

@@ -7,6 +7,11 @@
 pub const DEFAULT_MSM_ACC_MINB: u32 = 4;
 /// Largest register cap `gpu.msm_acc_minb` takes (8 blocks of 128 threads: 64 registers each).
 pub const MAX_MSM_ACC_MINB: u32 = 8;
+/// Elements (log2) one `ntt_pass` block holds unless configured: 1024, 32 KiB of shared memory.
+pub const DEFAULT_NTT_BLOCK: u32 = 10;
+/// The range `gpu.ntt_block` takes: a pass needs at least one stage beside its three columns,
+/// and the kernel holds at most 2^10 elements in shared memory.
+pub const NTT_BLOCKS: std::ops::RangeInclusive<u32> = 4..=10;
 
 /// A knob with a fixed set of spellings.
 pub trait Choice: Sized + Copy + 'static {
@@ -107,6 +112,9 @@ pub struct GpuOptions {
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
     pub device_partition: bool,
+    /// Elements (log2) per `ntt_pass` block, 4 to 10: smaller blocks mean more passes over
+    /// the data but more blocks resident per multiprocessor (host side: only the pass list).
+    pub ntt_block: u32,
 }
 
 impl Default for GpuOptions {
@@ -119,12 +127,13 @@ impl Default for GpuOptions {
             msm_window: MsmWindow::Points,
             msm_scatter: MsmScatter::Keys,
             device_partition: true,
+            ntt_block: DEFAULT_NTT_BLOCK,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 7] = [
+pub const KNOBS: [&str; 8] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -132,6 +141,7 @@ pub const KNOBS: [&str; 7] = [
     "msm_window",
     "msm_scatter",
     "partition",
+    "ntt_block",
 ];
 
 fn whole(v: &str, min: usize) -> Result<usize, String> {
@@ -161,6 +171,7 @@ impl GpuOptions {
             "msm_mul" => self.msm_mul = parse_choice(v)?,
             "msm_window" => self.msm_window = parse_choice(v)?,
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
+            "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "partition" => {
                 self.device_partition = match v.trim() {
                     "device" => true,
@@ -184,6 +195,17 @@ impl GpuOptions {
                 format!(
                     "expected 1 to {MAX_MSM_ACC_MINB} blocks per multiprocessor, got {}",
                     self.msm_acc_minb
+                ),
+            ));
+        }
+        if !NTT_BLOCKS.contains(&self.ntt_block) {
+            return Some((
+                "gpu.ntt_block",
+                format!(
+                    "expected {} to {} (log2 of the elements per NTT block), got {}",
+                    NTT_BLOCKS.start(),
+                    NTT_BLOCKS.end(),
+                    self.ntt_block
                 ),
             ));
         }
@@ -286,6 +308,13 @@ mod tests {
         assert!(o.set("msm_colour", "red").is_err());
         o.set("msm_acc_minb", "9").expect("parses");
         assert_eq!(o.problem().map(|p| p.0), Some("gpu.msm_acc_minb"));
+        let mut n = GpuOptions::default();
+        n.set("ntt_block", "8").expect("ntt_block");
+        assert_eq!((n.ntt_block, n.problem()), (8, None));
+        for bad in ["3", "11"] {
+            n.set("ntt_block", bad).expect("parses");
+            assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_block"), "{bad}");
+        }
         for k in KNOBS {
             assert!(GpuOptions::default().set(k, "").is_err(), "{k}");
         }
