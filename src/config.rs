@@ -627,25 +627,25 @@ mod tests {
         assert!(err.to_string().contains("memory.overcommit"), "{err}");
         let env = vec![
             ("BATON_GPU_HOST_THREADS".to_string(), "6".to_string()),
-            ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
+            ("BATON_GPU_MSM_ACC_MINB".to_string(), "5".to_string()),
             ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
             ("BATON_GPU_PARTITION".to_string(), "calls".to_string()),
-            ("BATON_GPU_MSM_MUL".to_string(), "call".to_string()),
+            ("BATON_GPU_MSM_MUL".to_string(), "inline".to_string()),
             ("BATON_GPU_MSM_WINDOW".to_string(), "nontrivial".to_string()),
-            ("BATON_GPU_MSM_SCATTER".to_string(), "starts".to_string()),
+            ("BATON_GPU_MSM_SCATTER".to_string(), "keys".to_string()),
             ("BATON_BENCH_MSM".to_string(), "20".to_string()),
             ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
         ];
         let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("gpu env");
         assert_eq!(c.gpu.host_threads, Some(6));
         assert_eq!(
-            c.gpu.msm_acc_minb, 3,
+            c.gpu.msm_acc_minb, 5,
             "BATON_GPU_* wins; BATON_MSM_* is no key"
         );
         assert!(c.gpu.msm_prefetch && !c.gpu.device_partition);
         assert_eq!(
             c.gpu.msm_label(),
-            "msm_mul=call,msm_window=nontrivial,msm_scatter=starts,msm_acc_minb=3,msm_prefetch=true"
+            "msm_mul=inline,msm_window=nontrivial,msm_scatter=keys,msm_acc_minb=5,msm_prefetch=true"
         );
         assert_eq!(Config::default().gpu, GpuOptions::default());
         let c =

@@ -3,12 +3,15 @@
 //! result; `CudaBackend::with_options` reads them at start (the kernels are compiled with the
 //! MSM knobs as defines).
 
-/// Register cap of `msm_accumulate` (blocks per multiprocessor) unless configured.
-pub const DEFAULT_MSM_ACC_MINB: u32 = 4;
+/// Register cap of `msm_accumulate` (blocks per multiprocessor) unless configured: 3 (168
+/// registers), where the out-of-line product of the default `msm_mul = "call"` spills nothing.
+pub const DEFAULT_MSM_ACC_MINB: u32 = 3;
 /// Largest register cap `gpu.msm_acc_minb` takes (8 blocks of 128 threads: 64 registers each).
 pub const MAX_MSM_ACC_MINB: u32 = 8;
-/// Elements (log2) one `ntt_pass` block holds unless configured: 1024, 32 KiB of shared memory.
-pub const DEFAULT_NTT_BLOCK: u32 = 10;
+/// Elements (log2) one `ntt_pass` block holds unless configured: 256 (8 KiB of shared memory;
+/// five passes at 2^27), 0.86–0.93x the time of 1024-element blocks at 2^24..2^27 on the H200
+/// (BENCHMARKS.md).
+pub const DEFAULT_NTT_BLOCK: u32 = 8;
 /// The range `gpu.ntt_block` takes: a pass needs at least one stage beside its three columns,
 /// and the kernel holds at most 2^10 elements in shared memory.
 pub const NTT_BLOCKS: std::ops::RangeInclusive<u32> = 4..=10;
@@ -123,9 +126,9 @@ impl Default for GpuOptions {
             host_threads: None,
             msm_acc_minb: DEFAULT_MSM_ACC_MINB,
             msm_prefetch: false,
-            msm_mul: MsmMul::Inline,
+            msm_mul: MsmMul::Call,
             msm_window: MsmWindow::Points,
-            msm_scatter: MsmScatter::Keys,
+            msm_scatter: MsmScatter::Starts,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
         }
@@ -245,11 +248,11 @@ impl GpuOptions {
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
 pub const MSM_VARIANTS: [&str; 6] = [
     "default",
-    "msm_mul=call,msm_acc_minb=3",
-    "msm_mul=rolled",
+    "msm_mul=inline,msm_scatter=keys,msm_acc_minb=4",
     "msm_window=nontrivial",
-    "msm_scatter=starts",
-    "msm_window=nontrivial,msm_scatter=starts",
+    "msm_mul=rolled,msm_acc_minb=4",
+    "msm_mul=rolled,msm_window=nontrivial,msm_acc_minb=4",
+    "msm_scatter=keys",
 ];
 
 /// `base` with the knobs of `spec` (`"default"`, or `key=value` pairs separated by commas,
@@ -292,13 +295,13 @@ mod tests {
     fn knobs_parse_and_name_themselves() {
         let mut o = GpuOptions::default();
         assert_eq!(o.msm_label(), "default");
-        o.set("msm_mul", "Call").expect("call");
+        o.set("msm_mul", "Rolled").expect("rolled");
         o.set("msm_window", "nontrivial").expect("window");
-        o.set("msm_scatter", " starts ").expect("scatter");
+        o.set("msm_scatter", " keys ").expect("scatter");
         o.set("msm_acc_minb", "6").expect("minb");
         assert_eq!(
             o.msm_label(),
-            "msm_mul=call,msm_window=nontrivial,msm_scatter=starts,msm_acc_minb=6"
+            "msm_mul=rolled,msm_window=nontrivial,msm_scatter=keys,msm_acc_minb=6"
         );
         let err = o.set("msm_mul", "asm").expect_err("bad value");
         assert!(
@@ -332,6 +335,11 @@ mod tests {
         let two = variants(&base, Some("default; msm_mul=rolled ;")).expect("list");
         assert_eq!(two.len(), 2);
         assert_eq!(two[1].msm_mul, MsmMul::Rolled);
+        assert_eq!(
+            (base.msm_mul, base.msm_scatter, base.msm_acc_minb),
+            (MsmMul::Call, MsmScatter::Starts, 3),
+            "the defaults measured best (BENCHMARKS.md, 2026-12-01 second session)"
+        );
         for bad in ["msm_mul", "msm_mul=fast", "msm_acc_minb=0", "colour=red"] {
             assert!(variant(&base, bad).is_err(), "{bad}");
         }
@@ -340,7 +348,7 @@ mod tests {
             ..base
         };
         assert!(
-            !variant(&on, "msm_scatter=starts")
+            !variant(&on, "msm_scatter=keys")
                 .expect("spec")
                 .device_partition
         );
