@@ -1,0 +1,65 @@
+//! Compiled circuits: a circuit shape's R1CS recorded once as sparse matrices, then every later
+//! partition of that shape synthesized witness-only (no linear combination built) and its
+//! a/b/c evaluated as A·w, B·w, C·w in parallel.
+//!
+//! ```ignore
+//! let (recording, abc, witness) = compiled::record(circuit.clone())?;   // first synthesis
+//! recording.check_key(&pk)?;
+//! recording.write_file(&compiled::cache_path(key_path))?;
+//! let (abc, witness) = compiled::synthesize(next_circuit, &recording)?; // every later one
+//! ```
+//!
+//! A later synthesis that allocates or enforces a different number of variables or constraints
+//! than the recording ([`CompiledError::Diverged`]), or whose witness does not satisfy the
+//! recorded rows ([`CompiledError::Unsatisfied`]), is refused, so a compiled proof is never a
+//! wrong one: the caller falls back to full synthesis.
+
+mod error;
+mod file;
+mod matrix;
+mod record;
+mod recording;
+mod witness;
+
+pub use error::CompiledError;
+pub use file::{cache_path, VERSION};
+pub use matrix::{CoeffIndices, Columns, SparseMatrix};
+pub use record::RecordingCs;
+pub use recording::{Densities, Recording, Shape};
+pub use witness::WitnessCs;
+
+use bellperson::Circuit;
+use blstrs::Scalar;
+
+use crate::prover::{Abc, Witness};
+
+/// Records `circuit`'s R1CS and returns it with this synthesis's a/b/c and witness (checked
+/// against the recorded rows, as every compiled synthesis is).
+pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<(Recording, Abc, Witness), CompiledError> {
+    let mut cs = RecordingCs::new();
+    circuit.synthesize(&mut cs)?;
+    let (recording, inputs, aux) = cs.finish()?;
+    let (abc, witness) = evaluate(&recording, inputs, aux)?;
+    Ok((recording, abc, witness))
+}
+
+/// Witness-only synthesis of `circuit` against `recording`, then the sparse evaluation and the
+/// satisfaction check.
+pub fn synthesize<C: Circuit<Scalar>>(
+    circuit: C,
+    recording: &Recording,
+) -> Result<(Abc, Witness), CompiledError> {
+    let cs = WitnessCs::synthesize(circuit, recording.shape())?;
+    evaluate(recording, cs.inputs, cs.aux)
+}
+
+/// a/b/c from a witness, checked row by row, and the witness with the recording's densities.
+pub fn evaluate(
+    recording: &Recording,
+    inputs: Vec<Scalar>,
+    aux: Vec<Scalar>,
+) -> Result<(Abc, Witness), CompiledError> {
+    let abc = recording.evaluate(&inputs, &aux)?;
+    Recording::check_satisfied(&abc)?;
+    Ok((abc, recording.witness(inputs, aux)))
+}

@@ -1,0 +1,224 @@
+//! A recorded R1CS: the A, B and C matrices of one circuit shape with their shared coefficient
+//! table, the shape's counts, and the density trackers derived from the matrices once. It turns
+//! a witness into a/b/c (parallel over rows) and checks its shape against a proving key.
+
+use blstrs::Scalar;
+use ff::Field;
+use rayon::prelude::*;
+
+use super::error::CompiledError;
+use super::matrix::{Columns, SparseMatrix, MINUS_ONE_INDEX, ONE_INDEX};
+use crate::cs::Density;
+use crate::key::ProvingKey;
+use crate::prover::{Abc, Witness};
+
+/// The variable counts of a circuit shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Public inputs, the constant one included.
+    pub inputs: usize,
+    /// Private variables.
+    pub aux: usize,
+    /// The circuit's own constraints (without the prover's one input constraint per input).
+    pub constraints: usize,
+}
+
+impl Shape {
+    /// Rows of each matrix: the circuit's constraints, then one per public input.
+    pub fn rows(&self) -> usize {
+        self.constraints + self.inputs
+    }
+
+    /// The evaluation domain's size: the next power of two of the rows (at least 2).
+    pub fn domain_size(&self) -> usize {
+        self.rows().max(2).next_power_of_two()
+    }
+}
+
+/// Which variables occur in the A and B queries (what a proving key's queries are built from).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Densities {
+    /// Private variables present in A.
+    pub a_aux: Density,
+    /// Inputs present in B.
+    pub b_input: Density,
+    /// Private variables present in B.
+    pub b_aux: Density,
+}
+
+/// The recorded constraint system of one circuit shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recording {
+    shape: Shape,
+    coeffs: Vec<Scalar>,
+    matrices: [SparseMatrix; 3],
+    densities: Densities,
+}
+
+fn tracker(len: usize) -> Density {
+    let mut d = Density::default();
+    (0..len).for_each(|_| d.push());
+    d
+}
+
+impl Recording {
+    /// Assembles a recording from validated matrices (each with `shape.rows()` rows and columns
+    /// below `shape.inputs + shape.aux`) and a table whose first two entries are +1 and −1;
+    /// derives the density trackers.
+    pub fn from_parts(
+        shape: Shape,
+        coeffs: Vec<Scalar>,
+        matrices: [SparseMatrix; 3],
+    ) -> Result<Self, String> {
+        if coeffs.get(ONE_INDEX as usize) != Some(&Scalar::ONE)
+            || coeffs.get(MINUS_ONE_INDEX as usize) != Some(&-Scalar::ONE)
+        {
+            return Err("the coefficient table must start with +1 and −1".into());
+        }
+        for (name, m) in ["A", "B", "C"].iter().zip(&matrices) {
+            if m.rows() != shape.rows() {
+                return Err(format!(
+                    "matrix {name} has {} rows, the shape has {}",
+                    m.rows(),
+                    shape.rows()
+                ));
+            }
+        }
+        let mut densities = Densities {
+            a_aux: tracker(shape.aux),
+            b_input: tracker(shape.inputs),
+            b_aux: tracker(shape.aux),
+        };
+        // Inputs are dense in A by construction (the input rows), so only aux is tracked there.
+        matrices[0].mark_columns(shape.inputs, None, Some(&mut densities.a_aux));
+        matrices[1].mark_columns(
+            shape.inputs,
+            Some(&mut densities.b_input),
+            Some(&mut densities.b_aux),
+        );
+        Ok(Recording {
+            shape,
+            coeffs,
+            matrices,
+            densities,
+        })
+    }
+
+    /// The shape's counts.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// The shared coefficient table (+1 and −1 first).
+    pub fn coeffs(&self) -> &[Scalar] {
+        &self.coeffs
+    }
+
+    /// The A, B and C matrices.
+    pub fn matrices(&self) -> &[SparseMatrix; 3] {
+        &self.matrices
+    }
+
+    /// The density trackers derived from A and B.
+    pub fn densities(&self) -> &Densities {
+        &self.densities
+    }
+
+    /// Terms in A, B and C together.
+    pub fn terms(&self) -> usize {
+        self.matrices.iter().map(SparseMatrix::terms).sum()
+    }
+
+    /// Bytes held in memory (matrices, table and trackers).
+    pub fn heap_bytes(&self) -> usize {
+        self.matrices
+            .iter()
+            .map(SparseMatrix::heap_bytes)
+            .sum::<usize>()
+            + self.coeffs.len() * 32
+            + self.densities.a_aux.heap_bytes()
+            + self.densities.b_input.heap_bytes()
+            + self.densities.b_aux.heap_bytes()
+    }
+
+    /// Checks that `pk` was made for this shape: inputs, aux, domain and the A/B query sizes
+    /// (the key stores the variables present in A and B, so the densities must agree too).
+    pub fn check_key(&self, pk: &ProvingKey) -> Result<(), CompiledError> {
+        let s = self.shape;
+        let d = &self.densities;
+        let b_count = d.b_input.count() + d.b_aux.count();
+        let dims = [
+            ("public inputs (IC query)", pk.vk.ic.len(), s.inputs),
+            ("private variables (L query)", pk.l.len(), s.aux),
+            ("domain size (H query + 1)", pk.h.len() + 1, s.domain_size()),
+            ("A query", pk.a.len(), s.inputs + d.a_aux.count()),
+            ("B_G1 query", pk.b_g1.len(), b_count),
+            ("B_G2 query", pk.b_g2.len(), b_count),
+        ];
+        match dims.into_iter().find(|(_, key, rec)| key != rec) {
+            Some((what, key, recording)) => Err(CompiledError::KeyShape {
+                what,
+                key,
+                recording,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks that a witness has the recorded lengths.
+    pub fn check_witness(&self, inputs: &[Scalar], aux: &[Scalar]) -> Result<(), CompiledError> {
+        for (what, recording, witness) in [
+            ("inputs", self.shape.inputs, inputs.len()),
+            ("aux", self.shape.aux, aux.len()),
+        ] {
+            if recording != witness {
+                return Err(CompiledError::WitnessLength {
+                    what,
+                    recording,
+                    witness,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// a, b, c = A·w, B·w, C·w (each parallel over rows), in buffers with the domain's capacity
+    /// so they hold what the ledger charges for them.
+    pub fn evaluate(&self, inputs: &[Scalar], aux: &[Scalar]) -> Result<Abc, CompiledError> {
+        self.check_witness(inputs, aux)?;
+        let w = Columns { inputs, aux };
+        let d = self.shape.domain_size();
+        let mut out: [Vec<Scalar>; 3] = std::array::from_fn(|_| Vec::with_capacity(d));
+        for (m, o) in self.matrices.iter().zip(out.iter_mut()) {
+            m.evaluate_into(&self.coeffs, w, o);
+        }
+        let [a, b, c] = out;
+        Ok(Abc { a, b, c })
+    }
+
+    /// Checks a·b = c at every row; the first row that fails is named.
+    pub fn check_satisfied(abc: &Abc) -> Result<(), CompiledError> {
+        let bad = abc
+            .a
+            .par_iter()
+            .zip(&abc.b)
+            .zip(&abc.c)
+            .with_min_len(1 << 12)
+            .position_first(|((a, b), c)| *a * b != *c);
+        match bad {
+            Some(index) => Err(CompiledError::Unsatisfied { index }),
+            None => Ok(()),
+        }
+    }
+
+    /// The partition's witness with this shape's density trackers (copied, not derived again).
+    pub fn witness(&self, inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Witness {
+        Witness {
+            inputs,
+            aux,
+            a_aux_density: self.densities.a_aux.clone(),
+            b_input_density: self.densities.b_input.clone(),
+            b_aux_density: self.densities.b_aux.clone(),
+        }
+    }
+}
