@@ -8,6 +8,7 @@
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cs::Density;
 
@@ -247,12 +248,20 @@ impl SparseMatrix {
     }
 
     /// M·w: one value per row, into `out` (cleared first; its capacity is kept when it suffices).
+    /// With `check = Some((a, b))` each row's value v is also compared with a·b, and the first
+    /// row where they differ is returned (the C pass checks satisfaction without another pass).
     /// The caller has checked `w` against the column count the matrix was validated for.
-    pub fn evaluate_into(&self, table: &[Scalar], w: Columns<'_>, out: &mut Vec<Scalar>) {
+    pub fn evaluate_into(
+        &self,
+        table: &[Scalar],
+        w: Columns<'_>,
+        check: Option<(&[Scalar], &[Scalar])>,
+        out: &mut Vec<Scalar>,
+    ) -> Option<usize> {
         match &self.coeffs {
-            CoeffIndices::U8(idx) => self.evaluate_with(idx, table, w, out),
-            CoeffIndices::U16(idx) => self.evaluate_with(idx, table, w, out),
-            CoeffIndices::U32(idx) => self.evaluate_with(idx, table, w, out),
+            CoeffIndices::U8(idx) => self.evaluate_with(idx, table, w, check, out),
+            CoeffIndices::U16(idx) => self.evaluate_with(idx, table, w, check, out),
+            CoeffIndices::U32(idx) => self.evaluate_with(idx, table, w, check, out),
         }
     }
 
@@ -261,33 +270,69 @@ impl SparseMatrix {
         idx: &[I],
         table: &[Scalar],
         w: Columns<'_>,
+        check: Option<(&[Scalar], &[Scalar])>,
         out: &mut Vec<Scalar>,
-    ) {
+    ) -> Option<usize> {
+        let first_bad = AtomicUsize::new(usize::MAX);
         self.row_ptr
             .par_windows(2)
+            .enumerate()
             .with_min_len(MIN_ROWS_PER_TASK)
-            .map(|range| {
+            .map(|(r, range)| {
                 let (start, end) = (range[0] as usize, range[1] as usize);
-                let mut acc = Scalar::ZERO;
-                for (col, i) in self.cols[start..end].iter().zip(&idx[start..end]) {
-                    let v = w.value(*col);
-                    match i.at() {
-                        ONE_INDEX => acc += v,
-                        MINUS_ONE_INDEX => acc -= v,
-                        // Witnesses are mostly bits: skip the multiplication for 0 and 1.
-                        k => {
-                            if v == Scalar::ONE {
-                                acc += table[k as usize];
-                            } else if !bool::from(v.is_zero()) {
-                                acc += table[k as usize] * v;
-                            }
-                        }
+                let v = dot(&self.cols[start..end], &idx[start..end], table, w);
+                if let Some((a, b)) = check {
+                    let holds = a
+                        .get(r)
+                        .zip(b.get(r))
+                        .is_some_and(|(a, b)| product_is(a, b, &v));
+                    if !holds {
+                        first_bad.fetch_min(r, Ordering::Relaxed);
                     }
                 }
-                acc
+                v
             })
             .collect_into_vec(out);
+        Some(first_bad.into_inner()).filter(|r| *r != usize::MAX)
     }
+}
+
+/// Whether a·b = c, without the multiplication when a or b is 0 or 1 (most rows of
+/// bit-heavy circuits: booleanity, packing and XOR rows).
+#[inline(always)]
+fn product_is(a: &Scalar, b: &Scalar, c: &Scalar) -> bool {
+    if *a == Scalar::ZERO || *b == Scalar::ZERO {
+        *c == Scalar::ZERO
+    } else if *a == Scalar::ONE {
+        b == c
+    } else if *b == Scalar::ONE {
+        a == c
+    } else {
+        *a * b == *c
+    }
+}
+
+/// One row's value: Σ table[idx_k]·w[col_k].
+#[inline(always)]
+fn dot<I: Idx>(cols: &[u32], idx: &[I], table: &[Scalar], w: Columns<'_>) -> Scalar {
+    let mut acc = Scalar::ZERO;
+    for (col, i) in cols.iter().zip(idx) {
+        let v = w.value(*col);
+        match i.at() {
+            ONE_INDEX => acc += v,
+            MINUS_ONE_INDEX => acc -= v,
+            // Witnesses are mostly bits: skip the multiplication for 0 and 1 (plain limb
+            // compares; the prover's MSMs branch on these values too).
+            k => {
+                if v == Scalar::ONE {
+                    acc += table[k as usize];
+                } else if v != Scalar::ZERO {
+                    acc += table[k as usize] * v;
+                }
+            }
+        }
+    }
+    acc
 }
 
 #[cfg(test)]
@@ -312,19 +357,40 @@ mod tests {
         let table = [Scalar::ONE, -Scalar::ONE, Scalar::from(2u64)];
         let inputs = [Scalar::ONE, Scalar::from(5u64)];
         let aux = [Scalar::from(7u64)];
+        let w = Columns {
+            inputs: &inputs,
+            aux: &aux,
+        };
         let mut out = Vec::new();
-        m.evaluate_into(
-            &table,
-            Columns {
-                inputs: &inputs,
-                aux: &aux,
-            },
-            &mut out,
-        );
+        assert_eq!(m.evaluate_into(&table, w, None, &mut out), None);
+        let want = vec![Scalar::from(15u64), Scalar::ZERO, -Scalar::from(5u64)];
+        assert_eq!(out, want);
+        // As the C pass: a·b must equal each row; rows 0 and 2 hold, row 1 (0 ≠ 1·1) fails.
+        let a = [Scalar::from(3u64), Scalar::ONE, Scalar::ONE];
+        let b = [Scalar::from(5u64), Scalar::ONE, -Scalar::from(5u64)];
         assert_eq!(
-            out,
-            vec![Scalar::from(15u64), Scalar::ZERO, -Scalar::from(5u64)]
+            m.evaluate_into(&table, w, Some((&a, &b)), &mut out),
+            Some(1)
         );
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn product_shortcuts_agree_with_multiplication() {
+        let vals = [
+            Scalar::ZERO,
+            Scalar::ONE,
+            Scalar::from(2u64),
+            -Scalar::ONE,
+            Scalar::from(7u64),
+        ];
+        for a in vals {
+            for b in vals {
+                for c in vals {
+                    assert_eq!(product_is(&a, &b, &c), a * b == c, "{a:?}·{b:?} = {c:?}");
+                }
+            }
+        }
     }
 
     #[test]

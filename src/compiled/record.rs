@@ -80,7 +80,7 @@ impl RowsBuilder {
             .chain(lc.iter_aux().map(|(i, c)| (tagged(*i, 0), c)));
         for (col, coeff) in terms {
             // A zero coefficient contributes nothing and must not count in the densities.
-            if bool::from(coeff.is_zero()) {
+            if *coeff == Scalar::ZERO {
                 continue;
             }
             self.cols.push(col);

@@ -4,7 +4,6 @@
 
 use blstrs::Scalar;
 use ff::Field;
-use rayon::prelude::*;
 
 use super::error::CompiledError;
 use super::matrix::{Columns, SparseMatrix, MINUS_ONE_INDEX, ONE_INDEX};
@@ -53,6 +52,13 @@ pub struct Recording {
     coeffs: Vec<Scalar>,
     matrices: [SparseMatrix; 3],
     densities: Densities,
+}
+
+/// The first named pair of counts that differ.
+pub(crate) fn first_difference<const N: usize>(
+    counts: [(&'static str, usize, usize); N],
+) -> Option<(&'static str, usize, usize)> {
+    counts.into_iter().find(|(_, x, y)| x != y)
 }
 
 fn tracker(len: usize) -> Density {
@@ -155,7 +161,7 @@ impl Recording {
             ("B_G1 query", pk.b_g1.len(), b_count),
             ("B_G2 query", pk.b_g2.len(), b_count),
         ];
-        match dims.into_iter().find(|(_, key, rec)| key != rec) {
+        match first_difference(dims) {
             Some((what, key, recording)) => Err(CompiledError::KeyShape {
                 what,
                 key,
@@ -167,45 +173,47 @@ impl Recording {
 
     /// Checks that a witness has the recorded lengths.
     pub fn check_witness(&self, inputs: &[Scalar], aux: &[Scalar]) -> Result<(), CompiledError> {
-        for (what, recording, witness) in [
+        let lengths = [
             ("inputs", self.shape.inputs, inputs.len()),
             ("aux", self.shape.aux, aux.len()),
-        ] {
-            if recording != witness {
-                return Err(CompiledError::WitnessLength {
-                    what,
-                    recording,
-                    witness,
-                });
-            }
+        ];
+        match first_difference(lengths) {
+            Some((what, recording, witness)) => Err(CompiledError::WitnessLength {
+                what,
+                recording,
+                witness,
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// a, b, c = A·w, B·w, C·w (each parallel over rows), in buffers with the domain's capacity
-    /// so they hold what the ledger charges for them.
+    /// so they hold what the ledger charges for them; refused when a·b ≠ c at some row.
     pub fn evaluate(&self, inputs: &[Scalar], aux: &[Scalar]) -> Result<Abc, CompiledError> {
-        self.check_witness(inputs, aux)?;
-        let w = Columns { inputs, aux };
         let d = self.shape.domain_size();
-        let mut out: [Vec<Scalar>; 3] = std::array::from_fn(|_| Vec::with_capacity(d));
-        for (m, o) in self.matrices.iter().zip(out.iter_mut()) {
-            m.evaluate_into(&self.coeffs, w, o);
-        }
-        let [a, b, c] = out;
-        Ok(Abc { a, b, c })
+        let mut abc = Abc {
+            a: Vec::with_capacity(d),
+            b: Vec::with_capacity(d),
+            c: Vec::with_capacity(d),
+        };
+        self.evaluate_into(inputs, aux, &mut abc)?;
+        Ok(abc)
     }
 
-    /// Checks a·b = c at every row; the first row that fails is named.
-    pub fn check_satisfied(abc: &Abc) -> Result<(), CompiledError> {
-        let bad = abc
-            .a
-            .par_iter()
-            .zip(&abc.b)
-            .zip(&abc.c)
-            .with_min_len(1 << 12)
-            .position_first(|((a, b), c)| *a * b != *c);
-        match bad {
+    /// [`Recording::evaluate`] into existing buffers (cleared first, their capacity reused).
+    /// The satisfaction check runs inside the C pass; the first failing row is named.
+    pub fn evaluate_into(
+        &self,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+        abc: &mut Abc,
+    ) -> Result<(), CompiledError> {
+        self.check_witness(inputs, aux)?;
+        let w = Columns { inputs, aux };
+        let [ma, mb, mc] = &self.matrices;
+        ma.evaluate_into(&self.coeffs, w, None, &mut abc.a);
+        mb.evaluate_into(&self.coeffs, w, None, &mut abc.b);
+        match mc.evaluate_into(&self.coeffs, w, Some((&abc.a, &abc.b)), &mut abc.c) {
             Some(index) => Err(CompiledError::Unsatisfied { index }),
             None => Ok(()),
         }

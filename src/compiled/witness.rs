@@ -8,7 +8,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use super::error::CompiledError;
-use super::recording::Shape;
+use super::recording::{first_difference, Shape};
 
 /// The witness of one synthesis and what it counted.
 #[derive(Debug, Default)]
@@ -48,20 +48,19 @@ impl WitnessCs {
     /// Compares the counts with a recorded shape.
     pub fn check(&self, recorded: Shape) -> Result<(), CompiledError> {
         let got = self.shape();
-        for (what, recording, circuit) in [
+        let counts = [
             ("constraints", recorded.constraints, got.constraints),
             ("public inputs", recorded.inputs, got.inputs),
             ("private variables", recorded.aux, got.aux),
-        ] {
-            if recording != circuit {
-                return Err(CompiledError::Diverged {
-                    what,
-                    recording,
-                    circuit,
-                });
-            }
+        ];
+        match first_difference(counts) {
+            Some((what, recording, circuit)) => Err(CompiledError::Diverged {
+                what,
+                recording,
+                circuit,
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
