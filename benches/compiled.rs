@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use baton::circuits::{MimcChain, Synthetic};
-use baton::compiled::{self, Recording, WitnessCs};
+use baton::compiled::{self, KeyTag, Recording, WitnessCs};
 use baton::cs::ProvingAssignment;
 use baton::Scalar;
 use bellperson::Circuit;
@@ -58,8 +58,9 @@ fn measure<C: Circuit<Scalar>>(
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-recordings");
     std::fs::create_dir_all(&dir).expect("recording dir");
     let path = dir.join(format!("{circuit}-{log}.r1cs"));
-    let (_, write) = timed(|| rec.write_file(&path).expect("write"));
-    let (back, read) = timed(|| Recording::read_file(&path).expect("read"));
+    let tag = KeyTag([7; 32]);
+    let (_, write) = timed(|| rec.write_file(&path, tag).expect("write"));
+    let ((back, _), read) = timed(|| Recording::read_file(&path).expect("read"));
     assert!(back == rec, "the file reads back as written");
     let file_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let shape = rec.shape();

@@ -4,7 +4,7 @@
 //! round-trips and refuses truncated, corrupt, foreign and mismatched files by name.
 
 use baton::circuits::{KnownCircuit, MimcChain, Synthetic};
-use baton::compiled::{self, CoeffIndices, CompiledError, Recording};
+use baton::compiled::{self, CoeffIndices, CompiledError, KeyTag, Recording};
 use baton::cs::ProvingAssignment;
 use baton::prover::{self, Abc, Witness};
 use baton::{CpuBackend, ProvingKey, Scalar};
@@ -268,29 +268,41 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 #[test]
 fn the_cache_file_round_trips_atomically() {
     let dir = temp_dir("compiled-roundtrip");
-    let key_path = dir.join("synthetic-1024-4.params");
+    let key_path = dir.join("mimc-599.params");
     let path = compiled::cache_path(&key_path);
-    assert_eq!(path, dir.join("synthetic-1024-4.r1cs"));
-    let pk = key_for(MimcChain::with_constraints(601, 0), 2);
+    assert_eq!(path, dir.join("mimc-599.r1cs"));
+    let tag = KeyTag([3; 32]);
     for rec in [
         compiled::record(Synthetic::new(1 << 10, 0)).unwrap().0,
-        compiled::record(MimcChain::with_constraints(601, 0))
+        compiled::record(MimcChain::with_constraints(1201, 0))
             .unwrap()
             .0,
     ] {
-        rec.write_file(&path).expect("write");
-        assert_eq!(Recording::read_file(&path).expect("read"), rec);
+        rec.write_file(&path, tag).expect("write");
+        assert_eq!(Recording::read_file(&path).expect("read"), (rec, tag));
     }
     // The second write replaced the first; no temporary file is left behind.
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(
-        names,
-        vec![std::ffi::OsString::from("synthetic-1024-4.r1cs")]
-    );
-    Recording::read_for_key(&path, &pk).expect("matches its key");
+    assert_eq!(names, vec![std::ffi::OsString::from("mimc-599.r1cs")]);
+
+    // Written for a key, read back for that key only.
+    let pk = key_for(MimcChain::with_constraints(1201, 0), 2);
+    let (rec, _, _) = compiled::record(MimcChain::with_constraints(1201, 9)).unwrap();
+    rec.write_for_key(&path, &pk).expect("fits its key");
+    assert_eq!(Recording::read_for_key(&path, &pk).expect("its key"), rec);
+    let same_shape_other_key = key_for(MimcChain::with_constraints(1201, 0), 8);
+    match Recording::read_for_key(&path, &same_shape_other_key) {
+        Err(CompiledError::OtherKey { path: p }) => assert_eq!(p, path),
+        r => panic!("another key's recording: {r:?}"),
+    }
+    let smaller = key_for(MimcChain::with_constraints(601, 0), 2);
+    assert!(matches!(
+        rec.write_for_key(&path, &smaller),
+        Err(CompiledError::KeyShape { .. })
+    ));
 }
 
 #[test]
@@ -298,14 +310,14 @@ fn bad_cache_files_are_refused_by_name() {
     let dir = temp_dir("compiled-bad");
     let path = dir.join("k.r1cs");
     let rec = compiled::record(Synthetic::new(1 << 9, 0)).unwrap().0;
-    rec.write_file(&path).unwrap();
+    rec.write_file(&path, KeyTag([1; 32])).unwrap();
     let good = std::fs::read(&path).unwrap();
     let read = |bytes: &[u8]| {
         std::fs::write(&path, bytes).unwrap();
-        Recording::read_file(&path)
+        Recording::read_file(&path).map(|(r, _)| r)
     };
     // Cut anywhere: in the header, the table, a matrix, the checksum.
-    for cut in [0, 5, 40, 100, good.len() / 2, good.len() - 1] {
+    for cut in [0, 5, 40, 100, 130, good.len() / 2, good.len() - 1] {
         match read(&good[..cut]) {
             Err(CompiledError::Truncated { len, .. }) => assert_eq!(len, cut as u64),
             r => panic!("cut at {cut}: {r:?}"),
@@ -341,8 +353,18 @@ fn bad_cache_files_are_refused_by_name() {
     }
     // A header count changed: the length no longer adds up.
     let mut count = good.clone();
-    count[16] ^= 1;
-    assert!(read(&count).is_err());
+    count[48] ^= 1;
+    assert!(matches!(
+        read(&count),
+        Err(CompiledError::Corrupt { .. } | CompiledError::Truncated { .. })
+    ));
+    // The key tag is covered by the checksum too.
+    let mut tag = good.clone();
+    tag[20] ^= 1;
+    match read(&tag) {
+        Err(CompiledError::Corrupt { reason, .. }) => assert!(reason.contains("checksum")),
+        r => panic!("tag: {r:?}"),
+    }
     let missing = Recording::read_file(&dir.join("absent.r1cs"))
         .unwrap_err()
         .to_string();

@@ -53,6 +53,14 @@ pub enum CompiledError {
         /// The version this build reads and writes.
         supported: u32,
     },
+    /// The recording file was written for another proving key.
+    #[error(
+        "recording file {path} was made for another proving key (its verifying-key tag differs)"
+    )]
+    OtherKey {
+        /// The file.
+        path: PathBuf,
+    },
     /// A recording does not fit the proving key it is meant to serve.
     #[error("recording does not match the proving key: {what}: key has {key}, recording has {recording}")]
     KeyShape {

@@ -7,6 +7,7 @@
 //! | 8 | magic `BATONR1C` |
 //! | 4 | format version |
 //! | 4 | coefficient-index width in bytes (1, 2 or 4) |
+//! | 32 | key tag: SHA-256 of the verifying key this recording was made for ([`KeyTag`]) |
 //! | 8 × 4 | inputs (the constant one included), aux, constraints (without input rows), table entries |
 //! | 8 × 3 | terms of A, B and C |
 //! | 32 × table | coefficients, canonical little-endian |
@@ -28,11 +29,12 @@ use sha2::{Digest, Sha256};
 use super::error::CompiledError;
 use super::matrix::{CoeffIndices, SparseMatrix};
 use super::recording::{Recording, Shape};
+use crate::key::ProvingKey;
 
 const MAGIC: &[u8; 8] = b"BATONR1C";
 /// The format version this build reads and writes.
 pub const VERSION: u32 = 1;
-const HEADER_BYTES: u64 = 8 + 4 + 4 + 8 * 7;
+const HEADER_BYTES: u64 = 8 + 4 + 4 + 32 + 8 * 7;
 const DIGEST_BYTES: u64 = 32;
 /// Bytes staged per write or read call.
 const CHUNK: usize = 1 << 20;
@@ -40,6 +42,22 @@ const CHUNK: usize = 1 << 20;
 /// Where the recording of the key at `key_path` is cached: beside it, extension `.r1cs`.
 pub fn cache_path(key_path: &Path) -> PathBuf {
     key_path.with_extension("r1cs")
+}
+
+/// Which proving key a recording file belongs to: SHA-256 of its verifying key's encoding
+/// (δ is random per setup, so two keys never share it). A file next to another key of the
+/// same dimensions is refused rather than trusted on its counts alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyTag(pub [u8; 32]);
+
+impl KeyTag {
+    /// The tag of `pk`.
+    pub fn of(pk: &ProvingKey) -> Self {
+        let mut bytes = Vec::new();
+        // Writing into a Vec cannot fail; an empty encoding would only make the tag mismatch.
+        let _ = pk.vk.write(&mut bytes);
+        KeyTag(Sha256::digest(&bytes).into())
+    }
 }
 
 struct Hashing<T> {
@@ -66,13 +84,14 @@ fn put_u32s(w: &mut Hashing<impl Write>, v: &[u32]) -> std::io::Result<()> {
     Ok(())
 }
 
-fn write_body(r: &Recording, w: &mut Hashing<impl Write>) -> std::io::Result<()> {
+fn write_body(r: &Recording, tag: KeyTag, w: &mut Hashing<impl Write>) -> std::io::Result<()> {
     let s = r.shape();
     let m = r.matrices();
     let width = CoeffIndices::width_for(r.coeffs().len());
     w.put(MAGIC)?;
     w.put(&VERSION.to_le_bytes())?;
     w.put(&(width as u32).to_le_bytes())?;
+    w.put(&tag.0)?;
     let counts = [s.inputs, s.aux, s.constraints, r.coeffs().len()]
         .into_iter()
         .chain(m.iter().map(SparseMatrix::terms));
@@ -99,8 +118,27 @@ fn write_body(r: &Recording, w: &mut Hashing<impl Write>) -> std::io::Result<()>
 }
 
 impl Recording {
+    /// Checks the recording against `pk`, then writes it to `path` tagged with the key.
+    pub fn write_for_key(&self, path: &Path, pk: &ProvingKey) -> Result<(), CompiledError> {
+        self.check_key(pk)?;
+        self.write_file(path, KeyTag::of(pk))
+    }
+
+    /// Reads the recording at `path` and checks that it was written for `pk` (its tag) and fits
+    /// it (its shape).
+    pub fn read_for_key(path: &Path, pk: &ProvingKey) -> Result<Self, CompiledError> {
+        let (r, tag) = Self::read_file(path)?;
+        if tag != KeyTag::of(pk) {
+            return Err(CompiledError::OtherKey {
+                path: path.to_path_buf(),
+            });
+        }
+        r.check_key(pk)?;
+        Ok(r)
+    }
+
     /// Writes the recording to `path` atomically (temporary file, sync, rename).
-    pub fn write_file(&self, path: &Path) -> Result<(), CompiledError> {
+    pub fn write_file(&self, path: &Path, tag: KeyTag) -> Result<(), CompiledError> {
         let io = |source| CompiledError::Io {
             path: path.to_path_buf(),
             source,
@@ -118,7 +156,7 @@ impl Recording {
                 hash: Sha256::new(),
                 at: 0,
             };
-            write_body(self, &mut w)?;
+            write_body(self, tag, &mut w)?;
             let file = w.inner.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()?;
             std::fs::rename(&tmp, path)
@@ -134,8 +172,9 @@ impl Recording {
         Ok(())
     }
 
-    /// Reads and validates a recording file: length, version, checksum, structure.
-    pub fn read_file(path: &Path) -> Result<Self, CompiledError> {
+    /// Reads and validates a recording file (length, version, checksum, structure); returns it
+    /// with the tag of the key it was written for.
+    pub fn read_file(path: &Path) -> Result<(Self, KeyTag), CompiledError> {
         let file = File::open(path).map_err(|source| CompiledError::Io {
             path: path.to_path_buf(),
             source,
@@ -157,13 +196,6 @@ impl Recording {
             len,
         };
         r.read()
-    }
-
-    /// [`Recording::read_file`], then [`Recording::check_key`] against `pk`.
-    pub fn read_for_key(path: &Path, pk: &crate::ProvingKey) -> Result<Self, CompiledError> {
-        let r = Self::read_file(path)?;
-        r.check_key(pk)?;
-        Ok(r)
     }
 }
 
@@ -253,7 +285,7 @@ impl<R: Read> Reader<'_, R> {
         })
     }
 
-    fn read(&mut self) -> Result<Recording, CompiledError> {
+    fn read(&mut self) -> Result<(Recording, KeyTag), CompiledError> {
         let mut magic = [0u8; 8];
         self.take(&mut magic, "header")?;
         if &magic != MAGIC {
@@ -268,6 +300,8 @@ impl<R: Read> Reader<'_, R> {
             });
         }
         let width = self.u32("header")? as usize;
+        let mut tag = [0u8; 32];
+        self.take(&mut tag, "header")?;
         let mut counts = [0usize; 7];
         for c in counts.iter_mut() {
             *c = self.u64("header")?;
@@ -311,7 +345,9 @@ impl<R: Read> Reader<'_, R> {
         let matrices: [SparseMatrix; 3] = matrices
             .try_into()
             .map_err(|_| self.corrupt("three matrices"))?;
-        Recording::from_parts(shape, coeffs, matrices).map_err(|e| self.corrupt(e))
+        let recording =
+            Recording::from_parts(shape, coeffs, matrices).map_err(|e| self.corrupt(e))?;
+        Ok((recording, KeyTag(tag)))
     }
 
     /// The header's counts must account for the file's length exactly.

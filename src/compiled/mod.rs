@@ -4,8 +4,8 @@
 //!
 //! ```ignore
 //! let (recording, abc, witness) = compiled::record(circuit.clone())?;   // first synthesis
-//! recording.check_key(&pk)?;
-//! recording.write_file(&compiled::cache_path(key_path))?;
+//! recording.write_for_key(&compiled::cache_path(key_path), &pk)?; // checked against pk
+//! let recording = Recording::read_for_key(&compiled::cache_path(key_path), &pk)?; // next start
 //! let (abc, witness) = compiled::synthesize(next_circuit, &recording)?; // every later one
 //! ```
 //!
@@ -22,7 +22,7 @@ mod recording;
 mod witness;
 
 pub use error::CompiledError;
-pub use file::{cache_path, VERSION};
+pub use file::{cache_path, KeyTag, VERSION};
 pub use matrix::{CoeffIndices, Columns, SparseMatrix};
 pub use record::RecordingCs;
 pub use recording::{Densities, Recording, Shape};
