@@ -14,6 +14,7 @@
 //! recorded rows ([`CompiledError::Unsatisfied`]), is refused, so a compiled proof is never a
 //! wrong one: the caller falls back to full synthesis.
 
+mod cache;
 mod error;
 mod file;
 mod matrix;
@@ -21,6 +22,7 @@ mod record;
 mod recording;
 mod witness;
 
+pub use cache::{Recordings, Route};
 pub use error::CompiledError;
 pub use file::{cache_path, KeyTag, VERSION};
 pub use matrix::{CoeffIndices, Columns, SparseMatrix};
