@@ -371,3 +371,62 @@ fn bad_cache_files_are_refused_by_name() {
     assert!(missing.contains("absent.r1cs"), "{missing}");
     assert_eq!(read(&good).expect("the good file still reads"), rec);
 }
+
+/// Allocates `aux` private variables (more than one streamed chunk), then fails or panics.
+#[derive(Clone, Copy)]
+struct Failing {
+    aux: usize,
+    panic: bool,
+}
+
+impl Circuit<Scalar> for Failing {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        for i in 0..self.aux {
+            let v = cs.alloc(|| "v", || Ok(Scalar::from(i as u64)))?;
+            cs.enforce(|| "v", |lc| lc + v, |lc| lc + CS::one(), |lc| lc + v);
+        }
+        if self.panic {
+            panic!("gadget bug");
+        }
+        cs.alloc(|| "missing", || Err(SynthesisError::AssignmentMissing))?;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_circuit_that_fails_or_panics_mid_stream_ends_cleanly() {
+    // The recording: the same circuit with its last value present.
+    #[derive(Clone, Copy)]
+    struct Whole(usize);
+    impl Circuit<Scalar> for Whole {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            for i in 0..self.0 {
+                let v = cs.alloc(|| "v", || Ok(Scalar::from(i as u64)))?;
+                cs.enforce(|| "v", |lc| lc + v, |lc| lc + CS::one(), |lc| lc + v);
+            }
+            cs.alloc(|| "last", || Ok(Scalar::ONE))?;
+            Ok(())
+        }
+    }
+    let n = 40_000;
+    let (rec, _, _) = compiled::record(Whole(n)).unwrap();
+    let failing = Failing {
+        aux: n,
+        panic: false,
+    };
+    assert!(matches!(
+        compiled::synthesize(failing, &rec),
+        Err(CompiledError::Synthesis(SynthesisError::AssignmentMissing))
+    ));
+    let panicking = Failing {
+        aux: n,
+        panic: true,
+    };
+    let caught = std::panic::catch_unwind(|| compiled::synthesize(panicking, &rec));
+    assert!(caught.is_err(), "the circuit's panic reaches the caller");
+    let again = compiled::synthesize(Whole(n), &rec).expect("the next synthesis is unaffected");
+    assert_same("after a failure", &again, &full(Whole(n)));
+}

@@ -111,6 +111,12 @@ pub enum CompiledError {
         /// The limit.
         max: u64,
     },
+    /// A bug in this layer (a panicked helper thread, a recording failing its own checks).
+    #[error("internal error in the compiled path: {reason}")]
+    Internal {
+        /// What went wrong.
+        reason: String,
+    },
     /// A witness handed to the evaluation has another length than the recording.
     #[error("witness length mismatch: {what}: recording has {recording}, witness has {witness}")]
     WitnessLength {

@@ -26,8 +26,9 @@ use std::path::{Path, PathBuf};
 use blstrs::Scalar;
 use sha2::{Digest, Sha256};
 
+use super::coeffs::CoeffIndices;
 use super::error::CompiledError;
-use super::matrix::{CoeffIndices, SparseMatrix};
+use super::matrix::SparseMatrix;
 use super::recording::{Recording, Shape};
 use crate::key::ProvingKey;
 

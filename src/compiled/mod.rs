@@ -15,17 +15,20 @@
 //! wrong one: the caller falls back to full synthesis.
 
 mod cache;
+mod coeffs;
 mod error;
 mod file;
 mod matrix;
 mod record;
 mod recording;
+mod stream;
 mod witness;
 
 pub use cache::{Recordings, Route};
+pub use coeffs::CoeffIndices;
 pub use error::CompiledError;
 pub use file::{cache_path, KeyTag, VERSION};
-pub use matrix::{CoeffIndices, Columns, SparseMatrix};
+pub use matrix::{Columns, SparseMatrix};
 pub use record::RecordingCs;
 pub use recording::{Densities, Recording, Shape};
 pub use witness::WitnessCs;
@@ -45,14 +48,13 @@ pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<(Recording, Abc, Witness
     Ok((recording, abc, witness))
 }
 
-/// Witness-only synthesis of `circuit` against `recording`, then the sparse evaluation and the
-/// satisfaction check.
+/// Witness-only synthesis of `circuit` against `recording`, with the sparse evaluation and the
+/// satisfaction check running beside it on a second thread (then in parallel for what is left).
 pub fn synthesize<C: Circuit<Scalar>>(
     circuit: C,
     recording: &Recording,
 ) -> Result<(Abc, Witness), CompiledError> {
-    let cs = WitnessCs::synthesize(circuit, recording.shape())?;
-    evaluate(recording, cs.inputs, cs.aux)
+    stream::synthesize(circuit, recording)
 }
 
 /// a/b/c from a witness, checked row by row, and the witness with the recording's densities.

@@ -9,8 +9,9 @@ use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Var
 use blstrs::Scalar;
 use ff::Field;
 
+use super::coeffs::{CoeffIndices, MINUS_ONE_INDEX, ONE_INDEX};
 use super::error::CompiledError;
-use super::matrix::{CoeffIndices, SparseMatrix, MINUS_ONE_INDEX, ONE_INDEX};
+use super::matrix::SparseMatrix;
 use super::recording::{Recording, Shape};
 use super::witness::WitnessCs;
 
@@ -191,10 +192,7 @@ impl RecordingCs {
 
 /// A recording that fails its own structural checks is a bug here, not bad input.
 fn internal(reason: String) -> CompiledError {
-    CompiledError::Corrupt {
-        path: "(recording in memory)".into(),
-        reason,
-    }
+    CompiledError::Internal { reason }
 }
 
 /// Turns tagged columns into final ones (inputs first, then aux), rejecting variables that were

@@ -5,8 +5,9 @@
 use blstrs::Scalar;
 use ff::Field;
 
+use super::coeffs::{MINUS_ONE_INDEX, ONE_INDEX};
 use super::error::CompiledError;
-use super::matrix::{Columns, SparseMatrix, MINUS_ONE_INDEX, ONE_INDEX};
+use super::matrix::{Columns, SparseMatrix};
 use crate::cs::Density;
 use crate::key::ProvingKey;
 use crate::prover::{Abc, Witness};
@@ -45,6 +46,10 @@ pub struct Densities {
     pub b_aux: Density,
 }
 
+/// Rows per block of the streamed evaluation: the unit in which rows become ready as the
+/// witness grows (see `compiled::stream`).
+pub const BLOCK_ROWS: usize = 1 << 12;
+
 /// The recorded constraint system of one circuit shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recording {
@@ -52,6 +57,8 @@ pub struct Recording {
     coeffs: Vec<Scalar>,
     matrices: [SparseMatrix; 3],
     densities: Densities,
+    /// Per block of rows: the inputs and aux variables its rows use, as counts.
+    needs: Vec<[u32; 2]>,
 }
 
 /// The first named pair of counts that differ.
@@ -102,11 +109,18 @@ impl Recording {
             Some(&mut densities.b_input),
             Some(&mut densities.b_aux),
         );
+        let mut needs = matrices[0].needs(BLOCK_ROWS, shape.inputs);
+        for m in &matrices[1..] {
+            for (n, m) in needs.iter_mut().zip(m.needs(BLOCK_ROWS, shape.inputs)) {
+                *n = [n[0].max(m[0]), n[1].max(m[1])];
+            }
+        }
         Ok(Recording {
             shape,
             coeffs,
             matrices,
             densities,
+            needs,
         })
     }
 
@@ -209,14 +223,65 @@ impl Recording {
         abc: &mut Abc,
     ) -> Result<(), CompiledError> {
         self.check_witness(inputs, aux)?;
-        let w = Columns { inputs, aux };
-        let [ma, mb, mc] = &self.matrices;
-        ma.evaluate_into(&self.coeffs, w, None, &mut abc.a);
-        mb.evaluate_into(&self.coeffs, w, None, &mut abc.b);
-        match mc.evaluate_into(&self.coeffs, w, Some((&abc.a, &abc.b)), &mut abc.c) {
+        for v in [&mut abc.a, &mut abc.b, &mut abc.c] {
+            v.clear();
+        }
+        match self.evaluate_rows(0..self.shape.rows(), self.columns(inputs, aux), abc) {
             Some(index) => Err(CompiledError::Unsatisfied { index }),
             None => Ok(()),
         }
+    }
+
+    /// A view of a (possibly partial) witness in this recording's column order.
+    pub fn columns<'a>(&self, inputs: &'a [Scalar], aux: &'a [Scalar]) -> Columns<'a> {
+        Columns {
+            inputs,
+            aux,
+            first_aux: self.shape.inputs,
+        }
+    }
+
+    /// Number of row blocks.
+    pub fn blocks(&self) -> usize {
+        self.needs.len()
+    }
+
+    /// Whether a witness holding `inputs` inputs and `aux` aux variables covers block `b`.
+    pub fn block_ready(&self, b: usize, inputs: usize, aux: usize) -> bool {
+        self.needs
+            .get(b)
+            .is_some_and(|[i, a]| *i as usize <= inputs && *a as usize <= aux)
+    }
+
+    /// Row `first_block · BLOCK_ROWS`, where block `first_block` starts, and the end of the run
+    /// of blocks from there that a witness holding `inputs` inputs and `aux` aux covers.
+    pub fn ready_rows(
+        &self,
+        first_block: usize,
+        inputs: usize,
+        aux: usize,
+    ) -> std::ops::Range<usize> {
+        let mut end = first_block;
+        while self.block_ready(end, inputs, aux) {
+            end += 1;
+        }
+        let rows = self.shape.rows();
+        (first_block * BLOCK_ROWS).min(rows)..(end * BLOCK_ROWS).min(rows)
+    }
+
+    /// Appends `rows` of a, b and c in parallel, after the rows before them (`w` must cover
+    /// them); returns the first row where a·b ≠ c.
+    pub fn evaluate_rows(
+        &self,
+        rows: std::ops::Range<usize>,
+        w: Columns<'_>,
+        abc: &mut Abc,
+    ) -> Option<usize> {
+        let [ma, mb, mc] = &self.matrices;
+        let t = &self.coeffs;
+        ma.evaluate_rows(rows.clone(), t, w, None, &mut abc.a);
+        mb.evaluate_rows(rows.clone(), t, w, None, &mut abc.b);
+        mc.evaluate_rows(rows, t, w, Some((&abc.a, &abc.b)), &mut abc.c)
     }
 
     /// The partition's witness with this shape's density trackers (copied, not derived again).

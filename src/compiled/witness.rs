@@ -47,20 +47,24 @@ impl WitnessCs {
 
     /// Compares the counts with a recorded shape.
     pub fn check(&self, recorded: Shape) -> Result<(), CompiledError> {
-        let got = self.shape();
-        let counts = [
-            ("constraints", recorded.constraints, got.constraints),
-            ("public inputs", recorded.inputs, got.inputs),
-            ("private variables", recorded.aux, got.aux),
-        ];
-        match first_difference(counts) {
-            Some((what, recording, circuit)) => Err(CompiledError::Diverged {
-                what,
-                recording,
-                circuit,
-            }),
-            None => Ok(()),
-        }
+        check_counts(recorded, self.shape())
+    }
+}
+
+/// The counts of a synthesis against those recorded: the first that differs is named.
+pub fn check_counts(recorded: Shape, got: Shape) -> Result<(), CompiledError> {
+    let counts = [
+        ("constraints", recorded.constraints, got.constraints),
+        ("public inputs", recorded.inputs, got.inputs),
+        ("private variables", recorded.aux, got.aux),
+    ];
+    match first_difference(counts) {
+        Some((what, recording, circuit)) => Err(CompiledError::Diverged {
+            what,
+            recording,
+            circuit,
+        }),
+        None => Ok(()),
     }
 }
 
