@@ -14,7 +14,7 @@ use baton::circuits::Synthetic;
 use baton::cs::ProvingAssignment;
 use baton::domain::Domain;
 use baton::gpu::sample::{dense_scalars, porep_scalars, DistinctBases};
-use baton::gpu::{open_cuda, CudaBackend};
+use baton::gpu::CudaBackend;
 use baton::prover::{g1_msms, Abc, G1Sums};
 use baton::{ProvingKey, VerifyingKey};
 use blstrs::{G1Affine, G2Affine, G2Projective};
@@ -331,7 +331,15 @@ fn main() {
         eprintln!("no CUDA driver: nothing to benchmark");
         return;
     }
-    let gpu = match open_cuda(0) {
+    // The `[gpu]` knobs come from baton.toml / BATON_GPU_* as in the engine.
+    let opts = match baton::Config::load() {
+        Ok(c) => c.gpu,
+        Err(e) => {
+            eprintln!("configuration: {e}");
+            return;
+        }
+    };
+    let gpu = match CudaBackend::with_options(0, &opts) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("no CUDA backend: {e}");

@@ -6,7 +6,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::ledger::Policy;
+use crate::gpu::options::GpuOptions;
+use crate::ledger::{effective_slots, Policy};
+
+pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
 
 /// A configuration problem, named by its key.
 #[derive(Debug, thiserror::Error)]
@@ -23,9 +26,6 @@ pub enum ConfigError {
     #[error("config: {0}")]
     Source(#[from] config::ConfigError),
 }
-
-/// Synthesized buffers the ledger policy lets wait per GPU actor beyond one per worker.
-pub const LOOKAHEAD_PER_DEVICE: usize = 2;
 
 /// Which backend computes H and the G1 MSMs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +45,9 @@ pub struct Config {
     pub budget_bytes: Option<u64>,
     /// Kept free when the budget is auto.
     pub margin_bytes: u64,
+    /// A stated budget that, with the proving keys in use, exceeds the host's available memory
+    /// is only warned about (`memory.overcommit = true`) instead of refused.
+    pub overcommit: bool,
     /// Ledger policy.
     pub policy: Policy,
     /// Slots (undelivered partitions at once); `None` = by policy (see `effective_slots`).
@@ -55,6 +58,8 @@ pub struct Config {
     pub gpu_devices: Vec<usize>,
     /// Backend choice.
     pub backend: BackendChoice,
+    /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch).
+    pub gpu: GpuOptions,
     /// B_G2 threads.
     pub bg2_workers: usize,
     /// Where the B_G2 workers compute the G2 MSM: `false` (default) on the CPU, `true` on the
@@ -76,11 +81,13 @@ impl Default for Config {
         Config {
             budget_bytes: None,
             margin_bytes: 1 << 30,
+            overcommit: false,
             policy: Policy::Ledger,
             slots: None,
             synthesis_workers: cores.clamp(1, 16),
             gpu_devices: vec![0],
             backend: BackendChoice::Auto,
+            gpu: GpuOptions::default(),
             bg2_workers: 1,
             bg2_on_gpu: false,
             metrics_listen: None,
@@ -107,6 +114,7 @@ struct Raw {
 struct RawMemory {
     budget: Option<String>,
     margin: Option<String>,
+    overcommit: Option<String>,
     policy: Option<String>,
     slots: Option<String>,
 }
@@ -145,6 +153,9 @@ enum RawIndex {
 struct RawGpu {
     devices: Option<RawDevices>,
     backend: Option<String>,
+    host_threads: Option<String>,
+    msm_acc_minb: Option<String>,
+    msm_prefetch: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -216,13 +227,14 @@ const SECTIONS: [&str; 7] = [
     "RETRY",
 ];
 
-fn is_config_var(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("BATON_") else {
-        return false;
-    };
-    SECTIONS.iter().any(|s| {
-        rest.strip_prefix(s)
-            .is_some_and(|k| k.len() > 1 && k.starts_with('_'))
+/// The config crate's name for `BATON_<SECTION>_<KEY>` (`BATON_<SECTION>__<KEY>`: the section
+/// ends at the first underscore after it, so keys may have underscores, `BATON_GPU_HOST_THREADS`
+/// is `gpu.host_threads`), or `None` for a variable that is no configuration key.
+fn config_var(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("BATON_")?;
+    SECTIONS.iter().find_map(|s| {
+        let key = rest.strip_prefix(s)?.strip_prefix('_')?;
+        (!key.is_empty()).then(|| format!("BATON_{s}__{key}"))
     })
 }
 
@@ -247,6 +259,37 @@ fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usize>, Config
     Ok(list)
 }
 
+fn flag(key: &'static str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" => Ok(true),
+        "false" | "0" | "off" => Ok(false),
+        _ => Err(invalid(key, format!("expected true or false, got {v:?}"))),
+    }
+}
+
+/// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
+fn gpu_options(
+    host_threads: Option<String>,
+    msm_acc_minb: Option<String>,
+    msm_prefetch: Option<String>,
+) -> Result<GpuOptions, ConfigError> {
+    let mut o = GpuOptions::default();
+    if let Some(t) = host_threads {
+        o.host_threads = if t.trim().eq_ignore_ascii_case("auto") {
+            None
+        } else {
+            Some(count("gpu.host_threads", &t, 1)?)
+        };
+    }
+    if let Some(m) = msm_acc_minb {
+        o.msm_acc_minb = count("gpu.msm_acc_minb", &m, 1)? as u32;
+    }
+    if let Some(p) = msm_prefetch {
+        o.msm_prefetch = flag("gpu.msm_prefetch", &p)?;
+    }
+    Ok(o)
+}
+
 impl Config {
     /// Reads `baton.toml` (or `$BATON_CONFIG`) if present, then `BATON_*` variables.
     pub fn load() -> Result<Self, ConfigError> {
@@ -265,11 +308,14 @@ impl Config {
         }
         // Only BATON_<SECTION>_<KEY> for this file's sections: other BATON_* variables (the CLI's
         // BATON_LOG filter, BATON_CACHE_DIR, bench knobs) are not configuration keys.
-        let map: config::Map<String, String> =
-            env.into_iter().filter(|(k, _)| is_config_var(k)).collect();
+        let map: config::Map<String, String> = env
+            .into_iter()
+            .filter_map(|(k, v)| config_var(&k).map(|k| (k, v)))
+            .collect();
         b = b.add_source(
             config::Environment::with_prefix("BATON")
-                .separator("_")
+                .prefix_separator("_")
+                .separator("__")
                 .source(Some(map)),
         );
         let raw: Raw = b.build()?.try_deserialize()?;
@@ -306,6 +352,18 @@ impl Config {
         if let Some(m) = mem.margin {
             c.margin_bytes = parse_bytes(&m)
                 .ok_or_else(|| invalid("memory.margin", format!("expected a size, got {m:?}")))?;
+        }
+        if let Some(o) = mem.overcommit {
+            c.overcommit = match o.trim() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(invalid(
+                        "memory.overcommit",
+                        format!("expected true or false, got {other:?}"),
+                    ))
+                }
+            };
         }
         if let Some(p) = mem.policy {
             c.policy = p
@@ -361,6 +419,7 @@ impl Config {
                 }
             };
         }
+        c.gpu = gpu_options(gpu.host_threads, gpu.msm_acc_minb, gpu.msm_prefetch)?;
         if let Some(l) = raw.metrics.and_then(|m| m.listen) {
             if l.parse::<std::net::SocketAddr>().is_err() {
                 return Err(invalid(
@@ -409,21 +468,21 @@ impl Config {
         if self.retry_attempts == 0 {
             return Err(invalid("retry.attempts", "must be at least 1"));
         }
+        if let Some((key, reason)) = self.gpu.problem() {
+            return Err(invalid(key, reason));
+        }
         Ok(())
     }
 
-    /// The slot count for this configuration: explicit, or by policy. The ledger policy adds a
-    /// lookahead of [`LOOKAHEAD_PER_DEVICE`] buffers per GPU actor: enough that a worker whose
-    /// buffer waits for a busy GPU can start its next partition, without queueing more than the
-    /// GPUs can take (a lookahead of one per worker bought no throughput in the simulation and
-    /// nearly doubled queued memory when the GPU was the bottleneck; see BENCHMARKS.md).
+    /// The slot count for this configuration: explicit, or by policy (decided by
+    /// [`ledger::effective_slots`](crate::ledger::effective_slots)).
     pub fn effective_slots(&self) -> usize {
-        self.slots.unwrap_or(match self.policy {
-            Policy::Ledger => {
-                self.synthesis_workers + LOOKAHEAD_PER_DEVICE * self.gpu_devices.len().max(1)
-            }
-            Policy::HoldUntilDelivered | Policy::ReleaseOnSynthesized => self.synthesis_workers,
-        })
+        effective_slots(
+            self.slots,
+            self.policy,
+            self.synthesis_workers,
+            self.gpu_devices.len(),
+        )
     }
 }
 
@@ -496,6 +555,36 @@ mod tests {
         assert_eq!(c.gpu_devices, vec![2, 3]);
         let err = Config::from_toml("[gpu]\ndevices = [0, \"x\"]\n").expect_err("bad index");
         assert!(err.to_string().contains("gpu.devices"), "{err}");
+        let c = Config::from_toml("[memory]\novercommit = true\n").expect("overcommit");
+        assert!(c.overcommit && !Config::default().overcommit);
+        let err = Config::from_toml("[memory]\novercommit = \"maybe\"\n").expect_err("bool");
+        assert!(err.to_string().contains("memory.overcommit"), "{err}");
+        let env = vec![
+            ("BATON_GPU_HOST_THREADS".to_string(), "6".to_string()),
+            ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
+            ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
+            ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
+        ];
+        let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("gpu env");
+        assert_eq!(c.gpu.host_threads, Some(6));
+        assert_eq!(
+            c.gpu.msm_acc_minb, 3,
+            "BATON_GPU_* wins; BATON_MSM_* is no key"
+        );
+        assert!(c.gpu.msm_prefetch);
+        assert_eq!(Config::default().gpu, GpuOptions::default());
+        let c =
+            Config::from_toml("[gpu]\nhost_threads = \"auto\"\nmsm_acc_minb = 2\n").expect("gpu");
+        assert_eq!((c.gpu.host_threads, c.gpu.msm_acc_minb), (None, 2));
+        for bad in [
+            "[gpu]\nmsm_acc_minb = 9\n",
+            "[gpu]\nmsm_acc_minb = 0\n",
+            "[gpu]\nhost_threads = 0\n",
+            "[gpu]\nmsm_prefetch = \"maybe\"\n",
+        ] {
+            let err = Config::from_toml(bad).expect_err(bad);
+            assert!(err.to_string().contains("gpu."), "{bad}: {err}");
+        }
         let err = Config::from_toml("[memory]\nbudget = \"lots\"\n").expect_err("bad budget");
         assert!(err.to_string().contains("memory.budget"), "{err}");
         let err = Config::from_toml("[synthesis]\nworkers = 0\n").expect_err("zero workers");

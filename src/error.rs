@@ -77,6 +77,10 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// The GPU layer failed: no device, a driver error, out of device memory, a kernel that
+    /// did not compile, a refused launch ([`crate::gpu::GpuError`] says which).
+    #[error("GPU: {0}")]
+    Gpu(#[from] crate::gpu::GpuError),
     /// The proof does not satisfy the pairing equation for these public inputs.
     #[error("proof does not verify against the given public inputs")]
     VerificationFailed,

@@ -7,94 +7,40 @@
 //! supervisor confirmed the buffers are gone). When a grant's slot comes back
 //! depends on the `Policy`.
 
+mod budget;
 mod error;
 mod grant;
 mod labels;
+mod live;
+mod resident;
 mod sizing;
+mod snapshot;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use live::{shift, Gauges, Live};
+use resident::ResidentKeys;
+
+pub use budget::{
+    auto_budget_bytes, available_memory_bytes, effective_slots, fits_host, plan_budget, BudgetPlan,
+    KeyBudget, LOOKAHEAD_PER_DEVICE,
+};
 pub use error::LedgerError;
-pub use grant::{Grant, GrantId};
-pub use labels::{BufferClass, Policy, Stage};
-pub use sizing::{auto_budget_bytes, Footprint, PartitionShape};
+pub use grant::{Grant, GrantId, GrantWatch, LostGrant};
+pub use labels::{BufferClass, Policy, Stage, UnknownPolicy};
+pub use sizing::{Footprint, PartitionShape};
+pub use snapshot::LedgerSnapshot;
 
 /// What a ledger is built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LedgerConfig {
     /// Bytes all outstanding grants may hold together.
     pub budget_bytes: u64,
-    /// Permits for undelivered buffers (the engine sizes them with
-    /// [`Config::effective_slots`](crate::Config::effective_slots)).
+    /// Permits for undelivered buffers (the engine sizes them with [`effective_slots`]).
     pub slots: usize,
     /// When slots come back and whether the budget holds.
     pub policy: Policy,
-}
-
-/// Per-class byte gauges, indexed `[class][stage]`.
-type Gauges = [[u64; Stage::COUNT]; BufferClass::COUNT];
-
-/// What the ledger remembers about one outstanding grant.
-#[derive(Debug)]
-struct Live {
-    remaining_bytes: [u64; BufferClass::COUNT],
-    stage: [Stage; BufferClass::COUNT],
-    holds_slot: bool,
-    synthesized: bool,
-    delivered: bool,
-    cancelled: bool,
-}
-
-impl Live {
-    /// Moves every class that still has bytes and sits before `to` up to `to`.
-    fn advance(&mut self, gauges: &mut Gauges, to: Stage) {
-        for c in 0..BufferClass::COUNT {
-            if self.remaining_bytes[c] > 0 && self.stage[c] < to {
-                shift(gauges, c, self.remaining_bytes[c], self.stage[c], to);
-                self.stage[c] = to;
-            }
-        }
-    }
-
-    fn remaining_total_bytes(&self) -> u64 {
-        self.remaining_bytes.iter().sum()
-    }
-}
-
-/// Moves `bytes` of class index `c` from one stage gauge to another.
-fn shift(gauges: &mut Gauges, c: usize, bytes: u64, from: Stage, to: Stage) {
-    gauges[c][from as usize] = gauges[c][from as usize].saturating_sub(bytes);
-    gauges[c][to as usize] = gauges[c][to as usize].saturating_add(bytes);
-}
-
-/// A read-only copy of the ledger's gauges, for status replies and metrics.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LedgerSnapshot {
-    /// The configured policy.
-    pub policy: Policy,
-    /// The byte budget.
-    pub budget_bytes: u64,
-    /// Bytes charged now.
-    pub charged_bytes: u64,
-    /// Most bytes ever charged at once.
-    pub peak_charged_bytes: u64,
-    /// Charged bytes indexed `[class as usize][stage as usize]`.
-    pub bytes_by_class_stage: [[u64; Stage::COUNT]; BufferClass::COUNT],
-    /// Configured slot count.
-    pub slots: usize,
-    /// Slots not held by any grant.
-    pub free_slots: usize,
-    /// Grants not yet ended.
-    pub outstanding_grants: usize,
-    /// Bytes of resident data (proving keys in use) set aside from the budget.
-    pub resident_bytes: u64,
-}
-
-impl LedgerSnapshot {
-    /// Charged bytes of one class at one stage.
-    pub const fn bytes(&self, class: BufferClass, stage: Stage) -> u64 {
-        self.bytes_by_class_stage[class as usize][stage as usize]
-    }
 }
 
 /// The byte budget and slot pool, with every outstanding grant.
@@ -109,6 +55,10 @@ pub struct Ledger {
     live: BTreeMap<GrantId, Live>,
     /// Bytes of resident data (proving keys) set aside from the budget, not grants.
     resident_bytes: u64,
+    /// Told of every grant dropped unsettled.
+    watch: Option<Arc<dyn GrantWatch>>,
+    /// Proving keys in use.
+    keys: ResidentKeys,
 }
 
 impl Ledger {
@@ -129,7 +79,64 @@ impl Ledger {
             next_id: 0,
             live: BTreeMap::new(),
             resident_bytes: 0,
+            watch: None,
+            keys: ResidentKeys::default(),
         })
+    }
+
+    /// How proving keys in use count against memory (default [`KeyBudget::Reserve`]).
+    pub fn with_key_budget(mut self, mode: KeyBudget) -> Self {
+        self.keys.mode = mode;
+        self
+    }
+
+    /// One more job uses the key `id` of `bytes`. On the key's first use it is set aside from
+    /// the budget ([`KeyBudget::Reserve`]), or the stated budget is checked to fit beside the
+    /// keys in use in the host's memory, `available_bytes()` now ([`KeyBudget::Check`], see
+    /// [`fits_host`]); a refused key is not counted.
+    pub fn use_key(
+        &mut self,
+        id: u64,
+        bytes: u64,
+        available_bytes: impl FnOnce() -> Option<u64>,
+    ) -> Result<(), LedgerError> {
+        let Some(first) = self.keys.add_use(id, bytes) else {
+            return Ok(());
+        };
+        match self.keys.mode {
+            KeyBudget::Reserve => {
+                self.reserve_resident(first);
+                Ok(())
+            }
+            KeyBudget::Check { overcommit } => {
+                let resident_bytes = self.keys.total_bytes();
+                let r = fits_host(
+                    self.config.budget_bytes,
+                    resident_bytes,
+                    self.charged_bytes,
+                    available_bytes(),
+                    overcommit,
+                );
+                if r.is_err() {
+                    self.keys.remove_use(id);
+                }
+                r
+            }
+        }
+    }
+
+    /// One job fewer uses the key `id`; with its last, what was set aside comes back.
+    pub fn unuse_key(&mut self, id: u64) {
+        if let Some(bytes) = self.keys.remove_use(id) {
+            if self.keys.mode == KeyBudget::Reserve {
+                self.release_resident(bytes);
+            }
+        }
+    }
+
+    /// Every grant issued from now on tells `watch` if it is dropped unsettled (see [`Grant`]).
+    pub fn watch_grants(&mut self, watch: Arc<dyn GrantWatch>) {
+        self.watch = Some(watch);
     }
 
     /// The configuration it was built from.
@@ -228,7 +235,7 @@ impl Ledger {
             cancelled: false,
         };
         self.live.insert(id, live);
-        Ok(Some(Grant::new(id, *footprint)))
+        Ok(Some(Grant::new(id, *footprint, self.watch.clone())))
     }
 
     /// Synthesis finished: its classes still behind `QueuedForGpu` move there.
@@ -447,39 +454,5 @@ fn missing(grant: GrantId, next_id: u64) -> LedgerError {
         LedgerError::GrantEnded { grant }
     } else {
         LedgerError::UnknownGrant { grant, next_id }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn resident_bytes_shrink_what_grants_may_use() {
-        let mut l = Ledger::new(LedgerConfig {
-            budget_bytes: 1000,
-            slots: 4,
-            policy: Policy::Ledger,
-        })
-        .expect("ledger");
-        let f = Footprint::new(400, 0, 0, 0);
-        l.reserve_resident(300);
-        assert_eq!(l.grantable_bytes(), 700);
-        let g = l.try_grant(&f).expect("ok").expect("fits in 700");
-        assert!(l.try_grant(&f).expect("ok").is_none(), "400 + 400 > 700");
-        match l.admit(&Footprint::new(800, 0, 0, 0)) {
-            Err(LedgerError::TooLarge {
-                needed_bytes: 800,
-                budget_bytes: 700,
-            }) => {}
-            other => panic!("expected TooLarge against 700, got {other:?}"),
-        }
-        l.release_resident(300);
-        assert!(
-            l.try_grant(&f).expect("ok").is_some(),
-            "400 + 400 <= 1000 once released"
-        );
-        assert!(l.charged_bytes() <= l.budget_bytes());
-        drop(g);
     }
 }

@@ -9,6 +9,10 @@
 pub mod actors;
 /// Proving primitives behind a trait (CPU reference, CUDA).
 pub mod backend;
+/// Which backend each GPU actor runs, and the real stages on them.
+pub mod backend_pick;
+/// Where files are kept between runs.
+pub mod cache;
 /// Circuits shipped for examples, tests and benchmarks.
 pub mod circuits;
 /// Compiled circuits: a recorded R1CS, witness-only synthesis, sparse a/b/c.
@@ -41,8 +45,12 @@ pub mod pipeline;
 pub mod proof;
 /// Proving in stages.
 pub mod prover;
+/// A proving request and its partitions' footprint.
+pub mod request;
 /// Random setup for tests, examples and benchmarks.
 pub mod setup;
+/// Engine errors and status snapshots.
+pub mod status;
 /// Fake stages and counters for actor tests (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -50,13 +58,16 @@ pub mod testing;
 pub mod verify;
 
 pub use backend::{Backend, CpuBackend};
+pub use cache::cache_dir;
 pub use config::Config;
-pub use engine::{Engine, EngineError, EngineStatus, Request};
+pub use engine::Engine;
 pub use error::{Error, Result};
 pub use key::{Check, ProvingKey, VerifyingKey};
 pub use proof::Proof;
 pub use prover::{prove, prove_timed};
+pub use request::Request;
 pub use setup::generate_random_parameters;
+pub use status::{EngineError, EngineStatus};
 pub use verify::{verify, PreparedVerifyingKey};
 
 pub use blstrs::Scalar;

@@ -7,10 +7,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ff::Field;
 
 use baton::circuits::{KnownCircuit, MimcChain, Synthetic};
-use baton::config::{parse_bytes, BackendChoice};
-use baton::engine::PartitionState;
+use baton::config::{parse_bytes, BackendChoice, ConfigError};
+use baton::ledger::Stage;
+use baton::status::PartitionState;
 use baton::{Check, Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
 
 #[derive(Parser)]
@@ -60,6 +62,45 @@ enum CircuitKind {
     Mimc,
 }
 
+impl CircuitKind {
+    fn min_constraints(self) -> usize {
+        match self {
+            CircuitKind::Synthetic => Synthetic::new(0, 0).min_constraints(),
+            CircuitKind::Mimc => MimcChain::MIN_CONSTRAINTS,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            CircuitKind::Synthetic => "synthetic",
+            CircuitKind::Mimc => "mimc",
+        }
+    }
+}
+
+impl CircuitArgs {
+    /// Refuses a size the circuit cannot have, before any key is made.
+    fn check(&self) -> Result<(), String> {
+        let min = self.circuit.min_constraints();
+        if self.constraints < min {
+            return Err(format!(
+                "--constraints {}: the {} circuit needs at least {min} constraints",
+                self.constraints,
+                self.circuit.name()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A count that must be at least 1 (`--proofs`, `--requests`).
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("expected a whole number ≥ 1, got {s:?}")),
+    }
+}
+
 #[derive(clap::Args)]
 struct CircuitArgs {
     /// Which built-in circuit.
@@ -80,10 +121,10 @@ enum Command {
         #[command(flatten)]
         circuit: CircuitArgs,
         /// Proofs (partitions) in total, each with a different witness.
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = 4, value_parser = at_least_one)]
         proofs: usize,
         /// Split the proofs into this many requests submitted together.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = at_least_one)]
         requests: usize,
         #[command(flatten)]
         overrides: Overrides,
@@ -95,15 +136,9 @@ enum Command {
     },
 }
 
+/// Where the CLI keeps the keys it makes: [`baton::cache_dir`], else the temp dir.
 fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("BATON_CACHE_DIR") {
-        return d.into();
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("baton")
+    baton::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("baton"))
 }
 
 fn load_or_make_key<C: KnownCircuit>(
@@ -148,21 +183,21 @@ fn gib(b: u64) -> f64 {
 /// One status line: how many partitions are in each state.
 fn progress_line(engine: &Engine, total: usize, started: Instant) -> Option<String> {
     let st = engine.status_blocking().ok()?;
-    let mut counts = [0usize; 7];
+    let mut counts = [0usize; PartitionState::COUNT];
     for j in &st.jobs {
         for p in &j.partitions {
-            counts[*p as usize] += 1;
+            counts[p.index()] += 1;
         }
     }
-    let c = |s: PartitionState| counts[s as usize];
+    let c = |s: PartitionState| counts[s.index()];
     Some(format!(
         "[{:>6.1}s] queued {} | synth {} | wait gpu {} | gpu {} | b_g2 {} | done {}/{} | ledger {:.2}/{:.2} GiB",
         started.elapsed().as_secs_f64(),
         c(PartitionState::Queued),
-        c(PartitionState::Synthesizing),
-        c(PartitionState::QueuedForGpu),
-        c(PartitionState::OnGpu),
-        c(PartitionState::Bg2),
+        c(PartitionState::At(Stage::Synthesizing)),
+        c(PartitionState::At(Stage::QueuedForGpu)),
+        c(PartitionState::At(Stage::OnGpu)),
+        c(PartitionState::At(Stage::Bg2)),
         c(PartitionState::Done),
         total,
         gib(st.ledger.charged_bytes),
@@ -230,7 +265,7 @@ fn prove_all<C: KnownCircuit + Sync>(
         match r {
             Ok(proofs) => {
                 for (p, c) in proofs.iter().zip(chunk) {
-                    if baton::verify(&pvk, p, &c.public_inputs()).is_ok() {
+                    if checks_out(&pvk, p, &c.public_inputs()) {
                         verified += 1;
                     }
                 }
@@ -251,11 +286,30 @@ fn prove_all<C: KnownCircuit + Sync>(
         gib(status.ledger.peak_charged_bytes),
         gib(status.ledger.budget_bytes)
     );
-    for f in &failures {
-        eprintln!("request failed: {f}");
-    }
     engine.shutdown_blocking();
+    if let Some(first) = failures.first() {
+        // Say what happened: a refused or failed request is not a proof that did not verify.
+        for f in &failures[1..] {
+            eprintln!("request failed: {f}");
+        }
+        let requests = o.proofs.div_ceil(per);
+        return Err(format!(
+            "{} of {requests} request(s) failed: {first}",
+            failures.len()
+        ));
+    }
     Ok(verified == o.proofs)
+}
+
+/// The proof verifies against its public inputs and not against a changed first input (so a
+/// verifier that accepts anything would not count it).
+fn checks_out(pvk: &PreparedVerifyingKey, proof: &baton::Proof, inputs: &[baton::Scalar]) -> bool {
+    let mut wrong = inputs.to_vec();
+    if let Some(first) = wrong.first_mut() {
+        *first += baton::Scalar::ONE;
+    }
+    baton::verify(pvk, proof, inputs).is_ok()
+        && (wrong.is_empty() || baton::verify(pvk, proof, &wrong).is_err())
 }
 
 fn stage_means(engine: &Engine) -> String {
@@ -266,6 +320,14 @@ fn stage_means(engine: &Engine) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// The config key each override flag sets.
+const FLAGS: [(&str, &str); 4] = [
+    ("memory.budget", "--budget"),
+    ("synthesis.workers", "--workers"),
+    ("gpu.devices", "--devices"),
+    ("gpu.backend", "--backend"),
+];
 
 fn config_with(o: Overrides) -> Result<Config, String> {
     let mut cfg = Config::load().map_err(|e| e.to_string())?;
@@ -280,7 +342,7 @@ fn config_with(o: Overrides) -> Result<Config, String> {
         };
     }
     if let Some(w) = o.workers {
-        cfg.synthesis_workers = w.max(1);
+        cfg.synthesis_workers = w;
     }
     if let Some(d) = o.devices {
         cfg.gpu_devices =
@@ -297,6 +359,14 @@ fn config_with(o: Overrides) -> Result<Config, String> {
             _ => return Err(format!("--backend: expected auto, cpu or cuda, got {b:?}")),
         };
     }
+    // The overrides obey the rules the config file does, named by their flag.
+    cfg.validate().map_err(|e| match &e {
+        ConfigError::Invalid { key, .. } => match FLAGS.iter().find(|(k, _)| k == key) {
+            Some((_, flag)) => format!("{flag}: {e}"),
+            None => e.to_string(),
+        },
+        _ => e.to_string(),
+    })?;
     Ok(cfg)
 }
 
@@ -308,6 +378,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             requests,
             overrides,
         } => {
+            circuit.check()?;
             let cfg = config_with(overrides)?;
             let o = ProveOpts {
                 proofs,
@@ -323,6 +394,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             }
         }
         Command::Setup { circuit } => {
+            circuit.check()?;
             let c = circuit.constraints;
             let r = match circuit.circuit {
                 CircuitKind::Synthetic => {

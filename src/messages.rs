@@ -9,12 +9,14 @@ use std::time::Instant;
 use actix::Message;
 use tokio::sync::oneshot;
 
-use crate::engine::{EngineError, EngineStatus, Request};
 use crate::key::ProvingKey;
-use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
+use crate::ledger::{BufferClass, Grant, GrantId, LostGrant, Stage};
+use crate::metrics::ActorKind;
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
 use crate::prover::{Abc, G1Sums, Witness};
+use crate::request::Request;
+use crate::status::{EngineError, EngineStatus};
 
 /// Identifies one partition of one job, and which attempt at it this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -64,12 +66,12 @@ pub struct Synthesize {
     pub circuit: Arc<dyn PartitionCircuit>,
     /// The key.
     pub pk: Arc<ProvingKey>,
-    /// The ledger grant; travels with the buffers.
-    pub grant: Grant,
     /// The job's abandonment flag.
     pub abandoned: Abandoned,
     /// The partition's tracing span (a child of its job's span).
     pub span: tracing::Span,
+    /// The ledger grant; travels with the buffers.
+    pub grant: Grant,
 }
 
 /// Synthesis → Gpu: a synthesized partition; a/b/c and the witness move in.
@@ -80,8 +82,6 @@ pub struct Prove {
     pub part: PartRef,
     /// The key.
     pub pk: Arc<ProvingKey>,
-    /// The ledger grant.
-    pub grant: Grant,
     /// The `abc` buffers.
     pub abc: Abc,
     /// The `aux`, `inputs` and `density` buffers.
@@ -92,6 +92,8 @@ pub struct Prove {
     pub abandoned: Abandoned,
     /// The partition's tracing span (a child of its job's span).
     pub span: tracing::Span,
+    /// The ledger grant (last, so that a lost message drops its buffers before the grant).
+    pub grant: Grant,
 }
 
 /// Gpu → BG2: the G1 sums; the witness moves in.
@@ -102,8 +104,6 @@ pub struct FinishProof {
     pub part: PartRef,
     /// The key.
     pub pk: Arc<ProvingKey>,
-    /// The ledger grant.
-    pub grant: Grant,
     /// H, L, A and B_G1 sums.
     pub g1: G1Sums,
     /// The witness buffers.
@@ -112,18 +112,19 @@ pub struct FinishProof {
     pub abandoned: Abandoned,
     /// The partition's tracing span (a child of its job's span).
     pub span: tracing::Span,
+    /// The ledger grant (last, so that a lost message drops its buffers before the grant).
+    pub grant: Grant,
 }
 
-/// Any actor → Dealloc: drop `buffers` and report the ledger bytes they stood for.
+/// Synthesis, Gpu or BG2 → Dealloc: drop `buffers`, then report freed the bytes `grant` (the
+/// part of the grant that travels with them) stands for.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Release {
-    /// The grant the bytes were charged to.
-    pub grant: GrantId,
-    /// Ledger bytes per class that this drop frees.
-    pub frees: Vec<(BufferClass, u64)>,
-    /// The buffers themselves (any owned value).
+    /// The buffers themselves (any owned value; empty for buffers an unwinding panic dropped).
     pub buffers: Box<dyn Any + Send>,
+    /// The grant, or the part of it split off for these buffers.
+    pub grant: Grant,
 }
 
 /// Synthesis → Supervisor: synthesis of `part` ended; the worker is free.
@@ -168,6 +169,15 @@ pub struct Freed {
     pub frees: Vec<(BufferClass, u64)>,
 }
 
+/// Any thread → Supervisor: a grant (or a part of one) was dropped unsettled, with the buffers
+/// it stood for: a message was lost or an actor died.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct GrantDropped {
+    /// What it stood for.
+    pub lost: LostGrant,
+}
+
 /// BG2 → Supervisor: the partition's proof.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -188,13 +198,11 @@ pub struct Failed {
     /// Its grant.
     pub grant: GrantId,
     /// Which actor kind failed.
-    pub actor: &'static str,
+    pub actor: ActorKind,
     /// What happened.
     pub cause: String,
     /// Whether a new attempt could succeed (a panic or device error; not an unsatisfied circuit).
     pub retryable: bool,
-    /// Whether the failing actor was a synthesis worker (which is now free again).
-    pub frees_worker: bool,
 }
 
 /// Engine → Supervisor: report the state of every job and the ledger.
@@ -211,13 +219,4 @@ pub struct Status {
 pub struct Shutdown {
     /// Signalled when idle.
     pub reply: oneshot::Sender<()>,
-}
-
-/// The footprint of a grant, class by class, as `Release::frees` entries.
-pub fn frees_of(f: &Footprint, classes: &[BufferClass]) -> Vec<(BufferClass, u64)> {
-    classes
-        .iter()
-        .map(|c| (*c, f.bytes(*c)))
-        .filter(|(_, b)| *b > 0)
-        .collect()
 }

@@ -4,8 +4,8 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 use crate::ledger::{BufferClass, LedgerSnapshot, Stage};
@@ -35,10 +35,114 @@ pub struct Metrics {
     pub synthesized_alive: IntGauge,
     /// `baton_restarts_total{actor}`.
     pub restarts_total: IntCounterVec,
+    /// `baton_grants_lost_total`: grants dropped unsettled (a lost message or a dead actor),
+    /// reconciled by the Supervisor.
+    pub grants_lost_total: IntCounter,
 }
 
-/// Actor names used as the `actor` label.
-pub const ACTORS: [&str; 5] = ["supervisor", "synthesis", "gpu", "bg2", "dealloc"];
+/// The actor kinds: the `actor` label of `baton_mailbox_depth` and `baton_restarts_total`, and
+/// the actor named in a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ActorKind {
+    /// The Supervisor.
+    Supervisor,
+    /// A synthesis worker.
+    Synthesis,
+    /// A GPU actor.
+    Gpu,
+    /// A B_G2 worker.
+    Bg2,
+    /// The Dealloc actor.
+    Dealloc,
+}
+
+impl ActorKind {
+    /// Every kind.
+    pub const ALL: [ActorKind; 5] = [
+        Self::Supervisor,
+        Self::Synthesis,
+        Self::Gpu,
+        Self::Bg2,
+        Self::Dealloc,
+    ];
+
+    /// The label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Supervisor => "supervisor",
+            Self::Synthesis => "synthesis",
+            Self::Gpu => "gpu",
+            Self::Bg2 => "bg2",
+            Self::Dealloc => "dealloc",
+        }
+    }
+}
+
+/// The timed steps of a partition: the `stage` label of `baton_stage_seconds`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// Synthesis.
+    Synthesis,
+    /// Waiting in front of the GPU actors.
+    QueuedGpu,
+    /// The H computation.
+    H,
+    /// The G1 MSMs.
+    G1Msm,
+    /// The B_G2 MSM and proof assembly.
+    Bg2,
+    /// Dropping buffers.
+    Dealloc,
+}
+
+impl Step {
+    /// Every step, in pipeline order.
+    pub const ALL: [Step; 6] = [
+        Self::Synthesis,
+        Self::QueuedGpu,
+        Self::H,
+        Self::G1Msm,
+        Self::Bg2,
+        Self::Dealloc,
+    ];
+
+    /// The label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Synthesis => "synthesis",
+            Self::QueuedGpu => "queued_gpu",
+            Self::H => "h",
+            Self::G1Msm => "g1_msm",
+            Self::Bg2 => "bg2",
+            Self::Dealloc => "dealloc",
+        }
+    }
+}
+
+/// How a partition attempt ended: the `result` label of `baton_proofs_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProofResult {
+    /// A proof was made.
+    Ok,
+    /// The partition failed for good (one per failed job).
+    Failed,
+    /// The attempt failed and the partition was queued again.
+    Retried,
+    /// Skipped because its job had already failed.
+    Abandoned,
+}
+
+impl ProofResult {
+    /// The label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Failed => "failed",
+            Self::Retried => "retried",
+            Self::Abandoned => "abandoned",
+        }
+    }
+}
 
 impl Metrics {
     /// Creates and registers every metric in a fresh registry.
@@ -75,6 +179,10 @@ impl Metrics {
         )?;
         let restarts_total =
             IntCounterVec::new(Opts::new("restarts_total", "Actor restarts"), &["actor"])?;
+        let grants_lost_total = IntCounter::new(
+            "grants_lost_total",
+            "Grants dropped unsettled (a lost message or a dead actor), reconciled",
+        )?;
         let m = Metrics {
             registry,
             mailbox_depth,
@@ -87,6 +195,7 @@ impl Metrics {
             gpu_busy_seconds,
             synthesized_alive,
             restarts_total,
+            grants_lost_total,
         };
         let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
             Box::new(m.mailbox_depth.clone()),
@@ -99,14 +208,56 @@ impl Metrics {
             Box::new(m.gpu_busy_seconds.clone()),
             Box::new(m.synthesized_alive.clone()),
             Box::new(m.restarts_total.clone()),
+            Box::new(m.grants_lost_total.clone()),
         ];
         for c in collectors {
             m.registry.register(c)?;
         }
-        for a in ACTORS {
-            m.mailbox_depth.with_label_values(&[a]).set(0);
+        for a in ActorKind::ALL {
+            m.mailbox(a).set(0);
         }
         Ok(m)
+    }
+
+    /// `baton_mailbox_depth{actor}` of one actor kind.
+    pub fn mailbox(&self, actor: ActorKind) -> IntGauge {
+        self.mailbox_depth.with_label_values(&[actor.as_str()])
+    }
+
+    /// Counts one restart of `actor` (`baton_restarts_total{actor}`).
+    pub fn restarted(&self, actor: ActorKind) {
+        self.restarts_total
+            .with_label_values(&[actor.as_str()])
+            .inc();
+    }
+
+    /// Records `seconds` spent in `step` (`baton_stage_seconds{stage}`).
+    pub fn observe(&self, step: Step, seconds: f64) {
+        self.stage_seconds
+            .with_label_values(&[step.as_str()])
+            .observe(seconds);
+    }
+
+    /// Counts one partition outcome (`baton_proofs_total{result}`).
+    pub fn proof(&self, result: ProofResult) {
+        self.proofs_total
+            .with_label_values(&[result.as_str()])
+            .inc();
+    }
+
+    /// Mean seconds of each step seen so far, in pipeline order (steps not yet seen left out).
+    pub fn step_means(&self) -> Vec<(&'static str, f64)> {
+        Step::ALL
+            .into_iter()
+            .filter_map(|s| {
+                let m = self
+                    .stage_seconds
+                    .get_metric_with_label_values(&[s.as_str()])
+                    .ok()?;
+                let n = m.get_sample_count();
+                (n > 0).then(|| (s.as_str(), m.get_sample_sum() / n as f64))
+            })
+            .collect()
     }
 
     /// Copies a ledger snapshot into the gauges.
@@ -168,7 +319,7 @@ mod tests {
     #[test]
     fn all_metrics_render_with_prefix() {
         let m = Metrics::new().expect("metrics");
-        m.proofs_total.with_label_values(&["ok"]).inc();
+        m.proof(ProofResult::Ok);
         let text = m.render();
         for name in [
             "baton_mailbox_depth",

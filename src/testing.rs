@@ -17,7 +17,7 @@ use std::time::Duration;
 use blstrs::Scalar;
 
 use crate::backend::{Backend, CpuBackend};
-use crate::engine::{Engine, Request};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::key::ProvingKey;
 use crate::pipeline::{
@@ -25,6 +25,7 @@ use crate::pipeline::{
 };
 use crate::proof::Proof;
 use crate::prover::{self, Abc, G1Sums, Witness};
+use crate::request::Request;
 
 /// The real stages on the CPU backend (what `Engine::start` runs with `gpu.backend = cpu`).
 pub fn cpu_stages() -> Stages {
@@ -104,6 +105,7 @@ pub struct FakeGpu {
     calls: Arc<AtomicUsize>,
     failures: Arc<AtomicUsize>,
     fail_when: Option<GpuPredicate>,
+    kill_on_call: Option<usize>,
 }
 
 impl Default for FakeGpu {
@@ -121,6 +123,7 @@ impl FakeGpu {
             calls: Arc::new(AtomicUsize::new(0)),
             failures: Arc::new(AtomicUsize::new(0)),
             fail_when: None,
+            kill_on_call: None,
         }
     }
 
@@ -167,6 +170,15 @@ impl FakeGpu {
         self.fail_when(move |c| c.number == k)
     }
 
+    /// Kills the GPU actor's thread during the `k`-th `g1_msms` call (1-based), with the
+    /// partition it holds: a stand-in for any fault that takes an actor down past its
+    /// `catch_unwind` (the panic's payload panics again when the actor drops it). The grant of
+    /// that partition is dropped unsettled.
+    pub fn kill_thread_on_call(mut self, k: usize) -> Self {
+        self.kill_on_call = Some(k);
+        self
+    }
+
     /// A factory of clones of this stage, one per device (and again on each restart).
     pub fn factory(&self) -> Factory<dyn GpuStage> {
         let me = self.clone();
@@ -193,6 +205,9 @@ impl GpuStage for FakeGpu {
             number,
             public_inputs: w.public_inputs(),
         };
+        if self.kill_on_call == Some(number) {
+            std::panic::panic_any(ThreadKiller);
+        }
         if self.fail_when.as_ref().is_some_and(|when| when(&call)) {
             self.failures.fetch_add(1, Ordering::SeqCst);
             return Err(Error::Backend {
@@ -201,6 +216,17 @@ impl GpuStage for FakeGpu {
             });
         }
         prover::g1_msms(&CpuBackend, pk, w, h)
+    }
+}
+
+/// A panic payload whose drop panics: the actor catches the first panic, drops the payload, and
+/// the second panic unwinds its thread out of the handler.
+struct ThreadKiller;
+
+impl Drop for ThreadKiller {
+    fn drop(&mut self) {
+        // A fake: dying here, outside the actor's catch_unwind, is its whole purpose.
+        panic!("fake GPU: the actor's thread dies with its partition");
     }
 }
 

@@ -2,115 +2,23 @@
 //! the budget, a GPU that fails one partition, a synthesis actor that panics and is restarted,
 //! many concurrent requests, a request larger than the budget, and a graceful shutdown.
 
+mod support;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::circuits::{KnownCircuit, Synthetic};
-use baton::config::BackendChoice;
-use baton::engine::{footprint_of, EngineStatus};
+use baton::engine::footprint_of;
 use baton::ledger::Footprint;
 use baton::testing::{
     counted, cpu_stages, submit_detached, FakeGpu, Gauge, PanickingSynthesis, RecordingBg2,
 };
-use baton::{
-    Config, Engine, EngineError, PreparedVerifyingKey, Proof, ProvingKey, Request, Scalar,
-};
+use baton::{Engine, EngineError, PreparedVerifyingKey, Request, Scalar};
 use ff::Field;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-
-const CONSTRAINTS: usize = 1 << 8;
-
-/// One key for every test (setup is the slowest part of a tiny proof).
-fn key() -> Arc<ProvingKey> {
-    static KEY: OnceLock<Arc<ProvingKey>> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        Arc::new(
-            baton::generate_random_parameters(Synthetic::new(CONSTRAINTS, 0), &mut rng)
-                .expect("setup"),
-        )
-    })
-    .clone()
-}
-
-fn circuits(seeds: std::ops::Range<u64>) -> Vec<Synthetic> {
-    seeds.map(|s| Synthetic::new(CONSTRAINTS, s)).collect()
-}
-
-fn config(budget_bytes: u64, workers: usize, slots: Option<usize>, retry_attempts: u32) -> Config {
-    Config {
-        budget_bytes: Some(budget_bytes),
-        synthesis_workers: workers,
-        slots,
-        retry_attempts,
-        backend: BackendChoice::Cpu,
-        ..Config::default()
-    }
-}
-
-/// Each proof verifies against its circuit's inputs and fails against a changed input.
-fn check_proofs(pk: &ProvingKey, proofs: &[Proof], circuits: &[Synthetic]) {
-    assert_eq!(proofs.len(), circuits.len(), "one proof per partition");
-    let pvk = PreparedVerifyingKey::new(&pk.vk);
-    for (i, (p, c)) in proofs.iter().zip(circuits).enumerate() {
-        let inputs = c.public_inputs();
-        baton::verify(&pvk, p, &inputs).unwrap_or_else(|e| panic!("proof {i}: {e}"));
-        let mut wrong = inputs.clone();
-        wrong[0] += Scalar::ONE;
-        assert!(
-            baton::verify(&pvk, p, &wrong).is_err(),
-            "proof {i} verifies a wrong input"
-        );
-    }
-}
-
-/// Polls status until `done` holds, or panics after `timeout` with the last status.
-fn wait_for(
-    engine: &Engine,
-    timeout: Duration,
-    done: impl Fn(&EngineStatus) -> bool,
-) -> EngineStatus {
-    let until = Instant::now() + timeout;
-    loop {
-        let st = engine.status_blocking().expect("status");
-        if done(&st) {
-            return st;
-        }
-        assert!(Instant::now() < until, "timed out; last status {st:?}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// Waits until every job has ended and the ledger reads zero.
-/// Submits every request at once, one client thread each; the outcomes in request order.
-fn prove_concurrently(
-    engine: &Engine,
-    pk: &Arc<ProvingKey>,
-    requests: &[Vec<Synthetic>],
-) -> Vec<Result<Vec<Proof>, EngineError>> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = requests
-            .iter()
-            .map(|cs| s.spawn(move || engine.prove_blocking(Request::new(pk.clone(), cs.clone()))))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("join"))
-            .collect()
-    })
-}
-
-fn wait_settled(engine: &Engine) -> EngineStatus {
-    wait_for(engine, Duration::from_secs(10), |st| {
-        st.ledger.charged_bytes == 0 && st.ledger.outstanding_grants == 0 && st.jobs.is_empty()
-    })
-}
-
-fn metric(engine: &Engine, line: &str) -> bool {
-    engine.metric_handles().render().lines().any(|l| l == line)
-}
+use support::{
+    check_proofs, circuits, config, key, metric, prove_concurrently, wait_for, wait_settled,
+};
 
 #[test]
 fn slow_gpu_makes_synthesis_wait_at_the_budget() {

@@ -285,3 +285,44 @@ fn b_g2_on_the_backend_gives_verifying_proofs_with_two_devices() {
     }
     engine.shutdown_blocking();
 }
+
+#[test]
+fn a_budget_beyond_the_hosts_memory_is_refused_at_start_unless_overcommitted() {
+    let available = baton::ledger::available_memory_bytes().expect("this test reads /proc/meminfo");
+    let budget = available.saturating_mul(4);
+    let cfg = Config {
+        budget_bytes: Some(budget),
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    let err = Engine::start(cfg.clone())
+        .err()
+        .expect("a budget 4x the available memory is refused");
+    let text = err.to_string();
+    for part in [
+        "memory.budget",
+        &budget.to_string(),
+        "resident proving keys (0 bytes)",
+        "memory.overcommit",
+    ] {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+    // Warned, not refused: the engine starts and proves.
+    let engine = Engine::start(Config {
+        overcommit: true,
+        ..cfg
+    })
+    .expect("memory.overcommit = true starts anyway");
+    let pk = key(1 << 8, 26);
+    let circuit = Synthetic::new(1 << 8, 700);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), vec![circuit.clone()]))
+        .expect("prove");
+    check_proof(
+        &PreparedVerifyingKey::new(&pk.vk),
+        &proofs[0],
+        &circuit.public_inputs(),
+        0,
+    );
+    engine.shutdown_blocking();
+}

@@ -96,7 +96,9 @@ fn cached_compile_is_reused() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("baton-ptx-{}", std::process::id()));
-    let compile = || kernels::compile_with_cache(KernelSet::Production, "compute_90", Some(&dir));
+    let opts = baton::gpu::GpuOptions::default();
+    let compile =
+        || kernels::compile_with_cache(KernelSet::Production, "compute_90", &opts, Some(&dir));
     let first = compile().expect("compile").to_src();
     let files = std::fs::read_dir(&dir).expect("cache dir").count();
     assert_eq!(files, 1, "one cached PTX file");

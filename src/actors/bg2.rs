@@ -1,27 +1,20 @@
 //! The BG2 actor (CPU): the B_G2 MSM and proof assembly; then the witness goes to Dealloc.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use actix::{Actor, Addr, Handler, SyncContext};
+use actix::{Actor, Handler, SyncContext};
 
-use super::gpu::fail_and_release;
-use super::{post, restart_after_panic, retryable, skipped, took, DeallocActor, Supervisor};
-use crate::ledger::BufferClass;
-use crate::messages::{frees_of, FinishProof, PartitionDone, Release};
-use crate::metrics::Metrics;
+use super::{took, Links};
+use crate::messages::{FinishProof, PartitionDone};
+use crate::metrics::{ActorKind, Step};
 use crate::pipeline::Bg2Stage;
 
 /// One B_G2 worker.
 pub struct Bg2Actor {
     /// The stage implementation.
     pub stage: Box<dyn Bg2Stage>,
-    /// Results go here.
-    pub supervisor: Addr<Supervisor>,
-    /// The witness goes here afterwards.
-    pub dealloc: Addr<DeallocActor>,
-    /// Metrics.
-    pub metrics: Metrics,
+    /// The Supervisor, Dealloc and metrics.
+    pub links: Links,
 }
 
 impl Actor for Bg2Actor {
@@ -32,72 +25,32 @@ impl Handler<FinishProof> for Bg2Actor {
     type Result = ();
 
     fn handle(&mut self, msg: FinishProof, ctx: &mut SyncContext<Self>) {
-        took(&self.metrics, "bg2");
+        let links = &self.links;
+        took(&links.metrics, ActorKind::Bg2);
         let FinishProof {
             part,
             pk,
-            grant,
             g1,
             witness,
             abandoned,
             span,
+            grant,
         } = msg;
-        let stage_span = tracing::info_span!(parent: &span, "bg2");
-        let _enter = stage_span.enter();
+        let _enter = tracing::info_span!(parent: &span, "bg2").entered();
         let t = Instant::now();
         let stage = &mut self.stage;
-        let outcome = if abandoned.is_set() {
-            skipped(&self.metrics, "bg2");
-            Ok(Err(crate::Error::Abandoned))
-        } else {
-            catch_unwind(AssertUnwindSafe(|| stage.finish(&pk, &witness, &g1)))
-        };
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["bg2"])
-            .observe(t.elapsed().as_secs_f64());
-        let (cause, retryable) = match outcome {
-            Ok(Ok(proof)) => {
-                tracing::info!(
-                    seconds = t.elapsed().as_secs_f64(),
-                    "B_G2 MSM and proof assembled"
-                );
-                post(
-                    &self.metrics,
-                    "supervisor",
-                    &self.supervisor,
-                    PartitionDone { part, proof },
-                );
-                let classes = [BufferClass::Aux, BufferClass::Inputs, BufferClass::Density];
-                let frees = frees_of(&grant.footprint(), &classes);
-                post(
-                    &self.metrics,
-                    "dealloc",
-                    &self.dealloc,
-                    Release {
-                        grant: grant.id(),
-                        frees,
-                        buffers: Box::new(witness),
-                    },
-                );
-                return;
+        let outcome = links.run(ActorKind::Bg2, ctx, &abandoned, (), |()| {
+            stage.finish(&pk, &witness, &g1)
+        });
+        let secs = t.elapsed().as_secs_f64();
+        links.metrics.observe(Step::Bg2, secs);
+        match outcome {
+            Ok(proof) => {
+                tracing::info!(seconds = secs, "B_G2 MSM and proof assembled");
+                links.tell(PartitionDone { part, proof });
+                links.release(grant, witness);
             }
-            Ok(Err(e)) => (e.to_string(), retryable(&e)),
-            Err(p) => restart_after_panic(&self.metrics, "bg2", ctx, p.as_ref()),
-        };
-        if !abandoned.is_set() {
-            tracing::warn!(%cause, "B_G2 stage failed");
+            Err(failure) => links.fail(ActorKind::Bg2, part, grant, failure, &abandoned, witness),
         }
-        fail_and_release(
-            &self.metrics,
-            &self.supervisor,
-            &self.dealloc,
-            part,
-            grant,
-            "bg2",
-            cause,
-            retryable,
-            Some(witness),
-        );
     }
 }

@@ -6,7 +6,7 @@ use actix::{Actor, Addr, Handler, SyncContext};
 
 use super::{post, took, Supervisor};
 use crate::messages::{Freed, Release};
-use crate::metrics::Metrics;
+use crate::metrics::{ActorKind, Metrics, Step};
 
 /// Drops what it is sent, then tells the supervisor.
 pub struct DeallocActor {
@@ -26,24 +26,21 @@ impl Handler<Release> for DeallocActor {
     type Result = ();
 
     fn handle(&mut self, msg: Release, _: &mut SyncContext<Self>) {
-        took(&self.metrics, "dealloc");
+        took(&self.metrics, ActorKind::Dealloc);
         let t = Instant::now();
-        drop(msg.buffers);
+        let Release { buffers, grant } = msg;
+        drop(buffers);
         if !self.delay.is_zero() {
             std::thread::sleep(self.delay);
         }
         self.metrics
-            .stage_seconds
-            .with_label_values(&["dealloc"])
-            .observe(t.elapsed().as_secs_f64());
+            .observe(Step::Dealloc, t.elapsed().as_secs_f64());
+        let (grant, frees) = grant.settle();
         post(
             &self.metrics,
-            "supervisor",
+            ActorKind::Supervisor,
             &self.supervisor,
-            Freed {
-                grant: msg.grant,
-                frees: msg.frees,
-            },
+            Freed { grant, frees },
         );
     }
 }

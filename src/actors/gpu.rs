@@ -1,23 +1,16 @@
-//! The Gpu actor (one per device): takes a synthesized partition, computes H, frees a/b/c early
+//! The Gpu actor (one per device): takes a synthesized partition, computes H, frees b and c early
 //! through Dealloc, runs the G1 MSMs and hands the witness to the BG2 actor, so it can take the
 //! next partition at once.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
 use std::time::Instant;
 
 use actix::{Actor, Addr, Handler, SyncContext};
-use blstrs::Scalar;
 
-use super::{
-    post, restart_after_panic, retryable, skipped, took, Bg2Actor, DeallocActor, Supervisor,
-};
+use super::{post, took, Bg2Actor, Links};
 use crate::key::ProvingKey;
-use crate::ledger::{BufferClass, Footprint, Grant, GrantId, Stage};
-use crate::messages::{
-    Abandoned, Delivered, Failed, FinishProof, HandedOff, PartRef, Prove, Release,
-};
-use crate::metrics::Metrics;
+use crate::ledger::{BufferClass, Grant, Stage};
+use crate::messages::{Delivered, FinishProof, HandedOff, Prove};
+use crate::metrics::{ActorKind, Step};
 use crate::pipeline::GpuStage;
 use crate::prover::{Abc, G1Sums, Witness};
 
@@ -27,233 +20,98 @@ pub struct GpuActor {
     pub stage: Box<dyn GpuStage>,
     /// Device label for metrics.
     pub device: String,
-    /// Events go here.
-    pub supervisor: Addr<Supervisor>,
     /// Finished G1 work goes here.
     pub bg2: Addr<Bg2Actor>,
-    /// Dead buffers go here.
-    pub dealloc: Addr<DeallocActor>,
-    /// Metrics.
-    pub metrics: Metrics,
+    /// The Supervisor, Dealloc and metrics.
+    pub links: Links,
 }
 
 impl Actor for GpuActor {
     type Context = SyncContext<Self>;
 }
 
-/// The buffers this actor owns while it works; whatever is left after a failure goes to Dealloc.
-struct Held {
-    abc: Option<Abc>,
-    h: Option<Vec<Scalar>>,
-    witness: Option<Witness>,
-    /// Ledger bytes of the abc class not yet released.
-    abc_bytes: u64,
-}
-
-impl GpuActor {
-    fn release(
-        &self,
-        grant: GrantId,
-        frees: Vec<(BufferClass, u64)>,
-        buffers: Box<dyn std::any::Any + Send>,
-    ) {
-        post(
-            &self.metrics,
-            "dealloc",
-            &self.dealloc,
-            Release {
-                grant,
-                frees,
-                buffers,
-            },
-        );
-    }
-
-    fn run(
-        &mut self,
-        part: PartRef,
-        pk: &Arc<ProvingKey>,
-        fp: &Footprint,
-        id: GrantId,
-        held: &mut Held,
-        abandoned: &Abandoned,
-    ) -> crate::Result<G1Sums> {
-        if abandoned.is_set() {
-            skipped(&self.metrics, "gpu");
-            return Err(crate::Error::Abandoned);
-        }
-        let t = Instant::now();
-        let mut abc = held.abc.take().unwrap_or_default();
-        let h = self.stage.compute_h(pk, &mut abc);
-        // Early free: b and c (and a's leftovers) are dead once H exists, error or not.
-        let bc_bytes = fp.bytes(BufferClass::Abc) * 2 / 3;
-        self.release(id, vec![(BufferClass::Abc, bc_bytes)], Box::new(abc));
-        held.abc_bytes -= bc_bytes;
-        let h = h?;
-        held.h = Some(h);
-        let h_secs = t.elapsed().as_secs_f64();
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["h"])
-            .observe(h_secs);
-        tracing::info!(seconds = h_secs, "H computed");
-        let t = Instant::now();
-        let witness = held.witness.as_ref().ok_or_else(|| crate::Error::Backend {
-            backend: "gpu actor",
-            reason: "partition arrived without a witness".into(),
-        })?;
-        let h = held.h.as_deref().unwrap_or(&[]);
-        let g1 = self.stage.g1_msms(pk, witness, h)?;
-        let msm_secs = t.elapsed().as_secs_f64();
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["g1_msm"])
-            .observe(msm_secs);
-        tracing::info!(
-            job = part.job,
-            partition = part.index,
-            seconds = msm_secs,
-            "G1 MSMs done"
-        );
-        Ok(g1)
-    }
+/// H and the G1 MSMs of one partition. a/b/c are released as soon as they are dead, each part
+/// with the bytes the ledger charged for it; what an unwinding panic drops stays in `grant`.
+fn h_and_g1(
+    stage: &mut dyn GpuStage,
+    links: &Links,
+    pk: &ProvingKey,
+    mut abc: Abc,
+    witness: &Witness,
+    grant: &mut Grant,
+) -> crate::Result<G1Sums> {
+    let t = Instant::now();
+    let h = stage.compute_h(pk, &mut abc);
+    // Early free: b and c (and a's leftovers) are dead once H exists, error or not.
+    let bc_bytes = grant.footprint().bc_bytes();
+    links.release(grant.split(BufferClass::Abc, bc_bytes), abc);
+    let h = h?;
+    let h_secs = t.elapsed().as_secs_f64();
+    links.metrics.observe(Step::H, h_secs);
+    tracing::info!(seconds = h_secs, "H computed");
+    let t = Instant::now();
+    let g1 = stage.g1_msms(pk, witness, &h);
+    // H's buffer (a's old storage) is the rest of the abc charge.
+    links.release(grant.split_classes(&[BufferClass::Abc]), h);
+    let g1 = g1?;
+    let msm_secs = t.elapsed().as_secs_f64();
+    links.metrics.observe(Step::G1Msm, msm_secs);
+    tracing::info!(seconds = msm_secs, "G1 MSMs done");
+    Ok(g1)
 }
 
 impl Handler<Prove> for GpuActor {
     type Result = ();
 
     fn handle(&mut self, msg: Prove, ctx: &mut SyncContext<Self>) {
-        took(&self.metrics, "gpu");
+        let links = &self.links;
+        took(&links.metrics, ActorKind::Gpu);
         let Prove {
             part,
             pk,
-            grant,
             abc,
             witness,
             synthesized_at,
             abandoned,
             span,
+            mut grant,
         } = msg;
-        let id = grant.id();
-        let fp = grant.footprint();
-        post(
-            &self.metrics,
-            "supervisor",
-            &self.supervisor,
-            Delivered { part, grant: id },
-        );
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["queued_gpu"])
-            .observe(synthesized_at.elapsed().as_secs_f64());
-        let stage_span = tracing::info_span!(parent: &span, "gpu", device = %self.device);
-        let _enter = stage_span.enter();
+        links.tell(Delivered {
+            part,
+            grant: grant.id(),
+        });
+        let queued_secs = synthesized_at.elapsed().as_secs_f64();
+        links.metrics.observe(Step::QueuedGpu, queued_secs);
+        let _enter = tracing::info_span!(parent: &span, "gpu", device = %self.device).entered();
         let busy = Instant::now();
-        let mut held = Held {
-            abc: Some(abc),
-            h: None,
-            witness: Some(witness),
-            abc_bytes: fp.bytes(BufferClass::Abc),
-        };
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            self.run(part, &pk, &fp, id, &mut held, &abandoned)
-        }));
-        self.metrics
+        let stage = self.stage.as_mut();
+        let outcome = links.run(ActorKind::Gpu, ctx, &abandoned, abc, |abc| {
+            h_and_g1(stage, links, &pk, abc, &witness, &mut grant)
+        });
+        links
+            .metrics
             .gpu_busy_seconds
             .with_label_values(&[&self.device])
             .inc_by(busy.elapsed().as_secs_f64());
-        // H's buffer (a's old storage) is the rest of the abc charge.
-        let rest = held.abc_bytes;
-        let leftovers = (held.abc.take(), held.h.take());
-        self.release(id, vec![(BufferClass::Abc, rest)], Box::new(leftovers));
-        let (cause, retryable) = match outcome {
-            Ok(Ok(g1)) => {
-                if let Some(witness) = held.witness.take() {
-                    post(
-                        &self.metrics,
-                        "supervisor",
-                        &self.supervisor,
-                        HandedOff {
-                            part,
-                            grant: id,
-                            stage: Stage::Bg2,
-                        },
-                    );
-                    post(
-                        &self.metrics,
-                        "bg2",
-                        &self.bg2,
-                        FinishProof {
-                            part,
-                            pk,
-                            grant,
-                            g1,
-                            witness,
-                            abandoned,
-                            span,
-                        },
-                    );
-                    return;
-                }
-                ("witness lost inside the GPU actor".to_string(), true)
+        match outcome {
+            Ok(g1) => {
+                links.tell(HandedOff {
+                    part,
+                    grant: grant.id(),
+                    stage: Stage::Bg2,
+                });
+                let finish = FinishProof {
+                    part,
+                    pk,
+                    g1,
+                    witness,
+                    abandoned,
+                    span,
+                    grant,
+                };
+                post(&links.metrics, ActorKind::Bg2, &self.bg2, finish);
             }
-            Ok(Err(e)) => (e.to_string(), retryable(&e)),
-            Err(p) => restart_after_panic(&self.metrics, "gpu", ctx, p.as_ref()),
-        };
-        if !abandoned.is_set() {
-            tracing::warn!(%cause, "GPU stage failed");
+            Err(failure) => links.fail(ActorKind::Gpu, part, grant, failure, &abandoned, witness),
         }
-        fail_and_release(
-            &self.metrics,
-            &self.supervisor,
-            &self.dealloc,
-            part,
-            grant,
-            "gpu",
-            cause,
-            retryable,
-            held.witness.take(),
-        );
     }
-}
-
-/// Reports a failure, then releases the witness classes (the abc class is already settled).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn fail_and_release(
-    metrics: &Metrics,
-    supervisor: &Addr<Supervisor>,
-    dealloc: &Addr<DeallocActor>,
-    part: PartRef,
-    grant: Grant,
-    actor: &'static str,
-    cause: String,
-    retryable: bool,
-    witness: Option<Witness>,
-) {
-    let id = grant.id();
-    post(
-        metrics,
-        "supervisor",
-        supervisor,
-        Failed {
-            part,
-            grant: id,
-            actor,
-            cause,
-            retryable,
-            frees_worker: false,
-        },
-    );
-    let classes = [BufferClass::Aux, BufferClass::Inputs, BufferClass::Density];
-    let frees = crate::messages::frees_of(&grant.footprint(), &classes);
-    post(
-        metrics,
-        "dealloc",
-        dealloc,
-        Release {
-            grant: id,
-            frees,
-            buffers: Box::new(witness),
-        },
-    );
 }

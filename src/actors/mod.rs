@@ -1,8 +1,13 @@
-//! The engine's actors (see actors.md): Supervisor, Synthesis, Gpu, BG2 and Dealloc.
+//! The engine's actors (see actors.md): Supervisor, Synthesis, Gpu, BG2 and Dealloc, and the one
+//! handler skeleton the three worker actors (Synthesis, Gpu, BG2) share: `Links::run` takes
+//! the work (skipping an abandoned job's, catching a panic), `Links::fail` is the one failure
+//! path (report, then every owned buffer to Dealloc in one message).
 
 mod bg2;
 mod dealloc;
 mod gpu;
+mod mailbox;
+mod spawn;
 mod supervisor;
 mod synthesis;
 
@@ -12,59 +17,146 @@ pub use gpu::GpuActor;
 pub use supervisor::{Supervisor, SupervisorParts};
 pub use synthesis::SynthesisActor;
 
+pub(crate) use mailbox::{post, took};
+pub(crate) use spawn::spawn_actors;
+
 use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use actix::dev::ToEnvelope;
-use actix::{Actor, Addr, Handler, Message};
+use actix::{ActorContext, Addr, Handler, Message};
 
-use crate::metrics::Metrics;
+use crate::error::Error;
+use crate::ledger::Grant;
+use crate::messages::{Abandoned, Failed, PartRef, Release};
+use crate::metrics::{ActorKind, Metrics, ProofResult};
 
-/// Sends `msg` to `addr`, counting it in `baton_mailbox_depth{actor}` until its handler starts.
-/// Unbounded on purpose: every large message is already bounded by ledger slots and grants.
-pub(crate) fn post<A, M>(metrics: &Metrics, actor: &str, addr: &Addr<A>, msg: M)
-where
-    A: Actor + Handler<M>,
-    A::Context: ToEnvelope<A, M>,
-    M: Message + Send + 'static,
-    M::Result: Send,
-{
-    metrics.mailbox_depth.with_label_values(&[actor]).inc();
-    addr.do_send(msg);
+/// What every worker actor holds besides its stage: where its events and dead buffers go.
+#[derive(Clone)]
+pub struct Links {
+    /// Events go here.
+    pub supervisor: Addr<Supervisor>,
+    /// Dead buffers go here.
+    pub dealloc: Addr<DeallocActor>,
+    /// Metrics.
+    pub metrics: Metrics,
 }
 
-/// Marks one message of `actor` as taken from its mailbox.
-pub(crate) fn took(metrics: &Metrics, actor: &str) {
-    metrics.mailbox_depth.with_label_values(&[actor]).dec();
+/// Why one attempt at a partition failed, whether another attempt could pass, and the work's
+/// input if the work never started (a skipped partition's buffers, still owned).
+#[derive(Debug)]
+pub(crate) struct Failure<I> {
+    cause: String,
+    retryable: bool,
+    unused: Option<I>,
 }
 
-/// After a caught panic: counts the restart, stops the actor (a `SyncContext` then builds a
-/// fresh one from its factory on the same thread) and returns the failure cause, retryable.
-pub(crate) fn restart_after_panic<C: actix::ActorContext>(
-    metrics: &Metrics,
-    actor: &str,
-    ctx: &mut C,
-    payload: &(dyn Any + Send),
-) -> (String, bool) {
-    metrics.restarts_total.with_label_values(&[actor]).inc();
-    ctx.stop();
-    (
-        format!("{actor} actor panicked: {}", panic_text(payload)),
-        true,
-    )
+impl<I> Failure<I> {
+    /// The one retry rule, for every stage: backend and I/O failures and GPU conditions that can
+    /// pass (out of device memory, driver errors) may pass on another attempt; an unsatisfied
+    /// circuit, a key that does not fit, bad lengths, a degenerate key, a GPU bug (a refused
+    /// launch, a kernel that does not compile) or an abandoned job fail the same way every time.
+    fn from_error(e: &Error, unused: Option<I>) -> Self {
+        let retryable = match e {
+            Error::Gpu(g) => g.retryable(),
+            e => matches!(e, Error::Backend { .. } | Error::Io(_)),
+        };
+        Failure {
+            cause: e.to_string(),
+            retryable,
+            unused,
+        }
+    }
 }
 
-/// Counts a partition a stage skipped because its job had already failed
-/// (`baton_proofs_total{result="abandoned"}`) and says so at info level.
-pub(crate) fn skipped(metrics: &Metrics, actor: &'static str) {
-    metrics.proofs_total.with_label_values(&["abandoned"]).inc();
-    tracing::info!(actor, "partition skipped: its job already failed");
-}
+impl Links {
+    /// Sends `msg` to the Supervisor (counted in its mailbox depth).
+    pub(crate) fn tell<M>(&self, msg: M)
+    where
+        Supervisor: Handler<M>,
+        M: Message + Send + 'static,
+        M::Result: Send,
+    {
+        post(&self.metrics, ActorKind::Supervisor, &self.supervisor, msg);
+    }
 
-/// Whether another attempt at a partition could pass after this error: device and backend
-/// failures may; an unsatisfied circuit, a key that does not fit, bad lengths or a degenerate
-/// key fail the same way every time.
-pub(crate) fn retryable(e: &crate::Error) -> bool {
-    matches!(e, crate::Error::Backend { .. } | crate::Error::Io(_))
+    /// Hands `buffers` to Dealloc with the part of the grant that stands for them.
+    pub(crate) fn release(&self, grant: Grant, buffers: impl Any + Send) {
+        let buffers = Box::new(buffers);
+        post(
+            &self.metrics,
+            ActorKind::Dealloc,
+            &self.dealloc,
+            Release { buffers, grant },
+        );
+    }
+
+    /// The work of one handler, the same way for every worker actor: a partition whose job was
+    /// abandoned is skipped (`baton_proofs_total{result="abandoned"}`); a panic inside `work` is
+    /// caught, counted as a restart and stops the actor (its `SyncArbiter` builds a fresh one
+    /// from the factory on the same thread), and is retryable; an error goes through the one
+    /// retry rule.
+    /// A skipped partition's `input` comes back in the failure, so that its buffers still go to
+    /// Dealloc rather than being dropped here.
+    pub(crate) fn run<C: ActorContext, I, T>(
+        &self,
+        actor: ActorKind,
+        ctx: &mut C,
+        abandoned: &Abandoned,
+        input: I,
+        work: impl FnOnce(I) -> crate::Result<T>,
+    ) -> Result<T, Failure<I>> {
+        if abandoned.is_set() {
+            self.metrics.proof(ProofResult::Abandoned);
+            tracing::info!(
+                actor = actor.as_str(),
+                "partition skipped: its job already failed"
+            );
+            return Err(Failure::from_error(&Error::Abandoned, Some(input)));
+        }
+        match catch_unwind(AssertUnwindSafe(|| work(input))) {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(Failure::from_error(&e, None)),
+            Err(payload) => {
+                self.metrics.restarted(actor);
+                ctx.stop();
+                let cause = format!(
+                    "{} actor panicked: {}",
+                    actor.as_str(),
+                    panic_text(&*payload)
+                );
+                Err(Failure {
+                    cause,
+                    retryable: true,
+                    unused: None,
+                })
+            }
+        }
+    }
+
+    /// The one failure path: tells the Supervisor, then hands every buffer the actor still owns
+    /// to Dealloc in one message, with all the bytes the grant still stands for (buffers an
+    /// unwinding panic already dropped are gone; their bytes travel with the rest).
+    pub(crate) fn fail<I: Any + Send>(
+        &self,
+        actor: ActorKind,
+        part: PartRef,
+        grant: Grant,
+        failure: Failure<I>,
+        abandoned: &Abandoned,
+        buffers: impl Any + Send,
+    ) {
+        if !abandoned.is_set() {
+            tracing::warn!(actor = actor.as_str(), cause = %failure.cause, "stage failed");
+        }
+        self.tell(Failed {
+            part,
+            grant: grant.id(),
+            actor,
+            cause: failure.cause,
+            retryable: failure.retryable,
+        });
+        self.release(grant, (failure.unused, buffers));
+    }
 }
 
 /// Text of a caught panic payload.

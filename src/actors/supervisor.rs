@@ -1,20 +1,28 @@
 //! The Supervisor actor: owns the ledger and the job table, grants synthesis work against the
-//! budget, retries failed partitions a bounded number of times, and answers each request.
+//! budget (admission, in `supervisor/admission.rs`), retries failed partitions a bounded number
+//! of times, reconciles grants dropped unsettled, and answers each request. The actors' events
+//! are handled in `supervisor/events.rs`.
 
-use std::collections::{HashMap, VecDeque};
+mod admission;
+mod events;
+
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use actix::{Actor, Addr, Context, Handler};
+use actix::{Actor, AsyncContext, Context, Handler, Recipient, WeakAddr};
 use tokio::sync::oneshot;
 
-use super::{post, took, SynthesisActor};
-use crate::engine::{EngineError, EngineStatus, JobStatus, PartitionState};
+use self::admission::{Admission, Next};
+use super::mailbox::{post, post_to, took};
 use crate::key::ProvingKey;
-use crate::ledger::{Footprint, GrantId, Ledger, LedgerError, Stage};
-use crate::messages::*;
-use crate::metrics::Metrics;
+use crate::ledger::{
+    available_memory_bytes, Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage,
+};
+use crate::messages::{Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit, Synthesize};
+use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
+use crate::status::{EngineError, EngineStatus, JobStatus, PartitionState};
 
 /// What the supervisor is started with.
 pub struct SupervisorParts {
@@ -26,9 +34,6 @@ pub struct SupervisorParts {
     pub retry_attempts: u32,
     /// Metrics.
     pub metrics: Metrics,
-    /// Set each proving key in use aside from the budget (the budget was sized from available
-    /// memory, so keys loaded later must come out of it).
-    pub reserve_keys: bool,
 }
 
 struct Job {
@@ -50,25 +55,55 @@ struct Job {
 pub struct Supervisor {
     ledger: Ledger,
     jobs: HashMap<u64, Job>,
-    queue: VecDeque<PartRef>,
+    admission: Admission,
     grants: HashMap<GrantId, PartRef>,
-    idle_workers: usize,
     retry_attempts: u32,
     next_job: u64,
-    synthesis: Option<Addr<SynthesisActor>>,
+    synthesis: Option<Recipient<Synthesize>>,
     metrics: Metrics,
     closing: Vec<oneshot::Sender<()>>,
     refuse_new: bool,
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
     alive_now: usize,
     alive_peak: usize,
-    reserve_keys: bool,
-    /// Keys set aside in the ledger: key id → (bytes, jobs using it).
-    keys: HashMap<u64, (u64, usize)>,
+}
+
+/// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]). Weak:
+/// the ledger lives inside the Supervisor, which must not keep itself alive through it.
+struct DroppedGrants {
+    supervisor: WeakAddr<Supervisor>,
+    metrics: Metrics,
+}
+
+impl std::fmt::Debug for DroppedGrants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DroppedGrants")
+    }
+}
+
+impl GrantWatch for DroppedGrants {
+    fn dropped(&self, lost: LostGrant) {
+        // Gone at shutdown: nothing is left to reconcile then.
+        if let Some(supervisor) = self.supervisor.upgrade() {
+            post(
+                &self.metrics,
+                ActorKind::Supervisor,
+                &supervisor,
+                GrantDropped { lost },
+            );
+        }
+    }
 }
 
 impl Actor for Supervisor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.ledger.watch_grants(Arc::new(DroppedGrants {
+            supervisor: ctx.address().downgrade(),
+            metrics: self.metrics.clone(),
+        }));
+    }
 }
 
 impl Supervisor {
@@ -81,9 +116,8 @@ impl Supervisor {
         Supervisor {
             ledger: parts.ledger,
             jobs: HashMap::new(),
-            queue: VecDeque::new(),
+            admission: Admission::new(parts.synthesis_workers),
             grants: HashMap::new(),
-            idle_workers: parts.synthesis_workers,
             retry_attempts: parts.retry_attempts,
             next_job: 1,
             synthesis: None,
@@ -92,66 +126,61 @@ impl Supervisor {
             refuse_new: false,
             alive_now: 0,
             alive_peak: 0,
-            reserve_keys: parts.reserve_keys,
-            keys: HashMap::new(),
         }
     }
 
     /// Connects the synthesis pool (created after the supervisor, since it needs its address).
-    pub fn attach(&mut self, synthesis: Addr<SynthesisActor>) {
+    pub fn attach(&mut self, synthesis: Recipient<Synthesize>) {
         self.synthesis = Some(synthesis);
     }
 
-    /// Starts as many queued partitions as workers, slots and budget allow.
+    /// Starts as many queued partitions as workers, slots and budget allow (admission decides
+    /// which; this only carries its decisions out).
     fn pump(&mut self) {
-        while self.idle_workers > 0 {
-            let Some(part) = self.queue.front().copied() else {
-                break;
-            };
-            let Some(job) = self.jobs.get_mut(&part.job) else {
-                self.queue.pop_front();
-                continue;
-            };
-            if job.failed {
-                self.queue.pop_front();
-                continue;
-            }
-            let grant = match self.ledger.try_grant(&job.footprint) {
-                Ok(Some(g)) => g,
-                Ok(None) => break,
-                Err(e) => {
-                    self.queue.pop_front();
-                    self.fail_job(part.job, EngineError::Rejected(e.to_string()));
-                    continue;
+        loop {
+            let jobs = &self.jobs;
+            let next = self.admission.next(&mut self.ledger, |id| {
+                jobs.get(&id).filter(|j| !j.failed).map(|j| j.footprint)
+            });
+            match next {
+                Next::Wait => break,
+                Next::Refused(part, e) => {
+                    self.fail_job(part.job, EngineError::Rejected(e.to_string()))
                 }
-            };
-            self.queue.pop_front();
-            job.in_flight += 1;
-            self.idle_workers -= 1;
-            self.grants.insert(grant.id(), part);
-            let (circuit, pk) = (job.circuits[part.index].clone(), job.pk.clone());
-            let abandoned = job.abandoned.clone();
-            let span = tracing::info_span!(parent: &job.span, "partition", index = part.index, attempt = part.attempt);
-            self.set_state(part, PartitionState::Synthesizing);
-            if let Some(s) = &self.synthesis {
-                post(
-                    &self.metrics,
-                    "synthesis",
-                    s,
-                    Synthesize {
+                Next::Start(part, grant) => {
+                    let Some(job) = self.jobs.get_mut(&part.job) else {
+                        continue;
+                    };
+                    job.in_flight += 1;
+                    job.states[part.index] = PartitionState::At(Stage::Synthesizing);
+                    self.grants.insert(grant.id(), part);
+                    let span = tracing::info_span!(parent: &job.span, "partition", index = part.index, attempt = part.attempt);
+                    let msg = Synthesize {
                         part,
-                        circuit,
-                        pk,
-                        grant,
-                        abandoned,
+                        circuit: job.circuits[part.index].clone(),
+                        pk: job.pk.clone(),
+                        abandoned: job.abandoned.clone(),
                         span,
-                    },
-                );
+                        grant,
+                    };
+                    if let Some(s) = &self.synthesis {
+                        post_to(&self.metrics, ActorKind::Synthesis, s, msg);
+                    }
+                }
             }
         }
-        self.metrics.grants_waiting.set(self.queue.len() as i64);
+        self.metrics
+            .grants_waiting
+            .set(self.admission.waiting() as i64);
         self.metrics.observe_ledger(&self.ledger.snapshot());
         self.metrics.synthesized_alive.set(self.alive_now as i64);
+    }
+
+    fn state(&self, part: PartRef) -> Option<PartitionState> {
+        self.jobs
+            .get(&part.job)
+            .and_then(|j| j.states.get(part.index))
+            .copied()
     }
 
     fn set_state(&mut self, part: PartRef, state: PartitionState) {
@@ -162,6 +191,15 @@ impl Supervisor {
         {
             *s = state;
         }
+    }
+
+    /// Whether `part` is the live attempt of a live job and still in the pipeline.
+    fn in_pipeline(&self, part: PartRef) -> bool {
+        self.jobs.get(&part.job).is_some_and(|j| {
+            !j.failed
+                && j.attempts.get(part.index) == Some(&part.attempt)
+                && matches!(j.states.get(part.index), Some(PartitionState::At(_)))
+        })
     }
 
     fn ledger_op(&mut self, what: &str, r: Result<impl Sized, LedgerError>) {
@@ -182,14 +220,11 @@ impl Supervisor {
         job.abandoned.set();
         tracing::warn!(job = job_id, error = %err, "job failed");
         // One per partition that failed for good (its siblings are abandoned, not counted).
-        self.metrics
-            .proofs_total
-            .with_label_values(&["failed"])
-            .inc();
+        self.metrics.proof(ProofResult::Failed);
         if let Some(reply) = job.reply.take() {
             let _ = reply.send(Err(err));
         }
-        self.queue.retain(|p| p.job != job_id);
+        self.admission.forget_job(job_id);
         self.finish_if_done(job_id);
     }
 
@@ -200,34 +235,10 @@ impl Supervisor {
         };
         if done {
             if let Some(job) = self.jobs.remove(&job_id) {
-                self.unuse_key(job.pk.id());
+                self.ledger.unuse_key(job.pk.id());
             }
         }
         self.maybe_close();
-    }
-
-    /// Counts one more job on `pk`, setting its bytes aside the first time (auto budgets only).
-    fn use_key(&mut self, pk: &ProvingKey) {
-        if !self.reserve_keys {
-            return;
-        }
-        let entry = self.keys.entry(pk.id()).or_insert((0, 0));
-        if entry.1 == 0 {
-            entry.0 = pk.heap_bytes();
-            self.ledger.reserve_resident(entry.0);
-        }
-        entry.1 += 1;
-    }
-
-    /// One job fewer on key `id`; its bytes come back to the budget with the last one.
-    fn unuse_key(&mut self, id: u64) {
-        if let Some(entry) = self.keys.get_mut(&id) {
-            entry.1 = entry.1.saturating_sub(1);
-            if entry.1 == 0 {
-                self.ledger.release_resident(entry.0);
-                self.keys.remove(&id);
-            }
-        }
     }
 
     fn maybe_close(&mut self) {
@@ -243,7 +254,7 @@ impl Handler<Submit> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Submit, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         let Submit { request, reply } = msg;
         if self.refuse_new {
             let _ = reply.send(Err(EngineError::ShuttingDown));
@@ -256,10 +267,18 @@ impl Handler<Submit> for Supervisor {
             return;
         }
         let footprint = request.footprint();
-        // The key counts against the budget while a job uses it (auto budgets).
-        self.use_key(&request.pk);
-        if let Err(e) = self.ledger.admit(&footprint) {
-            self.unuse_key(request.pk.id());
+        // The key counts against memory while a job uses it (set aside from an auto budget, or
+        // checked beside a stated one).
+        let (key, key_bytes) = (request.pk.id(), request.pk.heap_bytes());
+        let admitted = self
+            .ledger
+            .use_key(key, key_bytes, available_memory_bytes)
+            .and_then(|()| {
+                self.ledger
+                    .admit(&footprint)
+                    .inspect_err(|_| self.ledger.unuse_key(key))
+            });
+        if let Err(e) = admitted {
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
             return;
         }
@@ -272,13 +291,7 @@ impl Handler<Submit> for Supervisor {
             footprint_bytes = footprint.total_bytes(),
             "job admitted"
         );
-        for index in 0..n {
-            self.queue.push_back(PartRef {
-                job: id,
-                index,
-                attempt: 1,
-            });
-        }
+        self.admission.push_job(id, n);
         self.jobs.insert(
             id,
             Job {
@@ -299,154 +312,11 @@ impl Handler<Submit> for Supervisor {
     }
 }
 
-impl Handler<Synthesized> for Supervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Synthesized, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
-        self.idle_workers += 1;
-        self.alive_now += 1;
-        self.alive_peak = self.alive_peak.max(self.alive_now);
-        let r = self.ledger.synthesized(msg.grant);
-        self.ledger_op("synthesized", r);
-        self.set_state(msg.part, PartitionState::QueuedForGpu);
-        self.pump();
-    }
-}
-
-impl Handler<Delivered> for Supervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Delivered, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
-        self.alive_now = self.alive_now.saturating_sub(1);
-        let r = self.ledger.delivered(msg.grant);
-        self.ledger_op("delivered", r);
-        self.set_state(msg.part, PartitionState::OnGpu);
-        self.pump();
-    }
-}
-
-impl Handler<HandedOff> for Supervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: HandedOff, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
-        let r = self.ledger.advance(msg.grant, msg.stage);
-        self.ledger_op("advance", r);
-        if msg.stage == Stage::Bg2 {
-            self.set_state(msg.part, PartitionState::Bg2);
-        }
-        self.metrics.observe_ledger(&self.ledger.snapshot());
-    }
-}
-
-impl Handler<Freed> for Supervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Freed, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
-        for (class, bytes) in msg.frees {
-            match self.ledger.freed(msg.grant, class, bytes) {
-                Ok(true) => {
-                    // The grant ended: its partition no longer holds memory.
-                    if let Some(part) = self.grants.remove(&msg.grant) {
-                        if let Some(job) = self.jobs.get_mut(&part.job) {
-                            job.in_flight = job.in_flight.saturating_sub(1);
-                        }
-                        self.finish_if_done(part.job);
-                    }
-                }
-                Ok(false) => {}
-                Err(e) => tracing::error!(error = %e, "ledger refused a free"),
-            }
-        }
-        self.pump();
-        self.maybe_close();
-    }
-}
-
-impl Handler<PartitionDone> for Supervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: PartitionDone, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
-        let part = msg.part;
-        if let Some(job) = self.jobs.get_mut(&part.job) {
-            if !job.failed {
-                job.proofs[part.index] = Some(msg.proof);
-                job.states[part.index] = PartitionState::Done;
-                self.metrics.proofs_total.with_label_values(&["ok"]).inc();
-                if job.proofs.iter().all(Option::is_some) {
-                    // Answer now; the entry stays until Dealloc has settled every charge.
-                    if let Some(reply) = job.reply.take() {
-                        let _ = reply.send(Ok(job.proofs.iter().flatten().copied().collect()));
-                    }
-                }
-            }
-        }
-        // Every charge may already be settled (a stated footprint with no witness bytes).
-        self.finish_if_done(part.job);
-    }
-}
-
-impl Handler<Failed> for Supervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Failed, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
-        let part = msg.part;
-        if msg.frees_worker {
-            self.idle_workers += 1;
-        }
-        let r = self.ledger.cancel(msg.grant);
-        self.ledger_op("cancel", r);
-        let max = self.retry_attempts;
-        let retry = match self.jobs.get_mut(&part.job) {
-            Some(job) if !job.failed && msg.retryable && job.attempts[part.index] < max => {
-                job.attempts[part.index] += 1;
-                job.states[part.index] = PartitionState::Queued;
-                Some(PartRef {
-                    attempt: job.attempts[part.index],
-                    ..part
-                })
-            }
-            _ => None,
-        };
-        match retry {
-            Some(next) => {
-                tracing::warn!(job = part.job, partition = part.index, attempt = next.attempt, cause = %msg.cause, "retrying partition");
-                self.metrics
-                    .proofs_total
-                    .with_label_values(&["retried"])
-                    .inc();
-                self.queue.push_front(next);
-            }
-            None => {
-                let attempts = self
-                    .jobs
-                    .get(&part.job)
-                    .map_or(part.attempt, |j| j.attempts[part.index]);
-                self.set_state(part, PartitionState::Failed);
-                let err = EngineError::PartitionFailed {
-                    job: part.job,
-                    index: part.index,
-                    attempts,
-                    actor: msg.actor,
-                    cause: msg.cause,
-                };
-                self.fail_job(part.job, err);
-            }
-        }
-        self.pump();
-    }
-}
-
 impl Handler<Status> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Status, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         let mut jobs: Vec<JobStatus> = self
             .jobs
             .iter()
@@ -459,7 +329,7 @@ impl Handler<Status> for Supervisor {
         jobs.sort_by_key(|j| j.id);
         let _ = msg.reply.send(EngineStatus {
             jobs,
-            queued: self.queue.len(),
+            queued: self.admission.waiting(),
             ledger: self.ledger.snapshot(),
             synthesized_alive: self.alive_now,
             synthesized_alive_peak: self.alive_peak,
@@ -471,7 +341,7 @@ impl Handler<Shutdown> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Shutdown, _: &mut Context<Self>) {
-        took(&self.metrics, "supervisor");
+        took(&self.metrics, ActorKind::Supervisor);
         self.refuse_new = true;
         self.closing.push(msg.reply);
         self.maybe_close();

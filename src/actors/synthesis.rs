@@ -1,29 +1,23 @@
 //! The Synthesis actor (a `SyncArbiter` pool): builds a partition's a/b/c and witness and moves
 //! them to the GPU actor. A panic restarts the actor and the partition is retried.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use actix::{Actor, Addr, Handler, SyncContext};
 
-use super::{post, restart_after_panic, skipped, took, DeallocActor, GpuActor, Supervisor};
-use crate::ledger::BufferClass;
-use crate::messages::{frees_of, Failed, Prove, Release, Synthesize, Synthesized};
-use crate::metrics::Metrics;
+use super::{post, took, GpuActor, Links};
+use crate::messages::{Prove, Synthesize, Synthesized};
+use crate::metrics::{ActorKind, Step};
 use crate::pipeline::Synthesizer;
 
 /// One synthesis worker.
 pub struct SynthesisActor {
     /// The stage implementation (rebuilt on restart by the arbiter's factory).
     pub stage: Box<dyn Synthesizer>,
-    /// Events go here.
-    pub supervisor: Addr<Supervisor>,
     /// Synthesized partitions go here.
     pub gpu: Addr<GpuActor>,
-    /// Failed partitions' charges are settled through here.
-    pub dealloc: Addr<DeallocActor>,
-    /// Metrics.
-    pub metrics: Metrics,
+    /// The Supervisor, Dealloc and metrics.
+    pub links: Links,
 }
 
 impl Actor for SynthesisActor {
@@ -34,87 +28,46 @@ impl Handler<Synthesize> for SynthesisActor {
     type Result = ();
 
     fn handle(&mut self, msg: Synthesize, ctx: &mut SyncContext<Self>) {
-        took(&self.metrics, "synthesis");
+        let links = &self.links;
+        took(&links.metrics, ActorKind::Synthesis);
         let Synthesize {
             part,
             circuit,
             pk,
-            grant,
             abandoned,
             span,
+            grant,
         } = msg;
-        let stage_span = tracing::info_span!(parent: &span, "synthesize");
-        let _enter = stage_span.enter();
+        let _enter = tracing::info_span!(parent: &span, "synthesize").entered();
         let t = Instant::now();
         let stage = &mut self.stage;
-        let outcome = if abandoned.is_set() {
-            skipped(&self.metrics, "synthesis");
-            Ok(Err(crate::Error::Abandoned))
-        } else {
-            catch_unwind(AssertUnwindSafe(|| stage.synthesize(circuit.as_ref(), &pk)))
-        };
+        let outcome = links.run(ActorKind::Synthesis, ctx, &abandoned, (), |()| {
+            stage.synthesize(circuit.as_ref(), &pk)
+        });
         let secs = t.elapsed().as_secs_f64();
-        self.metrics
-            .stage_seconds
-            .with_label_values(&["synthesis"])
-            .observe(secs);
-        let (cause, retryable) = match outcome {
-            Ok(Ok((abc, witness))) => {
+        links.metrics.observe(Step::Synthesis, secs);
+        match outcome {
+            Ok((abc, witness)) => {
                 tracing::info!(seconds = secs, "synthesized");
-                post(
-                    &self.metrics,
-                    "supervisor",
-                    &self.supervisor,
-                    Synthesized {
-                        part,
-                        grant: grant.id(),
-                    },
-                );
+                links.tell(Synthesized {
+                    part,
+                    grant: grant.id(),
+                });
                 let prove = Prove {
                     part,
                     pk,
-                    grant,
                     abc,
                     witness,
                     synthesized_at: Instant::now(),
                     abandoned,
                     span,
+                    grant,
                 };
-                post(&self.metrics, "gpu", &self.gpu, prove);
-                return;
+                post(&links.metrics, ActorKind::Gpu, &self.gpu, prove);
             }
-            Ok(Err(e)) => (e.to_string(), false),
-            Err(p) => restart_after_panic(&self.metrics, "synthesis", ctx, p.as_ref()),
-        };
-        if !abandoned.is_set() {
-            tracing::warn!(%cause, "synthesis failed");
+            // Nothing survived (an error returns no buffers; unwinding dropped them): the whole
+            // charge is settled through Dealloc, the one usual way.
+            Err(failure) => links.fail(ActorKind::Synthesis, part, grant, failure, &abandoned, ()),
         }
-        let id = grant.id();
-        post(
-            &self.metrics,
-            "supervisor",
-            &self.supervisor,
-            Failed {
-                part,
-                grant: id,
-                actor: "synthesis",
-                cause,
-                retryable,
-                frees_worker: true,
-            },
-        );
-        // Nothing survived (an error returns no buffers; unwinding dropped them): settle the
-        // whole charge through Dealloc so the ledger hears of it the one usual way.
-        let frees = frees_of(&grant.footprint(), &BufferClass::ALL);
-        post(
-            &self.metrics,
-            "dealloc",
-            &self.dealloc,
-            Release {
-                grant: id,
-                frees,
-                buffers: Box::new(()),
-            },
-        );
     }
 }

@@ -19,6 +19,10 @@ pub struct MimcChain {
 }
 
 impl MimcChain {
+    /// The fewest constraints [`MimcChain::with_constraints`] takes: one round (two
+    /// constraints), the digest's and the two the prover adds for the inputs.
+    pub const MIN_CONSTRAINTS: usize = 5;
+
     /// A chain of about `constraints` constraints.
     pub fn with_constraints(constraints: usize, seed: u64) -> Self {
         MimcChain {

@@ -35,6 +35,12 @@ impl Synthetic {
         }
     }
 
+    /// The fewest constraints this circuit can have: each public input needs its chain's first
+    /// row and its input constraint, plus the constant's.
+    pub fn min_constraints(&self) -> usize {
+        2 * (self.public_inputs + 1)
+    }
+
     fn input_values(&self) -> Vec<Scalar> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x5eed);
         (0..self.public_inputs)
@@ -56,7 +62,7 @@ impl KnownCircuit for Synthetic {
 impl Circuit<Scalar> for Synthetic {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         // Every public input needs its chain's first row plus its input constraint: below
-        // 2·(inputs + 1) constraints the circuit cannot have the shape it promises.
+        // `min_constraints` the circuit cannot have the shape it promises.
         let budget = self
             .constraints
             .checked_sub(self.public_inputs + 1)

@@ -1,6 +1,6 @@
 //! Host-side helpers of the CUDA backend that need no device: byte views of blstrs values, the
-//! NTT pass plan, the MSM window choice and the window combination (XYZZ → Jacobian, Horner).
-//! Everything here is pure and tested on the CPU.
+//! groups the MSM kernels serve, root-of-unity tables and the window combination (XYZZ →
+//! Jacobian, Horner). Everything here is pure and tested on the CPU.
 
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
@@ -16,20 +16,6 @@ pub const XYZZ_LIMBS: usize = 24;
 pub const G2_AFFINE_LIMBS: usize = 24;
 /// u64 limbs per XYZZ G2 point (`g2_xyzz`).
 pub const G2_XYZZ_LIMBS: usize = 48;
-
-/// NTT flags of `ntt_pass` (kernels/NOTES.md).
-pub mod flags {
-    /// Decimation in time (bit-reversed input → natural output).
-    pub const DIT: u32 = 1;
-    /// Use ω⁻¹.
-    pub const INVERSE: u32 = 2;
-    /// Multiply by the scale table on the first pass's load.
-    pub const SCALE_LOAD: u32 = 4;
-    /// Multiply by the scale table on the last pass's store.
-    pub const SCALE_STORE: u32 = 8;
-    /// Index the scale table by bit-reversed position.
-    pub const SCALE_BITREV: u32 = 16;
-}
 
 /// The limbs of Fr elements, as the kernels read them.
 pub fn scalars_as_u64(v: &[Scalar]) -> &[u64] {
@@ -139,117 +125,6 @@ pub fn root_of_unity(log: u32) -> Scalar {
     w
 }
 
-/// One `ntt_pass` launch: stage offset `s`, `t` stages, `c` columns (kernels/NOTES.md).
-pub type Pass = (u32, u32, u32);
-
-/// The DIF pass list of a 2^log_n transform (DIT runs it reversed), as `ntt_plan` in
-/// scripts/kernel_check.py.
-pub fn ntt_plan(log_n: u32) -> Vec<Pass> {
-    if log_n <= 10 {
-        return vec![(log_n, log_n, 0)];
-    }
-    let npass = (log_n - 10).div_ceil(7);
-    let mut rest = log_n - 10;
-    let mut s = log_n;
-    let mut out = Vec::with_capacity(npass as usize + 1);
-    for k in 0..npass {
-        let t = rest.div_ceil(npass - k).min(7);
-        let mut c = 3.min(s - t);
-        if t + c > 10 {
-            c = 10 - t;
-        }
-        out.push((s, t, c));
-        s -= t;
-        rest -= t;
-    }
-    out.push((s, s, 0));
-    out
-}
-
-/// Points below which the MSM stays on the CPU.
-pub const MIN_GPU_MSM: usize = 1 << 10;
-
-/// The MSM window for `n` scalars: grows with n up to 16 (2^18..2^22), 20 above 2^22
-/// (kernels/NOTES.md measurements).
-pub fn msm_window(n: usize) -> u32 {
-    let log = usize::BITS - n.max(1).leading_zeros() - 1;
-    if n > 1 << 22 {
-        20
-    } else {
-        log.saturating_sub(2).clamp(8, 16)
-    }
-}
-
-/// Segment length of `msm_accumulate`.
-pub const MSM_SEGMENT: usize = 64;
-
-/// Sizes of one MSM launch sequence with window c over n scalars.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MsmShape {
-    /// Window bits.
-    pub c: u32,
-    /// Windows.
-    pub nwin: u32,
-    /// Buckets per window (2^(c−1)).
-    pub half: u32,
-    /// All buckets.
-    pub nbk: u32,
-    /// Accumulation segments.
-    pub nseg: u32,
-    /// Blocks of `msm_ones`.
-    pub nb1: u32,
-    /// u64 limbs per XYZZ point of the group (G1 unless made by [`MsmShape::for_group`]).
-    pub xyzz_limbs: usize,
-}
-
-impl MsmShape {
-    /// The shape for n scalars (n ≥ 1, n·nwin < 2^32).
-    pub fn new(n: usize, c: u32) -> Self {
-        let nwin = 256u32.div_ceil(c);
-        let half = 1u32 << (c - 1);
-        let entries = n as u64 * nwin as u64;
-        MsmShape {
-            c,
-            nwin,
-            half,
-            nbk: nwin * half,
-            nseg: entries.div_ceil(MSM_SEGMENT as u64) as u32,
-            nb1: (n.div_ceil(128)).min(1024) as u32,
-            xyzz_limbs: XYZZ_LIMBS,
-        }
-    }
-
-    /// The shape for n scalars of group `G`.
-    pub fn for_group<G: GpuGroup>(n: usize, c: u32) -> Self {
-        MsmShape {
-            xyzz_limbs: G::XYZZ_LIMBS,
-            ..Self::new(n, c)
-        }
-    }
-
-    /// The most scalars one launch sequence takes with window c (n < 2^31, n·nwin < 2^32).
-    pub fn max_points(c: u32) -> usize {
-        let nwin = 256u64.div_ceil(c as u64);
-        (((1u64 << 32) - 1) / nwin).min((1 << 31) - 1) as usize
-    }
-
-    /// Device scratch bytes of one sequence over n scalars, scalars included, bases excluded.
-    pub fn scratch_bytes(&self, n: usize) -> u64 {
-        let n = n as u64;
-        let xyzz = 8 * self.xyzz_limbs as u64;
-        let entries = n * self.nwin as u64;
-        let reduce = 2 * xyzz * self.nwin as u64 * (self.half as u64 / 64 + 2);
-        32 * n
-            + 4 * (self.nbk as u64 + 1)
-            + 8 * entries
-            + xyzz * self.nbk as u64
-            + 2 * xyzz * self.nseg as u64
-            + reduce
-            + xyzz * (self.nwin as u64 + 1 + self.nb1 as u64)
-            + (1 << 20)
-    }
-}
-
 /// An XYZZ point (x = X/ZZ, y = Y/ZZZ, ZZ = 0 is infinity) as a blstrs Jacobian point:
 /// Xj = X·ZZ·ZZZ², Yj = Y·ZZ³·ZZZ², Zj = ZZ·ZZZ.
 pub fn xyzz_to_projective(limbs: &[u64]) -> G1Projective {
@@ -335,20 +210,6 @@ mod tests {
     }
 
     #[test]
-    fn plan_matches_notes() {
-        assert_eq!(
-            ntt_plan(27),
-            vec![(27, 6, 3), (21, 6, 3), (15, 5, 3), (10, 10, 0)]
-        );
-        assert_eq!(ntt_plan(7), vec![(7, 7, 0)]);
-        for log in 1..=28 {
-            let p = ntt_plan(log);
-            assert_eq!(p.iter().map(|x| x.1).sum::<u32>(), log);
-            assert!(p.iter().all(|&(_, t, c)| t + c <= 10));
-        }
-    }
-
-    #[test]
     fn xyzz_roundtrip_and_horner() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let p = G1Projective::random(&mut rng);
@@ -397,21 +258,6 @@ mod tests {
             g2_affine_as_u64(&[G2Affine::identity()]),
             &[0u64; G2_AFFINE_LIMBS]
         );
-        let s = MsmShape::for_group::<G2>(1 << 20, 16);
-        assert_eq!(s.xyzz_limbs, G2_XYZZ_LIMBS);
-        assert!(s.scratch_bytes(1 << 20) > MsmShape::new(1 << 20, 16).scratch_bytes(1 << 20));
-    }
-
-    #[test]
-    fn windows_and_shapes() {
-        assert_eq!(msm_window(1 << 10), 8);
-        assert_eq!(msm_window(1 << 16), 14);
-        assert_eq!(msm_window(1 << 22), 16);
-        assert_eq!(msm_window((1 << 22) + 1), 20);
-        let s = MsmShape::new(1 << 26, 20);
-        assert_eq!((s.nwin, s.nbk), (13, 13 << 19));
-        assert!(MsmShape::max_points(20) >= 1 << 28);
-        assert!(s.scratch_bytes(1 << 26) > 12 << 30);
     }
 
     #[test]

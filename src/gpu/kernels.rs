@@ -35,10 +35,7 @@ const TESTS: [(&str, &str); 2] = [
     ("test.cu", include_str!("../../kernels/test.cu")),
 ];
 
-/// Register cap of `msm_accumulate` (`MSM_ACC_MINB`) when `BATON_MSM_ACC_MINB` is unset.
-pub const DEFAULT_MSM_ACC_MINB: u32 = 4;
-/// `MSM_PREFETCH` when `BATON_MSM_PREFETCH` is unset.
-pub const DEFAULT_MSM_PREFETCH: u32 = 0;
+use super::options::GpuOptions;
 
 /// The concatenated translation unit of `set`.
 pub fn source(set: KernelSet) -> String {
@@ -57,28 +54,16 @@ pub fn source(set: KernelSet) -> String {
     out
 }
 
-/// NVRTC options for a virtual architecture such as `compute_90`. Two tuning knobs come from the
-/// environment: `BATON_MSM_ACC_MINB` (register cap of `msm_accumulate`) and `BATON_MSM_PREFETCH`
-/// (1: load the next base one addition ahead).
-pub fn nvrtc_options(arch: &str) -> Vec<String> {
-    let knob = |name: &str, default: u32| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(default)
-    };
+/// NVRTC options for a virtual architecture such as `compute_90`, with the MSM knobs of
+/// `opts` (`gpu.msm_acc_minb`: register cap of `msm_accumulate`; `gpu.msm_prefetch`: load the
+/// next base one addition ahead).
+pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
     vec![
         format!("--gpu-architecture={arch}"),
         "-default-device".into(),
         "--std=c++17".into(),
-        format!(
-            "-DMSM_ACC_MINB={}",
-            knob("BATON_MSM_ACC_MINB", DEFAULT_MSM_ACC_MINB)
-        ),
-        format!(
-            "-DMSM_PREFETCH={}",
-            knob("BATON_MSM_PREFETCH", DEFAULT_MSM_PREFETCH)
-        ),
+        format!("-DMSM_ACC_MINB={}", opts.msm_acc_minb),
+        format!("-DMSM_PREFETCH={}", u32::from(opts.msm_prefetch)),
     ]
 }
 
@@ -94,17 +79,10 @@ pub fn cache_key(source: &str, options: &[String]) -> String {
     hex::encode(h.finalize())
 }
 
-/// Where compiled PTX is kept: `$BATON_CACHE_DIR/ptx` (the CLI keeps its keys in
-/// `$BATON_CACHE_DIR`), else `$XDG_CACHE_HOME/baton/ptx`, else `~/.cache/baton/ptx`.
+/// Where compiled PTX is kept: `ptx` under [`crate::cache_dir`] (`$BATON_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/baton`, else `~/.cache/baton`), where the CLI keeps its keys too.
 pub fn cache_dir() -> Option<std::path::PathBuf> {
-    use std::path::PathBuf;
-    if let Some(d) = std::env::var_os("BATON_CACHE_DIR") {
-        return Some(PathBuf::from(d).join("ptx"));
-    }
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|base| base.join("baton").join("ptx"))
+    crate::cache_dir().map(|d| d.join("ptx"))
 }
 
 #[cfg(feature = "cuda")]
@@ -115,34 +93,30 @@ mod nvrtc {
     use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
     use super::{cache_dir, cache_key, nvrtc_options, source, KernelSet};
-    use crate::error::{Error, Result};
+    use crate::gpu::error::{GpuError, GpuResult};
+    use crate::gpu::options::GpuOptions;
 
-    fn backend_err(reason: String) -> Error {
-        Error::Backend {
-            backend: "cuda",
-            reason,
-        }
-    }
-
-    /// The production kernels as PTX for `arch` (e.g. `compute_90`), from the cache when present.
-    pub fn compile_ptx(arch: &str) -> Result<Ptx> {
-        compile(KernelSet::Production, arch)
+    /// The production kernels as PTX for `arch` (e.g. `compute_90`) with the knobs of `opts`,
+    /// from the cache when present.
+    pub fn compile_ptx(arch: &str, opts: &GpuOptions) -> GpuResult<Ptx> {
+        compile(KernelSet::Production, arch, opts)
     }
 
     /// `set` as PTX for `arch`, from the on-disk cache ([`cache_dir`]) when present; a fresh
     /// compile is stored there.
-    pub fn compile(set: KernelSet, arch: &str) -> Result<Ptx> {
-        compile_with_cache(set, arch, cache_dir().as_deref())
+    pub fn compile(set: KernelSet, arch: &str, opts: &GpuOptions) -> GpuResult<Ptx> {
+        compile_with_cache(set, arch, opts, cache_dir().as_deref())
     }
 
     /// As [`compile`] with the cache in `dir` (no cache when `None`).
     pub fn compile_with_cache(
         set: KernelSet,
         arch: &str,
+        opts: &GpuOptions,
         dir: Option<&std::path::Path>,
-    ) -> Result<Ptx> {
+    ) -> GpuResult<Ptx> {
         let src = source(set);
-        let opts = nvrtc_options(arch);
+        let opts = nvrtc_options(arch, opts);
         let key = cache_key(&src, &opts);
         let path = dir.map(|d| d.join(format!("{key}.ptx")));
         if let Some(p) = &path {
@@ -162,9 +136,9 @@ mod nvrtc {
         Ok(ptx)
     }
 
-    /// `set` compiled now for `arch`, bypassing the cache (for compile tests).
-    pub fn compile_uncached(set: KernelSet, arch: &str) -> Result<Ptx> {
-        compile_source(&source(set), &nvrtc_options(arch))
+    /// `set` compiled now for `arch` with default knobs, bypassing the cache (compile tests).
+    pub fn compile_uncached(set: KernelSet, arch: &str) -> GpuResult<Ptx> {
+        compile_source(&source(set), &nvrtc_options(arch, &GpuOptions::default()))
     }
 
     fn store(path: &std::path::Path, text: &str) -> std::io::Result<()> {
@@ -176,27 +150,24 @@ mod nvrtc {
         std::fs::rename(&tmp, path)
     }
 
-    fn compile_source(src: &str, opts: &[String]) -> Result<Ptx> {
+    fn compile_source(src: &str, opts: &[String]) -> GpuResult<Ptx> {
         // SAFETY: only probes whether the shared library can be opened.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return Err(backend_err(
-                "libnvrtc not found (install the CUDA toolkit's NVRTC or set LD_LIBRARY_PATH)"
+            return Err(GpuError::Compile {
+                log: "libnvrtc not found (install the CUDA toolkit's NVRTC or set LD_LIBRARY_PATH)"
                     .into(),
-            ));
+            });
         }
         let options = CompileOptions {
             options: opts.to_vec(),
             name: Some("baton.cu".into()),
             ..Default::default()
         };
-        cudarc::nvrtc::compile_ptx_with_opts(src, options).map_err(|e| {
-            backend_err(match e {
-                CompileError::CompileError { log, .. } => format!(
-                    "NVRTC failed to compile the kernels:\n{}",
-                    log.to_string_lossy()
-                ),
+        cudarc::nvrtc::compile_ptx_with_opts(src, options).map_err(|e| GpuError::Compile {
+            log: match e {
+                CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
                 other => format!("NVRTC: {other:?}"),
-            })
+            },
         })
     }
 }
@@ -214,6 +185,22 @@ mod tests {
         assert!(pos("msm.cu") < pos("test.cu"));
         assert!(!source(KernelSet::Production).contains("// ---- test.cu"));
         assert!(!s.lines().any(|l| l.trim_start().starts_with("#include")));
+    }
+
+    #[test]
+    fn knobs_reach_the_compiler_options() {
+        let opts = GpuOptions {
+            msm_acc_minb: 2,
+            msm_prefetch: true,
+            ..GpuOptions::default()
+        };
+        let o = nvrtc_options("compute_90", &opts);
+        assert!(o.contains(&"-DMSM_ACC_MINB=2".to_string()), "{o:?}");
+        assert!(o.contains(&"-DMSM_PREFETCH=1".to_string()), "{o:?}");
+        assert_ne!(
+            cache_key("x", &o),
+            cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))
+        );
     }
 
     #[test]

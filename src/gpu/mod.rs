@@ -4,40 +4,49 @@
 use std::sync::Arc;
 
 use crate::backend::Backend;
-use crate::error::Result;
 
 /// The CUDA backend (feature `cuda`).
 #[cfg(feature = "cuda")]
 pub mod cuda;
-/// Host helpers of the CUDA backend: byte views, NTT plan, MSM windows, window combination.
+/// The GPU layer's error type.
+pub mod error;
+/// Host helpers of the CUDA backend: byte views, groups, root tables, window combination.
 pub mod host;
 /// Kernel sources and their NVRTC compilation.
 pub mod kernels;
+/// Launch checks: grids and buffer lengths of every kernel, before anything is launched.
+pub mod launch;
+/// The `[gpu]` tuning knobs.
+pub mod options;
+/// Launch plans: NTT passes, MSM windows, shapes and reduction levels.
+pub mod plan;
 /// Seeded sample inputs for GPU tests and benchmarks (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod sample;
 
 #[cfg(feature = "cuda")]
 pub use cuda::CudaBackend;
+pub use error::{GpuError, GpuResult};
+pub use options::GpuOptions;
 
-/// The CUDA backend on `device`, as the concrete type (benchmarks and tests read its counters).
+/// The CUDA backend on `device` with default knobs, as the concrete type (benchmarks and tests
+/// read its counters).
 #[cfg(feature = "cuda")]
-pub fn open_cuda(device: usize) -> Result<Arc<CudaBackend>> {
-    CudaBackend::new(device).map(Arc::new)
+pub fn open_cuda(device: usize) -> GpuResult<Arc<CudaBackend>> {
+    CudaBackend::with_options(device, &GpuOptions::default()).map(Arc::new)
 }
 
-/// The CUDA backend on `device`, or why there is none.
+/// The CUDA backend on `device` with the knobs of `opts`, or why there is none.
 #[cfg(feature = "cuda")]
-pub fn cuda_backend(device: usize) -> Result<Arc<dyn Backend>> {
-    Ok(open_cuda(device)?)
+pub fn cuda_backend(device: usize, opts: &GpuOptions) -> GpuResult<Arc<dyn Backend>> {
+    Ok(Arc::new(CudaBackend::with_options(device, opts)?))
 }
 
 /// The CUDA backend on `device`, or why there is none.
 #[cfg(not(feature = "cuda"))]
-pub fn cuda_backend(device: usize) -> Result<Arc<dyn Backend>> {
-    let _ = device;
-    Err(crate::error::Error::Backend {
-        backend: "cuda",
+pub fn cuda_backend(device: usize, opts: &GpuOptions) -> GpuResult<Arc<dyn Backend>> {
+    let _ = (device, opts);
+    Err(GpuError::NoDevice {
         reason: "this build has no `cuda` feature".into(),
     })
 }

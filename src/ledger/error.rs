@@ -23,6 +23,19 @@ pub enum LedgerError {
         /// Bytes held by loaded parameters.
         resident_srs_bytes: u64,
     },
+    /// `memory.budget` is `auto` but the host's available memory cannot be read.
+    #[error("cannot read the host's available memory (/proc/meminfo); set memory.budget")]
+    UnknownMemory,
+    /// A stated budget and the proving keys in use do not fit in the host's memory.
+    #[error("memory.budget ({budget_bytes} bytes) plus the resident proving keys ({resident_bytes} bytes) exceeds the memory this host has for them ({host_bytes} bytes: available now, plus what the keys and charged buffers already hold); lower memory.budget, or set memory.overcommit = true to run anyway")]
+    Overcommitted {
+        /// The stated budget.
+        budget_bytes: u64,
+        /// Bytes of the proving keys in use.
+        resident_bytes: u64,
+        /// Available memory plus what the keys and buffers in use already hold.
+        host_bytes: u64,
+    },
     /// The footprint exceeds the whole budget, so it could never be granted.
     #[error("partition needs {needed_bytes} bytes but the whole budget is {budget_bytes} bytes; it can never be granted")]
     TooLarge {
@@ -118,11 +131,5 @@ pub enum LedgerError {
     Cancelled {
         /// The cancelled grant.
         grant: GrantId,
-    },
-    /// A policy name that is not one of the three.
-    #[error("unknown memory policy {given:?} (expected ledger, hold_until_delivered or release_on_synthesized)")]
-    UnknownPolicy {
-        /// The name given.
-        given: String,
     },
 }

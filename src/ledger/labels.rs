@@ -3,8 +3,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::LedgerError;
-
 /// The large buffers one partition owns, each with its own lifetime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BufferClass {
@@ -23,6 +21,8 @@ impl BufferClass {
     pub const COUNT: usize = 4;
     /// Every class, in index order.
     pub const ALL: [BufferClass; Self::COUNT] = [Self::Abc, Self::Aux, Self::Inputs, Self::Density];
+    /// The witness classes: what goes on to the B_G2 stage once a/b/c and H are gone.
+    pub const WITNESS: [BufferClass; 3] = [Self::Aux, Self::Inputs, Self::Density];
 
     /// The metric label (`class` in `baton_ledger_bytes`).
     pub const fn as_str(self) -> &'static str {
@@ -135,14 +135,22 @@ impl fmt::Display for Policy {
 }
 
 impl FromStr for Policy {
-    type Err = LedgerError;
+    type Err = UnknownPolicy;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::ALL
             .into_iter()
             .find(|p| p.as_str() == s)
-            .ok_or_else(|| LedgerError::UnknownPolicy {
+            .ok_or_else(|| UnknownPolicy {
                 given: s.to_owned(),
             })
     }
+}
+
+/// A policy name that is not one of the three.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown memory policy {given:?} (expected ledger, hold_until_delivered or release_on_synthesized)")]
+pub struct UnknownPolicy {
+    /// The name given.
+    pub given: String,
 }

@@ -1,6 +1,6 @@
-//! Sizing: a partition's footprint from its shape, the `auto` budget and the default slot count.
+//! Sizing: a partition's footprint from its shape.
 
-use super::{BufferClass, LedgerError};
+use super::labels::BufferClass;
 
 /// Size of one BLS12-381 scalar.
 const SCALAR_BYTES: u64 = 32;
@@ -58,6 +58,25 @@ impl Footprint {
         self.bytes_by_class[class as usize]
     }
 
+    pub(super) fn set(&mut self, class: BufferClass, bytes: u64) {
+        self.bytes_by_class[class as usize] = bytes;
+    }
+
+    /// The part of the abc bytes held by b and c, two of the three evaluations: dead once H is
+    /// computed (H takes a's buffer, the rest, until the H MSM).
+    pub const fn bc_bytes(&self) -> u64 {
+        self.bytes(BufferClass::Abc) * 2 / 3
+    }
+
+    /// The bytes of `classes`, as (class, bytes) pairs; classes at zero left out.
+    pub fn frees(&self, classes: &[BufferClass]) -> Vec<(BufferClass, u64)> {
+        classes
+            .iter()
+            .map(|c| (*c, self.bytes(*c)))
+            .filter(|(_, b)| *b > 0)
+            .collect()
+    }
+
     /// Bytes in all classes (saturating at `u64::MAX`).
     pub fn total_bytes(&self) -> u64 {
         self.checked_total_bytes().unwrap_or(u64::MAX)
@@ -67,25 +86,5 @@ impl Footprint {
         self.bytes_by_class
             .iter()
             .try_fold(0u64, |sum, &b| sum.checked_add(b))
-    }
-}
-
-/// The `auto` budget: available memory minus a safety margin minus the resident SRS.
-/// Errs when nothing is left.
-pub fn auto_budget_bytes(
-    available_bytes: u64,
-    margin_bytes: u64,
-    resident_srs_bytes: u64,
-) -> Result<u64, LedgerError> {
-    match available_bytes
-        .saturating_sub(margin_bytes)
-        .saturating_sub(resident_srs_bytes)
-    {
-        0 => Err(LedgerError::BudgetExhausted {
-            available_bytes,
-            margin_bytes,
-            resident_srs_bytes,
-        }),
-        budget_bytes => Ok(budget_bytes),
     }
 }

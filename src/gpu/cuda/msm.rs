@@ -1,120 +1,178 @@
 //! The device MSM launch sequence of kernels/NOTES.md: count digits, scan, scatter, accumulate
-//! buckets in segments, finalize, reduce windows level by level, and sum the bases of the ones.
-//! Returns the `nwin + 1` XYZZ sums for the host to combine.
+//! buckets in segments, finalize, reduce windows level by level ([`crate::gpu::plan::reduce_plan`]),
+//! and sum the bases of the ones. Returns the `nwin + 1` XYZZ sums for the host to combine.
 
-use cudarc::driver::{CudaSlice, CudaView};
+use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 
-use super::{drv, DResult, Device, DeviceGroup};
-use crate::gpu::host::{MsmShape, MSM_SEGMENT};
-
-/// Elements a block of `scan_block` covers.
-const SCAN_SPAN: u32 = 4096;
+use super::device::{drv, Device, DeviceGroup};
+use crate::gpu::error::GpuResult;
+use crate::gpu::launch::{self, SCAN_SPAN};
+use crate::gpu::plan::{MsmShape, MSM_SEGMENT};
 
 impl Device {
     /// Inclusive prefix sum of the first `m` entries of `data`, recursively over block sums.
-    fn scan(&self, data: &mut CudaSlice<u32>, m: u32) -> DResult<()> {
+    pub(crate) fn scan(&self, data: &mut CudaSlice<u32>, m: usize) -> GpuResult<()> {
+        let m32 = m as u32;
         let nb = m.div_ceil(SCAN_SPAN);
         if nb <= 1 {
             let null = 0u64;
-            return launch!(self, scan_block, 1, 1024, 0; &mut *data, &m, &null);
+            let l = launch::scan("scan_block", m, data.len(), None);
+            return self.launch(&self.k.scan_block, l, |b| {
+                b.arg(&mut *data).arg(&m32).arg(&null);
+            });
         }
-        // SAFETY: `scan_block` writes one sum per block before anything reads them.
-        let mut sums =
-            unsafe { self.stream.alloc::<u32>(nb as usize) }.map_err(drv("alloc scan"))?;
-        launch!(self, scan_block, nb, 1024, 0; &mut *data, &m, &mut sums)?;
+        // One sum per block, written by `scan_block` before anything reads them.
+        let mut sums = self.alloc_scratch::<u32>(nb, "scan block sums")?;
+        let l = launch::scan("scan_block", m, data.len(), Some(sums.len()));
+        self.launch(&self.k.scan_block, l, |b| {
+            b.arg(&mut *data).arg(&m32).arg(&mut sums);
+        })?;
         self.scan(&mut sums, nb)?;
-        launch!(self, scan_add, nb, 1024, 0; &mut *data, &m, &sums)
+        let l = launch::scan("scan_add", m, data.len(), Some(sums.len()));
+        self.launch(&self.k.scan_add, l, |b| {
+            b.arg(&mut *data).arg(&m32).arg(&sums);
+        })
     }
 
     /// XYZZ window sums (`nwin` windows, then the sum over scalars equal to one) of
     /// Σ scalars[i]·bases[i], i < n, with window c. `bases` and `scalars` hold at least n
-    /// points and n scalars; n·nwin < 2^32.
+    /// points and n scalars (checked); n·nwin < 2^32.
     pub(crate) fn msm<G: DeviceGroup>(
         &self,
         bases: &CudaView<'_, u64>,
         scalars: &CudaView<'_, u64>,
         n: usize,
         c: u32,
-    ) -> DResult<Vec<u64>> {
+    ) -> GpuResult<Vec<u64>> {
         let sh = MsmShape::for_group::<G>(n, c);
         let gk = G::kernels(&self.k);
         let (n32, nwin, nbk, seg) = (n as u32, sh.nwin, sh.nbk, MSM_SEGMENT as u32);
         let entries = n * nwin as usize;
-        let st = &self.stream;
-        let mut counts = st
-            .alloc_zeros::<u32>(nbk as usize + 1)
-            .map_err(drv("alloc counts"))?;
-        // SAFETY (all allocs below): every entry a kernel reads was written by an earlier one
-        // (scatter fills keys/vals up to counts[nbk]; accumulate/finalize write every bucket and
-        // segment piece; each reduce level writes its whole output).
-        let mut keys = unsafe { st.alloc::<u32>(entries) }.map_err(drv("alloc keys"))?;
-        let mut vals = unsafe { st.alloc::<u32>(entries) }.map_err(drv("alloc vals"))?;
-        let xyzz = |count: usize, what: &'static str| {
-            unsafe { st.alloc::<u64>(count * G::XYZZ_LIMBS) }.map_err(drv(what))
-        };
-        let mut buckets = xyzz(nbk as usize, "alloc buckets")?;
-        let mut pfirst = xyzz(sh.nseg as usize, "alloc segments")?;
-        let mut plast = xyzz(sh.nseg as usize, "alloc segments")?;
+        let xl = G::XYZZ_LIMBS;
+        let mut counts = self.alloc_zeros::<u32>(nbk as usize + 1, "MSM bucket counts")?;
+        // Every entry of the scratch buffers below that a kernel reads was written by an earlier
+        // one: scatter fills keys/vals up to counts[nbk]; accumulate and finalize write every
+        // bucket and segment piece; each reduce level writes its whole output.
+        let mut keys = self.alloc_scratch::<u32>(entries, "MSM keys")?;
+        let mut vals = self.alloc_scratch::<u32>(entries, "MSM values")?;
+        let xyzz = |count: usize, what| self.alloc_scratch::<u64>(count * xl, what);
+        let mut buckets = xyzz(nbk as usize, "MSM buckets")?;
+        let mut pfirst = xyzz(sh.nseg as usize, "MSM segments")?;
+        let mut plast = xyzz(sh.nseg as usize, "MSM segments")?;
 
-        let grid_n = n.div_ceil(256);
-        launch!(self, msm_count, grid_n, 256, 0; scalars, &n32, &c, &nwin, &mut counts)?;
-        self.scan(&mut counts, nbk + 1)?;
-        launch!(self, msm_scatter, grid_n, 256, 0;
-            scalars, &n32, &c, &nwin, &mut counts, &mut keys, &mut vals)?;
-        launch!(@fn self, &gk.accumulate, "msm_accumulate", sh.nseg.div_ceil(128), 128, 0;
-            bases, &keys, &vals, &counts, &nbk, &seg, &mut buckets, &mut pfirst, &mut plast)?;
-        launch!(@fn self, &gk.finalize, "msm_finalize", nbk.div_ceil(256), 256, 0;
-            &counts, &nbk, &seg, &mut buckets, &pfirst, &plast)?;
+        let l = launch::msm_digits("msm_count", n, &sh, scalars.len(), counts.len(), None);
+        self.launch(&self.k.msm_count, l, |b| {
+            b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
+        })?;
+        self.scan(&mut counts, nbk as usize + 1)?;
+        let kv = Some((keys.len(), vals.len()));
+        let l = launch::msm_digits("msm_scatter", n, &sh, scalars.len(), counts.len(), kv);
+        self.launch(&self.k.msm_scatter, l, |b| {
+            b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
+            b.arg(&mut keys).arg(&mut vals);
+        })?;
+        let segs = [pfirst.len(), plast.len()];
+        let l = launch::msm_accumulate(
+            n,
+            &sh,
+            G::AFFINE_LIMBS,
+            bases.len(),
+            keys.len(),
+            vals.len(),
+            counts.len(),
+            buckets.len(),
+            segs,
+        );
+        self.launch(&gk.accumulate, l, |b| {
+            b.arg(bases)
+                .arg(&keys)
+                .arg(&vals)
+                .arg(&counts)
+                .arg(&nbk)
+                .arg(&seg);
+            b.arg(&mut buckets).arg(&mut pfirst).arg(&mut plast);
+        })?;
+        let l = launch::msm_finalize(&sh, counts.len(), buckets.len(), segs);
+        self.launch(&gk.finalize, l, |b| {
+            b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut buckets);
+            b.arg(&pfirst).arg(&plast);
+        })?;
         drop((keys, vals, pfirst, plast));
 
-        let mut out = st
-            .alloc_zeros::<u64>((nwin as usize + 1) * G::XYZZ_LIMBS)
-            .map_err(drv("alloc out"))?;
-        let null = 0u64;
-        let mut m = sh.half;
-        let mut level: Option<(CudaSlice<u64>, CudaSlice<u64>)> = None;
-        loop {
-            let lg = 7u32.min(31 - m.leading_zeros());
-            let g = m >> lg;
-            if g == 1 {
-                let grid = nwin.div_ceil(64);
-                match &level {
-                    None => launch!(@fn self, &gk.reduce_level, "msm_reduce_level", grid, 64, 0;
-                        &null, &buckets, &nwin, &m, &lg, &mut out, &null)?,
-                    Some((t, r)) => {
-                        launch!(@fn self, &gk.reduce_level, "msm_reduce_level", grid, 64, 0;
-                        t, r, &nwin, &m, &lg, &mut out, &null)?
-                    }
-                }
-                break;
-            }
-            let count = (nwin * g) as usize;
-            let mut to = xyzz(count, "alloc reduce")?;
-            let mut ro = xyzz(count, "alloc reduce")?;
-            let grid = (nwin * g).div_ceil(64);
-            match &level {
-                None => launch!(@fn self, &gk.reduce_level, "msm_reduce_level", grid, 64, 0;
-                    &null, &buckets, &nwin, &m, &lg, &mut to, &mut ro)?,
-                Some((t, r)) => {
-                    launch!(@fn self, &gk.reduce_level, "msm_reduce_level", grid, 64, 0;
-                    t, r, &nwin, &m, &lg, &mut to, &mut ro)?
-                }
-            }
-            level = Some((to, ro));
-            m = g;
-        }
-        drop(level);
+        let mut out = self.alloc_zeros::<u64>((nwin as usize + 1) * xl, "MSM window sums")?;
+        self.reduce::<G>(&sh, &buckets, &mut out)?;
         drop(buckets);
 
         let nb1 = sh.nb1;
-        let mut partials = xyzz(nb1 as usize, "alloc partials")?;
-        launch!(@fn self, &gk.ones, "msm_ones", nb1, 128, 0; bases, scalars, &n32, &mut partials)?;
+        let mut partials = xyzz(nb1 as usize, "MSM ones partials")?;
+        let l = launch::msm_ones(
+            n,
+            &sh,
+            G::AFFINE_LIMBS,
+            bases.len(),
+            scalars.len(),
+            partials.len(),
+        );
+        self.launch(&gk.ones, l, |b| {
+            b.arg(bases).arg(scalars).arg(&n32).arg(&mut partials);
+        })?;
         {
-            let mut tail = out.slice_mut(nwin as usize * G::XYZZ_LIMBS..);
-            launch!(@fn self, &gk.sum, "ec_sum", 1, 128, 0; &partials, &nb1, &mut tail)?;
+            let mut tail = out.slice_mut(nwin as usize * xl..);
+            let l = launch::ec_sum(nb1 as usize, xl, partials.len(), tail.len());
+            self.launch(&gk.sum, l, |b| {
+                b.arg(&partials).arg(&nb1).arg(&mut tail);
+            })?;
         }
-        let host = st.clone_dtoh(&out).map_err(drv("download window sums"))?;
-        st.synchronize().map_err(drv("synchronize"))?;
+        let host = self
+            .stream
+            .clone_dtoh(&out)
+            .map_err(drv("download window sums"))?;
+        self.stream.synchronize().map_err(drv("synchronize"))?;
         Ok(host)
+    }
+
+    /// The window sums Σ_d d·B_d of `buckets` into the first `nwin` points of `out`, level by
+    /// level as the reduction plan says.
+    fn reduce<G: DeviceGroup>(
+        &self,
+        sh: &MsmShape,
+        buckets: &CudaSlice<u64>,
+        out: &mut CudaSlice<u64>,
+    ) -> GpuResult<()> {
+        let gk = G::kernels(&self.k);
+        let nwin = sh.nwin;
+        let null = 0u64;
+        let plan = sh.reduce_levels(self.sms);
+        let last = plan.len() - 1;
+        let mut level: Option<(CudaSlice<u64>, CudaSlice<u64>)> = None;
+        for (k, lv) in plan.iter().enumerate() {
+            let (m, lg) = (lv.m, lv.lg);
+            let t_in = level.as_ref().map(|(t, _)| t.len());
+            let r_in = level.as_ref().map_or(buckets.len(), |(_, r)| r.len());
+            if k == last {
+                let l = launch::msm_reduce_level(sh, m, lg, t_in, r_in, out.len(), None);
+                return self.launch(&gk.reduce_level, l, |b| {
+                    match &level {
+                        None => b.arg(&null).arg(buckets),
+                        Some((t, r)) => b.arg(t).arg(r),
+                    };
+                    b.arg(&nwin).arg(&m).arg(&lg).arg(&mut *out).arg(&null);
+                });
+            }
+            // Both written whole by this level.
+            let count = (nwin * lv.groups()) as usize * G::XYZZ_LIMBS;
+            let mut to = self.alloc_scratch::<u64>(count, "MSM reduce level")?;
+            let mut ro = self.alloc_scratch::<u64>(count, "MSM reduce level")?;
+            let l = launch::msm_reduce_level(sh, m, lg, t_in, r_in, to.len(), Some(ro.len()));
+            self.launch(&gk.reduce_level, l, |b| {
+                match &level {
+                    None => b.arg(&null).arg(buckets),
+                    Some((t, r)) => b.arg(t).arg(r),
+                };
+                b.arg(&nwin).arg(&m).arg(&lg).arg(&mut to).arg(&mut ro);
+            })?;
+            level = Some((to, ro));
+        }
+        Ok(())
     }
 }

@@ -3,95 +3,107 @@
 
 use blstrs::Scalar;
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaViewMut, PushKernelArg};
 use ff::Field;
 
-use super::{drv, DResult, Device, Fail, HTables, Twiddles};
+use super::device::{drv, Device};
 use crate::domain::Domain;
-use crate::gpu::host::{self, flags, FR_LIMBS};
+use crate::gpu::error::{GpuError, GpuResult};
+use crate::gpu::host::{self, FR_LIMBS};
+use crate::gpu::launch;
+use crate::gpu::plan::{flags, ntt_plan};
 
 /// Entries of one half of a scale table.
-const SCALE_HALF: usize = 16384;
+const SCALE_HALF: usize = launch::SCALE_TABLE / 2;
 
-fn inv(x: Scalar) -> DResult<Scalar> {
-    Option::from(x.invert()).ok_or_else(|| {
-        Fail::Error(crate::error::Error::Backend {
-            backend: "cuda",
-            reason: "zero has no inverse".into(),
-        })
-    })
+/// Twiddles `W^e`, e < 2^(log_tw − 1), serving every NTT up to 2^log_tw.
+pub(crate) struct Twiddles {
+    pub log_tw: u32,
+    pub table: CudaSlice<u64>,
+}
+
+/// The H pipeline's per-size constants: scale tables (1/n)·g^i and (1/n)·g^−i, and 1/Z.
+pub(crate) struct HTables {
+    pub fwd: CudaSlice<u64>,
+    pub inv: CudaSlice<u64>,
+    pub zinv: CudaSlice<u64>,
+}
+
+fn inv(x: Scalar) -> GpuResult<Scalar> {
+    Option::from(x.invert()).ok_or_else(|| GpuError::Internal("zero has no inverse".into()))
 }
 
 impl Device {
-    fn upload(&self, limbs: &[u64]) -> DResult<CudaSlice<u64>> {
-        self.stream.clone_htod(limbs).map_err(drv("upload"))
-    }
-
     /// `out[i] = c·x^i` for i < count (`c = 1` when `c` is None), into the first `count` entries.
     fn powers_into(
         &self,
-        out: &mut cudarc::driver::CudaViewMut<'_, u64>,
+        out: &mut CudaViewMut<'_, u64>,
         count: usize,
         x: Scalar,
         c: Option<Scalar>,
-    ) -> DResult<()> {
-        let sq = self.upload(&host::square_table(x))?;
+    ) -> GpuResult<()> {
+        let sq = self.upload_small(&host::square_table(x))?;
         let count32 = count as u32;
-        let grid = count.div_ceil(256);
-        match c {
-            Some(c) => {
-                let cdev = self.upload(&host::scalar_limbs(&c))?;
-                launch!(self, fr_powers, grid, 256, 0; out, &count32, &sq, &cdev)
-            }
-            None => {
-                let null = 0u64;
-                launch!(self, fr_powers, grid, 256, 0; out, &count32, &sq, &null)
-            }
-        }
+        let null = 0u64;
+        let cdev = match c {
+            Some(c) => Some(self.upload_small(&host::scalar_limbs(&c))?),
+            None => None,
+        };
+        let l = launch::elementwise(
+            "fr_powers",
+            count,
+            &[
+                ("out", out.len(), count * FR_LIMBS),
+                ("sq", sq.len(), 32 * FR_LIMBS),
+                ("c", cdev.as_ref().map_or(FR_LIMBS, |c| c.len()), FR_LIMBS),
+            ],
+        );
+        self.launch(&self.k.fr_powers, l, |b| {
+            b.arg(out).arg(&count32).arg(&sq);
+            match &cdev {
+                Some(c) => b.arg(c),
+                None => b.arg(&null),
+            };
+        })
     }
 
     /// The twiddle table for every NTT up to 2^log_tw.
-    pub(crate) fn twiddles(&self, log_tw: u32) -> DResult<Twiddles> {
+    pub(crate) fn twiddles(&self, log_tw: u32) -> GpuResult<Twiddles> {
         let count = 1usize << (log_tw.max(1) - 1);
-        // SAFETY: `fr_powers` writes every entry before any read.
-        let mut table =
-            unsafe { self.stream.alloc::<u64>(count * FR_LIMBS) }.map_err(drv("alloc twiddles"))?;
+        // Written whole by `fr_powers` below.
+        let mut table = self.alloc_scratch::<u64>(count * FR_LIMBS, "twiddles")?;
         let w = host::root_of_unity(log_tw);
         self.powers_into(&mut table.slice_mut(..), count, w, None)?;
         Ok(Twiddles { log_tw, table })
     }
 
     /// A scale table multiplying position x by c·q^x (x < 2^28).
-    fn scale_table(&self, c: Scalar, q: Scalar) -> DResult<CudaSlice<u64>> {
-        // SAFETY: the two `fr_powers` launches below write both halves.
-        let mut t = unsafe { self.stream.alloc::<u64>(2 * SCALE_HALF * FR_LIMBS) }
-            .map_err(drv("alloc scale table"))?;
+    fn scale_table(&self, c: Scalar, q: Scalar) -> GpuResult<CudaSlice<u64>> {
+        // Both halves are written by the two `fr_powers` launches below.
+        let mut t = self.alloc_scratch::<u64>(2 * SCALE_HALF * FR_LIMBS, "scale table")?;
         {
             let (mut lo, mut hi) = t.split_at_mut(SCALE_HALF * FR_LIMBS);
             self.powers_into(&mut lo, SCALE_HALF, q, Some(c))?;
-            self.powers_into(
-                &mut hi,
-                SCALE_HALF,
-                q.pow_vartime([SCALE_HALF as u64]),
-                None,
-            )?;
+            let q_half = q.pow_vartime([SCALE_HALF as u64]);
+            self.powers_into(&mut hi, SCALE_HALF, q_half, None)?;
         }
         Ok(t)
     }
 
     /// The scale tables and 1/Z of `domain`'s H pipeline.
-    pub(crate) fn h_tables(&self, domain: &Domain) -> DResult<HTables> {
+    pub(crate) fn h_tables(&self, domain: &Domain) -> GpuResult<HTables> {
         let n_inv = inv(Scalar::from(domain.size() as u64))?;
         let g = Domain::coset_shift();
         Ok(HTables {
             fwd: self.scale_table(n_inv, g)?,
             inv: self.scale_table(n_inv, inv(g)?)?,
-            zinv: self.upload(&host::scalar_limbs(&inv(domain.z_on_coset())?))?,
+            zinv: self.upload_small(&host::scalar_limbs(&inv(domain.z_on_coset())?))?,
         })
     }
 
-    /// One transform: the DIF pass list (DIT: reversed). `scale` carries a table and the
-    /// SCALE_LOAD / SCALE_STORE / SCALE_BITREV flags, applied to the first / last pass.
+    /// One transform of the first 2^log_n elements of `data`: the DIF pass list (DIT:
+    /// reversed). `scale` carries a table and the SCALE_LOAD / SCALE_STORE / SCALE_BITREV flags,
+    /// applied to the first / last pass.
     pub(crate) fn ntt_passes(
         &self,
         data: &mut CudaSlice<u64>,
@@ -100,15 +112,16 @@ impl Device {
         dit: bool,
         inverse: bool,
         scale: Option<(&CudaSlice<u64>, u32)>,
-    ) -> DResult<()> {
-        let mut plan = host::ntt_plan(log_n);
+    ) -> GpuResult<()> {
+        let mut plan = ntt_plan(log_n);
         if dit {
             plan.reverse();
         }
         let last = plan.len() - 1;
         let null = 0u64;
         let log_tw = tw.log_tw;
-        for (k, &(s, t, c)) in plan.iter().enumerate() {
+        for (k, &pass) in plan.iter().enumerate() {
+            let (s, t, c) = pass;
             let mut fl =
                 if dit { flags::DIT } else { 0 } | if inverse { flags::INVERSE } else { 0 };
             if let Some((_, sf)) = scale {
@@ -119,16 +132,43 @@ impl Device {
                     fl |= flags::SCALE_STORE | (sf & flags::SCALE_BITREV);
                 }
             }
-            let e = 1u64 << (t + c);
-            let grid = (1u64 << log_n) >> (t + c);
-            match scale {
-                Some((tab, _)) => launch!(self, ntt_pass, grid, e / 2, 32 * e;
-                        &mut *data, &tw.table, &log_n, &log_tw, &s, &t, &c, &fl, tab)?,
-                None => launch!(self, ntt_pass, grid, e / 2, 32 * e;
-                        &mut *data, &tw.table, &log_n, &log_tw, &s, &t, &c, &fl, &null)?,
-            }
+            let l = launch::ntt_pass(
+                log_n,
+                log_tw,
+                pass,
+                data.len(),
+                tw.table.len(),
+                scale.map(|(tab, _)| tab.len()),
+            );
+            self.launch(&self.k.ntt_pass, l, |b| {
+                b.arg(&mut *data).arg(&tw.table).arg(&log_n).arg(&log_tw);
+                b.arg(&s).arg(&t).arg(&c).arg(&fl);
+                match scale {
+                    Some((tab, _)) => b.arg(tab),
+                    None => b.arg(&null),
+                };
+            })?;
         }
         Ok(())
+    }
+
+    /// `out[rev(i)] = input[i]` for the first 2^log_n elements.
+    pub(crate) fn bitrev(
+        &self,
+        out: &mut CudaSlice<u64>,
+        input: &CudaSlice<u64>,
+        log_n: u32,
+    ) -> GpuResult<()> {
+        let n = 1usize << log_n;
+        let need = n * FR_LIMBS;
+        let l = launch::elementwise(
+            "fr_bitrev",
+            n,
+            &[("out", out.len(), need), ("in", input.len(), need)],
+        );
+        self.launch(&self.k.fr_bitrev, l, |b| {
+            b.arg(&mut *out).arg(input).arg(&log_n);
+        })
     }
 
     /// H from a, b, c (natural-order evaluations, zero-padded to n): leaves h's natural-order
@@ -141,39 +181,50 @@ impl Device {
         tw: &Twiddles,
         tabs: &HTables,
         log_n: u32,
-    ) -> DResult<()> {
+    ) -> GpuResult<()> {
         let store = flags::SCALE_STORE | flags::SCALE_BITREV;
         for d in [&mut *a, &mut *b, &mut *c] {
             self.ntt_passes(d, tw, log_n, false, true, Some((&tabs.fwd, store)))?;
             self.ntt_passes(d, tw, log_n, true, false, None)?;
         }
-        let n = 1u32 << log_n;
-        let grid = n.div_ceil(256);
-        launch!(self, ntt_coset_h, grid, 256, 0; &mut *a, &*b, &*c, &tabs.zinv, &n)?;
+        let n = 1usize << log_n;
+        let n32 = n as u32;
+        let need = n * FR_LIMBS;
+        let l = launch::elementwise(
+            "ntt_coset_h",
+            n,
+            &[
+                ("a", a.len(), need),
+                ("b", b.len(), need),
+                ("c", c.len(), need),
+                ("zinv", tabs.zinv.len(), FR_LIMBS),
+            ],
+        );
+        self.launch(&self.k.ntt_coset_h, l, |bl| {
+            bl.arg(&mut *a).arg(&*b).arg(&*c).arg(&tabs.zinv).arg(&n32);
+        })?;
         self.ntt_passes(a, tw, log_n, false, true, Some((&tabs.inv, store)))?;
-        launch!(self, fr_bitrev, grid, 256, 0; &mut *b, &*a, &log_n)
+        self.bitrev(b, a, log_n)
     }
 
     /// Forward NTT, natural order in and out (DIF, then `fr_bitrev`).
-    pub(crate) fn ntt_natural(&self, v: &mut [Scalar], tw: &Twiddles, log_n: u32) -> DResult<()> {
-        let mut d = self.upload(host::scalars_as_u64(v))?;
+    pub(crate) fn ntt_natural(&self, v: &mut [Scalar], tw: &Twiddles, log_n: u32) -> GpuResult<()> {
+        let mut d = self.upload_small(host::scalars_as_u64(v))?;
         self.ntt_passes(&mut d, tw, log_n, false, false, None)?;
-        // SAFETY: `fr_bitrev` writes every entry.
-        let mut out =
-            unsafe { self.stream.alloc::<u64>(v.len() * FR_LIMBS) }.map_err(drv("alloc"))?;
-        let grid = v.len().div_ceil(256);
-        launch!(self, fr_bitrev, grid, 256, 0; &mut out, &d, &log_n)?;
+        // Written whole by `fr_bitrev`.
+        let mut out = self.alloc_scratch::<u64>(v.len() * FR_LIMBS, "NTT output")?;
+        self.bitrev(&mut out, &d, log_n)?;
         self.stream
             .memcpy_dtoh(&out, host::scalars_as_u64_mut(v))
-            .map_err(drv("download"))?;
+            .map_err(drv("download NTT"))?;
         self.stream.synchronize().map_err(drv("synchronize"))
     }
 
     /// Event-timed forward DIF transforms of device data, in milliseconds.
-    pub(crate) fn ntt_timing(&self, tw: &Twiddles, log_n: u32, reps: usize) -> DResult<Vec<f64>> {
+    pub(crate) fn ntt_timing(&self, tw: &Twiddles, log_n: u32, reps: usize) -> GpuResult<Vec<f64>> {
         let n = 1usize << log_n;
-        // SAFETY: filled by `fr_powers` right below.
-        let mut d = unsafe { self.stream.alloc::<u64>(n * FR_LIMBS) }.map_err(drv("alloc"))?;
+        // Filled by `fr_powers` right below.
+        let mut d = self.alloc_scratch::<u64>(n * FR_LIMBS, "NTT data")?;
         let x = Scalar::random(&mut rand::thread_rng());
         self.powers_into(&mut d.slice_mut(..), n, x, Some(x))?;
         self.ntt_passes(&mut d, tw, log_n, false, false, None)?;

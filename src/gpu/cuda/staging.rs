@@ -6,7 +6,8 @@
 use cudarc::driver::{CudaEvent, CudaView, CudaViewMut, PinnedHostSlice};
 use rayon::prelude::*;
 
-use super::{drv, DResult, Device};
+use super::device::{drv, Device};
+use crate::gpu::error::GpuResult;
 
 /// u64 per staging buffer (64 MiB).
 const STAGE_U64: usize = 8 << 20;
@@ -40,7 +41,7 @@ fn par_copy(dst: &mut [u64], src: &[u64]) {
 
 impl Device {
     /// 256 MiB of pinned host memory, or an error (the caller then copies pageable).
-    pub(crate) fn staging(&self) -> DResult<Staging> {
+    pub(crate) fn staging(&self) -> GpuResult<Staging> {
         // SAFETY: every element is written before it is read: uploads copy host data into a
         // buffer before its DMA, downloads DMA into a buffer before the host reads it.
         let up = |_| unsafe { self.ctx.alloc_pinned::<u64>(STAGE_U64) };
@@ -63,7 +64,7 @@ impl Device {
         src: &[u64],
         dst: &mut CudaViewMut<'_, u64>,
         what: &'static str,
-    ) -> DResult<()> {
+    ) -> GpuResult<()> {
         let Some(st) = staging else {
             let mut d = dst.slice_mut(..src.len());
             return self.stream.memcpy_htod(src, &mut d).map_err(drv(what));
@@ -82,7 +83,7 @@ impl Device {
         src: &[u64],
         dst: &mut CudaViewMut<'_, u64>,
         what: &'static str,
-    ) -> DResult<()> {
+    ) -> GpuResult<()> {
         for (i, chunk) in src.chunks(STAGE_U64).enumerate() {
             let k = i % 2;
             if let Some(ev) = st.up_done[k].take() {
@@ -109,7 +110,7 @@ impl Device {
         src: &CudaView<'_, u64>,
         dst: &mut [u64],
         what: &'static str,
-    ) -> DResult<()> {
+    ) -> GpuResult<()> {
         let Some(st) = staging else {
             self.stream.memcpy_dtoh(src, dst).map_err(drv(what))?;
             return self.stream.synchronize().map_err(drv(what));
@@ -128,10 +129,10 @@ impl Device {
         src: &CudaView<'_, u64>,
         dst: &mut [u64],
         what: &'static str,
-    ) -> DResult<()> {
+    ) -> GpuResult<()> {
         let n = dst.len();
         let chunks = n.div_ceil(STAGE_U64);
-        let issue = |st: &mut Staging, i: usize| -> DResult<CudaEvent> {
+        let issue = |st: &mut Staging, i: usize| -> GpuResult<CudaEvent> {
             let (lo, hi) = (i * STAGE_U64, ((i + 1) * STAGE_U64).min(n));
             let host = st.down[i % 2].as_mut_slice().map_err(drv("staging"))?;
             self.stream

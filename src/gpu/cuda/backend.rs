@@ -1,0 +1,197 @@
+//! The CUDA backend on one device: its state behind one lock, the fallback counter and memory
+//! cap, the public accessors, and the `Backend` impl (a call the device memory does not fit
+//! runs on the CPU, counted, never a crash). The engine sends B_G2 here only when
+//! `bg2.device = "gpu"`; by default it stays on the CPU actor.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+
+use super::device::Device;
+use super::memory::State;
+use crate::backend::{Backend, Bases};
+use crate::cs::Density;
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+use crate::gpu::error::{GpuError, GpuResult};
+use crate::gpu::host;
+use crate::gpu::options::GpuOptions;
+
+/// Largest NTT the kernels take (scale tables index positions below 2^28).
+pub(super) const MAX_GPU_LOG_N: u32 = 28;
+
+/// The CUDA backend on one device.
+pub struct CudaBackend {
+    pub(super) dev: Device,
+    arch: String,
+    state: Mutex<State>,
+    fallbacks: AtomicU64,
+    cap_bytes: AtomicU64,
+}
+
+impl CudaBackend {
+    /// Opens `device` with default knobs ([`CudaBackend::with_options`]).
+    pub fn new(device: usize) -> GpuResult<Self> {
+        Self::with_options(device, &GpuOptions::default())
+    }
+
+    /// Opens `device`, compiles (or loads from the cache) the kernels for its architecture with
+    /// the knobs of `opts` and loads them. Fails cleanly without a driver, without devices or
+    /// on a bad ordinal.
+    pub fn with_options(device: usize, opts: &GpuOptions) -> GpuResult<Self> {
+        let (dev, arch) = Device::open(device, opts)?;
+        tracing::info!(device, arch = %arch, sms = dev.sms, "CUDA backend ready");
+        Ok(CudaBackend {
+            dev,
+            arch,
+            state: Mutex::new(State::default()),
+            fallbacks: AtomicU64::new(0),
+            cap_bytes: AtomicU64::new(u64::MAX),
+        })
+    }
+
+    /// The device's name as the driver reports it.
+    pub fn device_name(&self) -> String {
+        self.dev.ctx.name().unwrap_or_else(|_| "unknown".into())
+    }
+
+    /// The virtual architecture the kernels were compiled for (`compute_90`).
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// Calls that ran on the CPU because the device memory did not fit them.
+    pub fn fallbacks(&self) -> u64 {
+        self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held on the device between calls (bases, twiddles, scale tables).
+    pub fn resident_bytes(&self) -> u64 {
+        self.state().map_or(0, |s| s.resident_bytes())
+    }
+
+    /// Number of resident base sets.
+    pub fn resident_base_sets(&self) -> usize {
+        self.state().map_or(0, |s| s.bases.len())
+    }
+
+    /// Drops every resident buffer.
+    pub fn clear_resident(&self) -> Result<()> {
+        let mut st = self.state()?;
+        *st = State::default();
+        Ok(())
+    }
+
+    /// Caps the device bytes this backend holds (resident plus a call's scratch); `None` lifts
+    /// the cap. For tests of the CPU fallback and for sharing a device.
+    pub fn set_memory_cap_bytes(&self, cap: Option<u64>) {
+        self.cap_bytes
+            .store(cap.unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    pub(super) fn cap(&self) -> u64 {
+        self.cap_bytes.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn state(&self) -> GpuResult<MutexGuard<'_, State>> {
+        self.state
+            .lock()
+            .map_err(|_| GpuError::Internal("device state lock poisoned".into()))
+    }
+
+    pub(super) fn fall_back(&self, what: &'static str, why: &GpuError) {
+        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            device = self.dev.ordinal,
+            call = what,
+            reason = %why,
+            "running on the CPU"
+        );
+    }
+
+    /// Forward NTT of `v` (length a power of two up to 2^28) in natural order on both sides, as
+    /// [`Domain::ntt`].
+    pub fn ntt(&self, v: &mut [Scalar]) -> Result<()> {
+        let log_n = v.len().trailing_zeros();
+        if !v.len().is_power_of_two() || log_n > MAX_GPU_LOG_N {
+            return Err(Error::LengthMismatch {
+                what: "GPU NTT length (a power of two up to 2^28)",
+                left: v.len(),
+                right: 1 << log_n.min(MAX_GPU_LOG_N),
+            });
+        }
+        let mut st = self.state()?;
+        let tw = st.ensure_twiddles(&self.dev, self.cap(), log_n, 32u64 << log_n)?;
+        Ok(self.dev.ntt_natural(v, tw, log_n)?)
+    }
+
+    /// Milliseconds (CUDA events) of `reps` forward 2^log_n NTTs on device-resident data
+    /// (powers of a random element), after one warm-up.
+    pub fn ntt_timing(&self, log_n: u32, reps: usize) -> Result<Vec<f64>> {
+        if log_n == 0 || log_n > MAX_GPU_LOG_N {
+            return Err(Error::LengthMismatch {
+                what: "GPU NTT timing size (log2 in 1..=28)",
+                left: log_n as usize,
+                right: MAX_GPU_LOG_N as usize,
+            });
+        }
+        let mut st = self.state()?;
+        let tw = st.ensure_twiddles(&self.dev, self.cap(), log_n, 32u64 << log_n)?;
+        Ok(self.dev.ntt_timing(tw, log_n, reps)?)
+    }
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> String {
+        format!("cuda:{}", self.dev.ordinal)
+    }
+
+    fn compute_h(
+        &self,
+        domain: &Domain,
+        a: &mut Vec<Scalar>,
+        b: &mut Vec<Scalar>,
+        c: &mut Vec<Scalar>,
+    ) -> Result<()> {
+        let n = domain.size();
+        for v in [&*a, &*b, &*c] {
+            if v.len() > n {
+                return Err(Error::LengthMismatch {
+                    what: "constraint evaluations vs domain",
+                    left: v.len(),
+                    right: n,
+                });
+            }
+        }
+        if domain.log_size() > MAX_GPU_LOG_N {
+            return domain.compute_h(a, b, c);
+        }
+        match self.try_compute_h(domain, a, b, c) {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_out_of_memory() => {
+                self.fall_back("compute_h", &e);
+                domain.compute_h(a, b, c)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn msm_g1(
+        &self,
+        bases: Bases<'_, G1Affine>,
+        scalars: &[Scalar],
+        density: Option<&Density>,
+    ) -> Result<G1Projective> {
+        self.msm::<host::G1>(bases, scalars, density, "msm_g1", crate::msm::msm_g1)
+    }
+
+    fn msm_g2(
+        &self,
+        bases: Bases<'_, G2Affine>,
+        scalars: &[Scalar],
+        density: Option<&Density>,
+    ) -> Result<G2Projective> {
+        self.msm::<host::G2>(bases, scalars, density, "msm_g2", crate::msm::msm_g2)
+    }
+}

@@ -1,0 +1,251 @@
+//! The per-call paths of the CUDA backend: H from host a/b/c, and one MSM from host scalars
+//! over resident (or loose) bases, each on the CPU when the device memory does not fit it.
+
+use blstrs::Scalar;
+use group::Group;
+
+use super::backend::CudaBackend;
+use super::device::{self, DeviceGroup};
+use super::memory::{BasesKey, Resident, State};
+use crate::backend::{Bases, Query};
+use crate::cs::Density;
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+use crate::gpu::error::{GpuError, GpuResult};
+use crate::gpu::host::{self, FR_LIMBS};
+use crate::gpu::plan::{self, MsmShape, MIN_GPU_MSM};
+
+/// An error after the host buffers started changing: it must not send the call to the CPU
+/// (which would read them), so out of memory becomes a plain failure.
+fn no_fallback(e: GpuError) -> GpuError {
+    match e {
+        GpuError::OutOfMemory {
+            what,
+            need_bytes,
+            free_bytes,
+        } => GpuError::Driver {
+            call: what,
+            detail: format!("out of memory after the results began to arrive ({need_bytes} bytes needed, {free_bytes} free)"),
+        },
+        other => other,
+    }
+}
+
+impl CudaBackend {
+    pub(super) fn try_compute_h(
+        &self,
+        domain: &Domain,
+        a: &mut Vec<Scalar>,
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> GpuResult<()> {
+        let log_n = domain.log_size();
+        let n = domain.size();
+        let cap = self.cap();
+        let mut guard = self.state()?;
+        let st: &mut State = &mut guard;
+        let tab_need = if st.tables.contains_key(&log_n) {
+            0
+        } else {
+            3 << 20
+        };
+        st.ensure_twiddles(&self.dev, cap, log_n, 3 * 32 * n as u64 + tab_need)?;
+        st.make_room(
+            &self.dev,
+            cap,
+            3 * 32 * n as u64 + tab_need,
+            None,
+            "H buffers",
+        )?;
+        if tab_need > 0 {
+            let t = self.dev.h_tables(domain)?;
+            st.tables.insert(log_n, t);
+        }
+        let mut bufs = Vec::with_capacity(3);
+        for v in [&a[..], b, c] {
+            let mut d = self.dev.alloc_zeros::<u64>(n * FR_LIMBS, "H input")?;
+            if !v.is_empty() {
+                let staging = st.staging(&self.dev);
+                self.dev.upload_staged(
+                    staging,
+                    host::scalars_as_u64(v),
+                    &mut d.slice_mut(..),
+                    "upload abc",
+                )?;
+            }
+            bufs.push(d);
+        }
+        let (Some(tw), Some(tabs)) = (st.twiddles.as_ref(), st.tables.get(&log_n)) else {
+            return Err(GpuError::Internal("twiddles or H tables missing".into()));
+        };
+        let [da, db, dc] = &mut bufs[..] else {
+            return Err(GpuError::Internal("H buffer count".into()));
+        };
+        self.dev.h_pipeline(da, db, dc, tw, tabs, log_n)?;
+        // From here `a` changes, so no failure may fall back to the CPU (which would read it).
+        self.dev
+            .stream
+            .synchronize()
+            .map_err(device::drv("synchronize"))?;
+        a.resize(n - 1, Scalar::from(0u64));
+        let out = db.slice(0..(n - 1) * FR_LIMBS);
+        let staging = st.staging(&self.dev);
+        self.dev
+            .download_staged(staging, &out, host::scalars_as_u64_mut(a), "download h")
+            .map_err(no_fallback)
+    }
+
+    /// Makes the bases `bases` stand for resident (room made first, with `scratch` more bytes
+    /// for the call) and returns their key in `st.bases`.
+    fn make_resident<G: DeviceGroup>(
+        &self,
+        st: &mut State,
+        bases: &Bases<'_, G::Affine>,
+        scratch: u64,
+    ) -> GpuResult<BasesKey> {
+        let cap = self.cap();
+        st.tick += 1;
+        let tick = st.tick;
+        let key: BasesKey = (bases.key_id, bases.query, bases.offset, bases.points.len());
+        if st.bases.contains_key(&key) {
+            st.make_room(&self.dev, cap, scratch, Some(&key), "MSM scratch")?;
+        } else {
+            let bytes = (bases.points.len() * G::AFFINE_LIMBS * 8) as u64;
+            st.make_room(&self.dev, cap, bytes + scratch, None, "MSM bases")?;
+            let points = self.upload_new(st, G::affine_limbs(bases.points), "upload bases")?;
+            st.bases.insert(
+                key,
+                Resident {
+                    points,
+                    last_use: tick,
+                },
+            );
+        }
+        if let Some(r) = st.bases.get_mut(&key) {
+            r.last_use = tick;
+        }
+        Ok(key)
+    }
+
+    /// A new device buffer holding `src`, through the staging buffers.
+    fn upload_new(
+        &self,
+        st: &mut State,
+        src: &[u64],
+        what: &'static str,
+    ) -> GpuResult<cudarc::driver::CudaSlice<u64>> {
+        // Written whole by the upload.
+        let mut d = self.dev.alloc_scratch::<u64>(src.len(), what)?;
+        let staging = st.staging(&self.dev);
+        self.dev
+            .upload_staged(staging, src, &mut d.slice_mut(..), what)?;
+        Ok(d)
+    }
+
+    fn try_msm<G: DeviceGroup>(
+        &self,
+        bases: &Bases<'_, G::Affine>,
+        used: &[Scalar],
+    ) -> GpuResult<G::Proj> {
+        let n = used.len();
+        let c = plan::msm_window(n);
+        let chunk = MsmShape::max_points(c).min(n);
+        let scratch = MsmShape::for_group::<G>(chunk, c).scratch_bytes(chunk) + 32 * n as u64;
+        let limbs = G::AFFINE_LIMBS;
+        let mut guard = self.state()?;
+        let st: &mut State = &mut guard;
+        let cacheable = bases.key_id != 0 && bases.query != Query::Other;
+        let (key, loose) = if cacheable {
+            (Some(self.make_resident::<G>(st, bases, scratch)?), None)
+        } else {
+            let bytes = (n * limbs * 8) as u64;
+            st.make_room(&self.dev, self.cap(), bytes + scratch, None, "MSM bases")?;
+            let d = self.upload_new(st, G::affine_limbs(&bases.points[..n]), "upload bases")?;
+            (None, Some(d))
+        };
+        let scalars = self.upload_new(st, host::scalars_as_u64(used), "upload scalars")?;
+        let points = match (&key, &loose) {
+            (Some(k), _) => st.bases.get(k).map(|r| &r.points),
+            (None, l) => l.as_ref(),
+        }
+        .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?;
+        let mut acc = G::Proj::identity();
+        let mut start = 0;
+        while start < n {
+            let len = chunk.min(n - start);
+            let b = points.slice(start * limbs..(start + len) * limbs);
+            let s = scalars.slice(start * FR_LIMBS..(start + len) * FR_LIMBS);
+            let out = self.dev.msm::<G>(&b, &s, len, c)?;
+            acc += host::combine_windows::<G>(&out, c);
+            start += len;
+        }
+        Ok(acc)
+    }
+}
+
+/// The scalars of the variables present in `density`, with the CPU backend's length checks.
+fn used_scalars<'a>(
+    points: usize,
+    scalars: &'a [Scalar],
+    density: Option<&Density>,
+) -> Result<std::borrow::Cow<'a, [Scalar]>> {
+    let used = match density {
+        None => std::borrow::Cow::Borrowed(scalars),
+        Some(d) => {
+            if d.len() != scalars.len() {
+                return Err(Error::LengthMismatch {
+                    what: "density vs scalars",
+                    left: d.len(),
+                    right: scalars.len(),
+                });
+            }
+            std::borrow::Cow::Owned(d.filter(scalars))
+        }
+    };
+    if points < used.len() {
+        return Err(Error::LengthMismatch {
+            what: "MSM bases vs used scalars",
+            left: points,
+            right: used.len(),
+        });
+    }
+    Ok(used)
+}
+
+/// The CPU MSM a device MSM falls back to.
+type CpuMsm<G> = fn(
+    &[<G as host::GpuGroup>::Affine],
+    &[Scalar],
+    Option<&Density>,
+) -> Result<<G as host::GpuGroup>::Proj>;
+
+impl CudaBackend {
+    /// An MSM of group `G` on the device, on `cpu` below [`MIN_GPU_MSM`] used scalars or when
+    /// the device memory does not fit it.
+    pub(super) fn msm<G: DeviceGroup>(
+        &self,
+        bases: Bases<'_, G::Affine>,
+        scalars: &[Scalar],
+        density: Option<&Density>,
+        what: &'static str,
+        cpu: CpuMsm<G>,
+    ) -> Result<G::Proj>
+    where
+        G::Proj: Send,
+    {
+        let used = self
+            .dev
+            .on_host(|| used_scalars(bases.points.len(), scalars, density))?;
+        if used.len() < MIN_GPU_MSM {
+            return cpu(bases.points, scalars, density);
+        }
+        match self.try_msm::<G>(&bases, &used) {
+            Ok(p) => Ok(p),
+            Err(e) if e.is_out_of_memory() => {
+                self.fall_back(what, &e);
+                cpu(bases.points, scalars, density)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! One open device: its context, the stream all kernels go on, the loaded kernels, and the
+//! only way to reach them: checked launches ([`Device::launch`]) and allocations that name
+//! their size when the device is out of memory.
+
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUresult;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchArgs,
+    LaunchConfig, ValidAsZeroBits,
+};
+
+use crate::gpu::error::{GpuError, GpuResult};
+use crate::gpu::host::{self, GpuGroup};
+use crate::gpu::kernels;
+use crate::gpu::launch::{launch_checked, Launch};
+use crate::gpu::options::GpuOptions;
+
+/// Maps a driver error of `call` to [`GpuError::Driver`].
+pub(crate) fn drv(call: &'static str) -> impl Fn(DriverError) -> GpuError {
+    move |e| GpuError::Driver {
+        call,
+        detail: format!("{e:?}"),
+    }
+}
+
+/// The kernels the backend launches.
+pub(crate) struct Kernels {
+    pub ntt_pass: CudaFunction,
+    pub ntt_coset_h: CudaFunction,
+    pub fr_bitrev: CudaFunction,
+    pub fr_powers: CudaFunction,
+    pub msm_count: CudaFunction,
+    pub msm_scatter: CudaFunction,
+    pub scan_block: CudaFunction,
+    pub scan_add: CudaFunction,
+    pub g1: GroupKernels,
+    pub g2: GroupKernels,
+}
+
+/// The MSM kernels that depend on the group (kernels/msm.cu, one set per group).
+pub(crate) struct GroupKernels {
+    pub accumulate: CudaFunction,
+    pub finalize: CudaFunction,
+    pub reduce_level: CudaFunction,
+    pub ones: CudaFunction,
+    pub sum: CudaFunction,
+}
+
+/// A group with device kernels.
+pub(crate) trait DeviceGroup: GpuGroup {
+    /// Its kernel set.
+    fn kernels(k: &Kernels) -> &GroupKernels;
+}
+
+impl DeviceGroup for host::G1 {
+    fn kernels(k: &Kernels) -> &GroupKernels {
+        &k.g1
+    }
+}
+
+impl DeviceGroup for host::G2 {
+    fn kernels(k: &Kernels) -> &GroupKernels {
+        &k.g2
+    }
+}
+
+/// An open device: context, the one stream all work goes on, and the loaded kernels.
+pub(crate) struct Device {
+    pub ordinal: usize,
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub k: Kernels,
+    /// Multiprocessors (the reduction plan sizes its levels by them).
+    pub sms: u32,
+    /// Threads of this device's own for its host work (density filtering, staging copies) when
+    /// `gpu.host_threads` is set; otherwise rayon's global pool. Measured on the 2-GPU host
+    /// (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU than
+    /// the global pool, so the global pool is the default. Only work that takes no lock runs
+    /// on it: a pool thread blocked on the state mutex could be the one whose stack holds it
+    /// (rayon threads pick up queued jobs while they wait).
+    pub host_pool: Option<rayon::ThreadPool>,
+}
+
+impl Device {
+    /// Opens `ordinal`, compiles (or loads from the cache) the kernels for its architecture with
+    /// the knobs of `opts`, and loads them. Returns the device and the architecture.
+    pub(crate) fn open(ordinal: usize, opts: &GpuOptions) -> GpuResult<(Self, String)> {
+        // SAFETY: only probes whether libcuda can be opened; nothing else touches the driver
+        // before it (CudaContext::new panics without the library).
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(GpuError::NoDevice {
+                reason: "no CUDA driver (libcuda) found".into(),
+            });
+        }
+        let count = CudaContext::device_count().map_err(drv("cuDeviceGetCount"))?;
+        if ordinal >= count.max(0) as usize {
+            return Err(GpuError::NoDevice {
+                reason: format!("device {ordinal} requested, {count} present"),
+            });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(drv("cuCtxCreate"))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(drv("compute capability"))?;
+        let arch = format!("compute_{major}{minor}");
+        let sms = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(drv("multiprocessor count"))?;
+        let ptx = kernels::compile_ptx(&arch, opts)?;
+        let module = ctx.load_module(ptx).map_err(drv("cuModuleLoadData"))?;
+        let f = |name: &'static str| module.load_function(name).map_err(drv(name));
+        // The kernels of one group: G1's have no suffix, G2's end in `_g2`.
+        let group = |g2: bool| -> GpuResult<GroupKernels> {
+            let pick = |g1: &'static str, g2name: &'static str| f(if g2 { g2name } else { g1 });
+            Ok(GroupKernels {
+                accumulate: pick("msm_accumulate", "msm_accumulate_g2")?,
+                finalize: pick("msm_finalize", "msm_finalize_g2")?,
+                reduce_level: pick("msm_reduce_level", "msm_reduce_level_g2")?,
+                ones: pick("msm_ones", "msm_ones_g2")?,
+                sum: pick("ec_sum", "ec_sum_g2")?,
+            })
+        };
+        let k = Kernels {
+            ntt_pass: f("ntt_pass")?,
+            ntt_coset_h: f("ntt_coset_h")?,
+            fr_bitrev: f("fr_bitrev")?,
+            fr_powers: f("fr_powers")?,
+            msm_count: f("msm_count")?,
+            msm_scatter: f("msm_scatter")?,
+            scan_block: f("scan_block")?,
+            scan_add: f("scan_add")?,
+            g1: group(false)?,
+            g2: group(true)?,
+        };
+        let stream = ctx.default_stream();
+        let host_pool = match opts.host_threads {
+            Some(n) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(move |i| format!("baton-cuda{ordinal}-host{i}"))
+                    .build()
+                    .map_err(|e| GpuError::Internal(format!("host thread pool: {e}")))?,
+            ),
+            None => None,
+        };
+        let dev = Device {
+            ordinal,
+            ctx,
+            stream,
+            k,
+            sms: sms.max(1) as u32,
+            host_pool,
+        };
+        Ok((dev, arch))
+    }
+
+    /// Runs `f` on the host pool, if there is one. `f` must not take the state lock.
+    pub(crate) fn on_host<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.host_pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+
+    /// Launches `f` with the shape of a checked `launch` (see `gpu::launch`); `push` adds the
+    /// arguments in the kernel's order, the buffers the check was made for.
+    pub(crate) fn launch<'a>(
+        &'a self,
+        f: &'a CudaFunction,
+        launch: crate::gpu::error::GpuResult<Launch>,
+        push: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> GpuResult<()> {
+        launch_checked(launch, |l| {
+            let (grid, block, smem) = l.dims();
+            let cfg = LaunchConfig {
+                grid_dim: (grid, 1, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: smem,
+            };
+            let mut b = self.stream.launch_builder(f);
+            push(&mut b);
+            // SAFETY: the launch was checked against the lengths of the buffers passed (each
+            // buffer holds what the kernel reads or writes for this grid), and `push` adds them
+            // in the order of the kernel's signature in kernels/*.cu (kernels/NOTES.md).
+            unsafe { b.launch(cfg) }
+                .map(|_| ())
+                .map_err(drv(l.kernel()))
+        })
+    }
+
+    /// Free device bytes, as the driver counts them.
+    pub(crate) fn free_bytes(&self) -> u64 {
+        self.ctx.mem_get_info().map_or(0, |(free, _)| free as u64)
+    }
+
+    fn alloc_err(&self, what: &'static str, bytes: usize) -> impl Fn(DriverError) -> GpuError + '_ {
+        move |e| {
+            if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                GpuError::OutOfMemory {
+                    what,
+                    need_bytes: bytes as u64,
+                    free_bytes: self.free_bytes(),
+                }
+            } else {
+                drv(what)(e)
+            }
+        }
+    }
+
+    /// `len` zeroed elements on the stream.
+    pub(crate) fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        len: usize,
+        what: &'static str,
+    ) -> GpuResult<CudaSlice<T>> {
+        let bytes = len * std::mem::size_of::<T>();
+        self.stream
+            .alloc_zeros::<T>(len)
+            .map_err(self.alloc_err(what, bytes))
+    }
+
+    /// `len` elements whose contents are undefined until a copy or a kernel writes them; every
+    /// caller writes each element it later reads (the call sites say how).
+    pub(crate) fn alloc_scratch<T: DeviceRepr>(
+        &self,
+        len: usize,
+        what: &'static str,
+    ) -> GpuResult<CudaSlice<T>> {
+        let bytes = len * std::mem::size_of::<T>();
+        // SAFETY: device memory of plain integers; reading it before a write gives arbitrary
+        // values, never host undefined behaviour, and every caller writes before reading.
+        unsafe { self.stream.alloc::<T>(len) }.map_err(self.alloc_err(what, bytes))
+    }
+
+    /// A new device buffer holding `src` (synchronous copy from pageable memory; small data).
+    pub(crate) fn upload_small<T: DeviceRepr>(&self, src: &[T]) -> GpuResult<CudaSlice<T>> {
+        let bytes = std::mem::size_of_val(src);
+        self.stream
+            .clone_htod(src)
+            .map_err(self.alloc_err("small upload", bytes))
+    }
+}

@@ -1,0 +1,14 @@
+//! The CUDA backend: opens a device ([`device`]), keeps twiddles and proving-key bases resident
+//! under one memory policy ([`memory`]), and runs H ([`ntt`]) and the G1 and G2 MSMs ([`msm`])
+//! there, copying through pinned staging ([`staging`]). [`backend`] holds the backend itself and
+//! its `Backend` impl; [`calls`] the per-call H and MSM paths with their CPU fallback.
+
+mod backend;
+mod calls;
+mod device;
+mod memory;
+mod msm;
+mod ntt;
+mod staging;
+
+pub use backend::CudaBackend;

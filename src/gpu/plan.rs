@@ -1,0 +1,260 @@
+//! Launch plans that need no device: the NTT pass list, the MSM window and its buffer sizes,
+//! and the level plan of the bucket reduction. Pure and tested on the CPU.
+
+use super::host::{GpuGroup, XYZZ_LIMBS};
+
+/// NTT flags of `ntt_pass` (kernels/NOTES.md).
+pub mod flags {
+    /// Decimation in time (bit-reversed input → natural output).
+    pub const DIT: u32 = 1;
+    /// Use ω⁻¹.
+    pub const INVERSE: u32 = 2;
+    /// Multiply by the scale table on the first pass's load.
+    pub const SCALE_LOAD: u32 = 4;
+    /// Multiply by the scale table on the last pass's store.
+    pub const SCALE_STORE: u32 = 8;
+    /// Index the scale table by bit-reversed position.
+    pub const SCALE_BITREV: u32 = 16;
+}
+
+/// One `ntt_pass` launch: stage offset `s`, `t` stages, `c` columns (kernels/NOTES.md).
+pub type Pass = (u32, u32, u32);
+
+/// The DIF pass list of a 2^log_n transform (DIT runs it reversed), as `ntt_plan` in
+/// scripts/kernel_check.py.
+pub fn ntt_plan(log_n: u32) -> Vec<Pass> {
+    if log_n <= 10 {
+        return vec![(log_n, log_n, 0)];
+    }
+    let npass = (log_n - 10).div_ceil(7);
+    let mut rest = log_n - 10;
+    let mut s = log_n;
+    let mut out = Vec::with_capacity(npass as usize + 1);
+    for k in 0..npass {
+        let t = rest.div_ceil(npass - k).min(7);
+        let mut c = 3.min(s - t);
+        if t + c > 10 {
+            c = 10 - t;
+        }
+        out.push((s, t, c));
+        s -= t;
+        rest -= t;
+    }
+    out.push((s, s, 0));
+    out
+}
+
+/// Points below which the MSM stays on the CPU.
+pub const MIN_GPU_MSM: usize = 1 << 10;
+
+/// The MSM window for `n` scalars: grows with n up to 16 (2^18..2^22), 20 above 2^22
+/// (kernels/NOTES.md measurements).
+pub fn msm_window(n: usize) -> u32 {
+    let log = usize::BITS - n.max(1).leading_zeros() - 1;
+    if n > 1 << 22 {
+        20
+    } else {
+        log.saturating_sub(2).clamp(8, 16)
+    }
+}
+
+/// Segment length of `msm_accumulate`.
+pub const MSM_SEGMENT: usize = 64;
+
+/// Multiprocessors assumed when the device's count is unknown (the H200 has 132).
+pub const DEFAULT_SMS: u32 = 132;
+
+/// Sizes of one MSM launch sequence with window c over n scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmShape {
+    /// Window bits.
+    pub c: u32,
+    /// Windows.
+    pub nwin: u32,
+    /// Buckets per window (2^(c−1)).
+    pub half: u32,
+    /// All buckets.
+    pub nbk: u32,
+    /// Accumulation segments.
+    pub nseg: u32,
+    /// Blocks of `msm_ones`.
+    pub nb1: u32,
+    /// u64 limbs per XYZZ point of the group (G1 unless made by [`MsmShape::for_group`]).
+    pub xyzz_limbs: usize,
+}
+
+impl MsmShape {
+    /// The shape for n scalars (n ≥ 1, n·nwin < 2^32).
+    pub fn new(n: usize, c: u32) -> Self {
+        let nwin = 256u32.div_ceil(c);
+        let half = 1u32 << (c - 1);
+        let entries = n as u64 * nwin as u64;
+        MsmShape {
+            c,
+            nwin,
+            half,
+            nbk: nwin * half,
+            nseg: entries.div_ceil(MSM_SEGMENT as u64) as u32,
+            nb1: (n.div_ceil(128)).min(1024) as u32,
+            xyzz_limbs: XYZZ_LIMBS,
+        }
+    }
+
+    /// The shape for n scalars of group `G`.
+    pub fn for_group<G: GpuGroup>(n: usize, c: u32) -> Self {
+        MsmShape {
+            xyzz_limbs: G::XYZZ_LIMBS,
+            ..Self::new(n, c)
+        }
+    }
+
+    /// The most scalars one launch sequence takes with window c (n < 2^31, n·nwin < 2^32).
+    pub fn max_points(c: u32) -> usize {
+        let nwin = 256u64.div_ceil(c as u64);
+        (((1u64 << 32) - 1) / nwin).min((1 << 31) - 1) as usize
+    }
+
+    /// The reduction levels for a device of `sms` multiprocessors ([`reduce_plan`]).
+    pub fn reduce_levels(&self, sms: u32) -> Vec<ReduceLevel> {
+        reduce_plan(self.nwin, self.half, sms)
+    }
+
+    /// Device scratch bytes of one sequence over n scalars, scalars included, bases excluded.
+    pub fn scratch_bytes(&self, n: usize) -> u64 {
+        let n = n as u64;
+        let xyzz = 8 * self.xyzz_limbs as u64;
+        let entries = n * self.nwin as u64;
+        // Two consecutive levels (T and R each) are alive at once; the first level's output
+        // is the largest (at most half the buckets).
+        let reduce = 4 * xyzz * self.nbk as u64 / 2;
+        32 * n
+            + 4 * (self.nbk as u64 + 1)
+            + 8 * entries
+            + xyzz * self.nbk as u64
+            + 2 * xyzz * self.nseg as u64
+            + reduce
+            + xyzz * (self.nwin as u64 + 1 + self.nb1 as u64)
+            + (1 << 20)
+    }
+}
+
+/// One `msm_reduce_level` launch: each window's `m` values in groups of 2^`lg`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceLevel {
+    /// Values per window going in.
+    pub m: u32,
+    /// log2 of the group size.
+    pub lg: u32,
+}
+
+impl ReduceLevel {
+    /// Values per window coming out.
+    pub fn groups(&self) -> u32 {
+        self.m >> self.lg
+    }
+}
+
+/// Threads of `msm_reduce_level` one multiprocessor keeps in flight (the kernel's registers
+/// allow about this many).
+const REDUCE_THREADS_PER_SM: u64 = 256;
+/// A launch's fixed cost, in units of one point addition by one thread.
+const LAUNCH_COST: u64 = 1;
+
+/// The levels that take each of `nwin` windows of `half` buckets down to one value, chosen to
+/// keep every multiprocessor busy: a level of g groups of 2^lg costs about
+/// ⌈nwin·g / capacity⌉ waves of (2 or 3)·2^lg + lg serial additions (the first level adds
+/// twice per value, later ones three times; R is doubled lg times), plus a launch. A plan of
+/// few wide groups leaves most of the device idle while a few threads add hundreds of points
+/// one after another; many narrow levels cost launches. `half` is a power of two ≥ 2.
+pub fn reduce_plan(nwin: u32, half: u32, sms: u32) -> Vec<ReduceLevel> {
+    let capacity = sms.max(1) as u64 * REDUCE_THREADS_PER_SM;
+    let top = 31 - half.max(2).leading_zeros();
+    // best[l][first]: (cost, lg) to reduce 2^l values per window to one.
+    let mut best = vec![[(0u64, 0u32); 2]; top as usize + 1];
+    for l in 1..=top {
+        for first in 0..2 {
+            let per_value = if first == 1 { 2 } else { 3 };
+            let mut choice = (u64::MAX, 1);
+            for lg in 1..=l.min(7) {
+                let threads = nwin as u64 * (1u64 << (l - lg));
+                let waves = threads.div_ceil(capacity);
+                let cost = waves * (per_value * (1u64 << lg) + lg as u64)
+                    + LAUNCH_COST
+                    + best[(l - lg) as usize][0].0;
+                if cost < choice.0 {
+                    choice = (cost, lg);
+                }
+            }
+            best[l as usize][first] = choice;
+        }
+    }
+    let mut out = Vec::new();
+    let (mut l, mut first) = (top, 1);
+    while l > 0 {
+        let lg = best[l as usize][first].1;
+        out.push(ReduceLevel { m: 1 << l, lg });
+        l -= lg;
+        first = 0;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::host::{G2, G2_XYZZ_LIMBS};
+
+    #[test]
+    fn plan_matches_notes() {
+        assert_eq!(
+            ntt_plan(27),
+            vec![(27, 6, 3), (21, 6, 3), (15, 5, 3), (10, 10, 0)]
+        );
+        assert_eq!(ntt_plan(7), vec![(7, 7, 0)]);
+        for log in 1..=28 {
+            let p = ntt_plan(log);
+            assert_eq!(p.iter().map(|x| x.1).sum::<u32>(), log);
+            assert!(p.iter().all(|&(_, t, c)| t + c <= 10));
+        }
+    }
+
+    #[test]
+    fn windows_and_shapes() {
+        assert_eq!(msm_window(1 << 10), 8);
+        assert_eq!(msm_window(1 << 16), 14);
+        assert_eq!(msm_window(1 << 22), 16);
+        assert_eq!(msm_window((1 << 22) + 1), 20);
+        let s = MsmShape::new(1 << 26, 20);
+        assert_eq!((s.nwin, s.nbk), (13, 13 << 19));
+        assert!(MsmShape::max_points(20) >= 1 << 28);
+        assert!(s.scratch_bytes(1 << 26) > 12 << 30);
+        let g2 = MsmShape::for_group::<G2>(1 << 20, 16);
+        assert_eq!(g2.xyzz_limbs, G2_XYZZ_LIMBS);
+        assert!(g2.scratch_bytes(1 << 20) > MsmShape::new(1 << 20, 16).scratch_bytes(1 << 20));
+    }
+
+    #[test]
+    fn reduce_plans_end_at_one_value_and_keep_the_device_busy() {
+        for c in 2..=22u32 {
+            let sh = MsmShape::new(1 << 20, c);
+            let plan = sh.reduce_levels(DEFAULT_SMS);
+            assert_eq!(plan[0].m, sh.half, "c {c}: starts at the buckets");
+            for w in plan.windows(2) {
+                assert_eq!(w[0].groups(), w[1].m, "c {c}: levels chain");
+            }
+            let last = plan.last().expect("a level");
+            assert_eq!(last.groups(), 1, "c {c}: one value per window");
+            assert!(plan.iter().all(|l| (1..=7).contains(&l.lg)));
+        }
+        // 2^20 points, c = 16: 16 windows of 2^15 buckets. The old plan (groups of 128) ran
+        // 4096 threads of 256 additions, then 32 threads of 384; the first level now keeps
+        // at least the device's capacity of threads in flight.
+        let plan = reduce_plan(16, 1 << 15, DEFAULT_SMS);
+        let threads = 16u64 * plan[0].groups() as u64;
+        assert!(
+            threads >= DEFAULT_SMS as u64 * REDUCE_THREADS_PER_SM / 2,
+            "{plan:?}"
+        );
+        assert!(plan.iter().all(|l| l.lg <= 4), "{plan:?}");
+    }
+}

@@ -1,0 +1,52 @@
+//! A proving request (one key, one circuit per partition) and the ledger footprint of its
+//! partitions.
+
+use std::sync::Arc;
+
+use crate::key::ProvingKey;
+use crate::ledger::{Footprint, PartitionShape};
+use crate::pipeline::PartitionCircuit;
+
+/// A proving request: one key, one circuit per partition.
+pub struct Request {
+    pub(crate) pk: Arc<ProvingKey>,
+    pub(crate) circuits: Vec<Arc<dyn PartitionCircuit>>,
+    footprint: Option<Footprint>,
+}
+
+impl Request {
+    /// Proofs of `circuits` (each a partition) under `pk`.
+    pub fn new<C: PartitionCircuit>(pk: Arc<ProvingKey>, circuits: Vec<C>) -> Self {
+        let circuits = circuits
+            .into_iter()
+            .map(|c| Arc::new(c) as Arc<dyn PartitionCircuit>)
+            .collect();
+        Request {
+            pk,
+            circuits,
+            footprint: None,
+        }
+    }
+
+    /// States the per-partition footprint instead of deriving it from the key (simulations).
+    pub fn with_footprint(mut self, footprint: Footprint) -> Self {
+        self.footprint = Some(footprint);
+        self
+    }
+
+    /// The ledger footprint of one partition: stated, or from the key's shape.
+    pub fn footprint(&self) -> Footprint {
+        self.footprint.unwrap_or_else(|| footprint_of(&self.pk))
+    }
+}
+
+/// A partition's footprint from its key: d = |H| + 1, inputs = |IC|, aux = |L|.
+pub fn footprint_of(pk: &ProvingKey) -> Footprint {
+    let d = pk.h.len() as u64 + 1;
+    let inputs = pk.vk.ic.len() as u64;
+    Footprint::for_shape(PartitionShape {
+        constraints: d.saturating_sub(inputs),
+        inputs,
+        aux: pk.l.len() as u64,
+    })
+}

@@ -1,0 +1,96 @@
+//! What the engine reports: why a request failed or the engine could not start
+//! ([`EngineError`]), and a snapshot of its jobs and ledger ([`EngineStatus`]).
+
+use crate::config::ConfigError;
+use crate::ledger::{LedgerSnapshot, Stage};
+
+/// Why the engine refused or failed a request, or could not start.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    /// The request cannot be run at all (too large for the budget, empty, ...).
+    #[error("request rejected: {0}")]
+    Rejected(String),
+    /// A partition failed for good.
+    #[error("job {job}: partition {index} failed in the {actor} actor after {attempts} attempt(s): {cause}")]
+    PartitionFailed {
+        /// Job id.
+        job: u64,
+        /// Partition index in the request.
+        index: usize,
+        /// Attempts made.
+        attempts: u32,
+        /// Actor kind where the last attempt failed.
+        actor: &'static str,
+        /// The last cause.
+        cause: String,
+    },
+    /// The engine no longer takes requests.
+    #[error("the engine is shutting down")]
+    ShuttingDown,
+    /// The actor system is gone.
+    #[error("the engine has stopped")]
+    Stopped,
+    /// Start-up failed.
+    #[error("engine start failed: {0}")]
+    Start(String),
+}
+
+impl From<ConfigError> for EngineError {
+    fn from(e: ConfigError) -> Self {
+        EngineError::Start(e.to_string())
+    }
+}
+
+/// Where one partition is: waiting for a grant, at one of the ledger's stages, or ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionState {
+    /// Waiting for a grant.
+    Queued,
+    /// Its buffers sit at this ledger stage (synthesizing, queued for a GPU, on a GPU, B_G2).
+    At(Stage),
+    /// Proof made.
+    Done,
+    /// Given up.
+    Failed,
+}
+
+impl PartitionState {
+    /// How many states there are: queued, one per ledger stage, done, failed.
+    pub const COUNT: usize = Stage::COUNT + 3;
+
+    /// A dense index in `0..COUNT`, in pipeline order (for counting partitions per state).
+    pub const fn index(self) -> usize {
+        match self {
+            Self::Queued => 0,
+            Self::At(stage) => 1 + stage as usize,
+            Self::Done => Stage::COUNT + 1,
+            Self::Failed => Stage::COUNT + 2,
+        }
+    }
+}
+
+/// One job in [`EngineStatus`].
+#[derive(Clone, Debug)]
+pub struct JobStatus {
+    /// Job id.
+    pub id: u64,
+    /// Each partition's state.
+    pub partitions: Vec<PartitionState>,
+    /// Whether the job has failed (its remaining buffers are being settled).
+    pub failed: bool,
+}
+
+/// A snapshot of the engine.
+#[derive(Clone, Debug)]
+pub struct EngineStatus {
+    /// Jobs in flight.
+    pub jobs: Vec<JobStatus>,
+    /// Partitions waiting for a grant.
+    pub queued: usize,
+    /// The ledger by class and stage.
+    pub ledger: LedgerSnapshot,
+    /// Partitions synthesized and not yet taken by a GPU actor.
+    pub synthesized_alive: usize,
+    /// The most of those at once since start.
+    pub synthesized_alive_peak: usize,
+}

@@ -1,0 +1,113 @@
+//! Helpers shared by the engine tests: one seeded key, circuits, a CPU config, proof checks
+//! (each proof verifies, a changed input fails) and waiting for the ledger to settle.
+#![allow(dead_code)]
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use baton::circuits::{KnownCircuit, Synthetic};
+use baton::config::BackendChoice;
+use baton::engine::EngineStatus;
+use baton::{
+    Config, Engine, EngineError, PreparedVerifyingKey, Proof, ProvingKey, Request, Scalar,
+};
+use ff::Field;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub const CONSTRAINTS: usize = 1 << 8;
+
+/// One key for every test (setup is the slowest part of a tiny proof).
+pub fn key() -> Arc<ProvingKey> {
+    static KEY: OnceLock<Arc<ProvingKey>> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        Arc::new(
+            baton::generate_random_parameters(Synthetic::new(CONSTRAINTS, 0), &mut rng)
+                .expect("setup"),
+        )
+    })
+    .clone()
+}
+
+pub fn circuits(seeds: std::ops::Range<u64>) -> Vec<Synthetic> {
+    seeds.map(|s| Synthetic::new(CONSTRAINTS, s)).collect()
+}
+
+pub fn config(
+    budget_bytes: u64,
+    workers: usize,
+    slots: Option<usize>,
+    retry_attempts: u32,
+) -> Config {
+    Config {
+        budget_bytes: Some(budget_bytes),
+        synthesis_workers: workers,
+        slots,
+        retry_attempts,
+        backend: BackendChoice::Cpu,
+        ..Config::default()
+    }
+}
+
+/// Each proof verifies against its circuit's inputs and fails against a changed input.
+pub fn check_proofs(pk: &ProvingKey, proofs: &[Proof], circuits: &[Synthetic]) {
+    assert_eq!(proofs.len(), circuits.len(), "one proof per partition");
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    for (i, (p, c)) in proofs.iter().zip(circuits).enumerate() {
+        let inputs = c.public_inputs();
+        baton::verify(&pvk, p, &inputs).unwrap_or_else(|e| panic!("proof {i}: {e}"));
+        let mut wrong = inputs.clone();
+        wrong[0] += Scalar::ONE;
+        assert!(
+            baton::verify(&pvk, p, &wrong).is_err(),
+            "proof {i} verifies a wrong input"
+        );
+    }
+}
+
+/// Polls status until `done` holds, or panics after `timeout` with the last status.
+pub fn wait_for(
+    engine: &Engine,
+    timeout: Duration,
+    done: impl Fn(&EngineStatus) -> bool,
+) -> EngineStatus {
+    let until = Instant::now() + timeout;
+    loop {
+        let st = engine.status_blocking().expect("status");
+        if done(&st) {
+            return st;
+        }
+        assert!(Instant::now() < until, "timed out; last status {st:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Submits every request at once, one client thread each; the outcomes in request order.
+pub fn prove_concurrently(
+    engine: &Engine,
+    pk: &Arc<ProvingKey>,
+    requests: &[Vec<Synthetic>],
+) -> Vec<Result<Vec<Proof>, EngineError>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = requests
+            .iter()
+            .map(|cs| s.spawn(move || engine.prove_blocking(Request::new(pk.clone(), cs.clone()))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("join"))
+            .collect()
+    })
+}
+
+/// Waits until every job has ended and the ledger reads zero.
+pub fn wait_settled(engine: &Engine) -> EngineStatus {
+    wait_for(engine, Duration::from_secs(10), |st| {
+        st.ledger.charged_bytes == 0 && st.ledger.outstanding_grants == 0 && st.jobs.is_empty()
+    })
+}
+
+pub fn metric(engine: &Engine, line: &str) -> bool {
+    engine.metric_handles().render().lines().any(|l| l == line)
+}
