@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::backend::{Backend, CpuBackend};
 use crate::config::{BackendChoice, Config};
-use crate::pipeline::{BackendBg2, Stages};
+use crate::pipeline::{BackendBg2, RealSynthesis, Stages};
 use crate::status::EngineError;
 
 /// Picks the backend for `choice` (the CUDA one with the `[gpu]` knobs `opts`), saying which
@@ -47,6 +47,9 @@ pub fn real_stages(cfg: &Config) -> Result<(Stages, String), EngineError> {
             .cloned()
             .unwrap_or_else(|| Arc::new(CpuBackend) as Arc<dyn Backend>)
     }));
+    if !cfg.compiled {
+        stages.synthesis = Arc::new(|_| Box::new(RealSynthesis));
+    }
     if cfg.bg2_on_gpu {
         stages.bg2 = Arc::new(move |worker| {
             let backend = backends

@@ -72,6 +72,7 @@ impl Engine {
             synthesis_workers: cfg.synthesis_workers,
             retry_attempts: cfg.retry_attempts,
             metrics: metrics.clone(),
+            recordings: stages.recordings.clone(),
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let m = metrics.clone();

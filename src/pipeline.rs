@@ -9,6 +9,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use crate::backend::Backend;
+use crate::compiled::{self, CompiledError, Recording, Recordings};
 use crate::error::{Error, Result};
 use crate::key::ProvingKey;
 use crate::proof::Proof;
@@ -18,9 +19,28 @@ use crate::prover::{self, Abc, G1Sums, Witness};
 pub trait PartitionCircuit: Send + Sync + 'static {
     /// Synthesizes a fresh copy, rejecting an unsatisfied circuit or one that does not fit `pk`.
     fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)>;
+
+    /// Synthesizes a fresh copy while recording its R1CS (the first synthesis of its kind).
+    /// Circuits that cannot be recorded keep the default, and are always synthesized in full.
+    fn record(&self) -> Result<(Recording, Abc, Witness), CompiledError> {
+        Err(CompiledError::Unsupported)
+    }
+
+    /// Witness-only synthesis of a fresh copy against `recording`.
+    fn synthesize_compiled(&self, _recording: &Recording) -> Result<(Abc, Witness), CompiledError> {
+        Err(CompiledError::Unsupported)
+    }
 }
 
 impl<C: Circuit<Scalar> + Clone + Send + Sync + 'static> PartitionCircuit for C {
+    fn record(&self) -> Result<(Recording, Abc, Witness), CompiledError> {
+        compiled::record(self.clone())
+    }
+
+    fn synthesize_compiled(&self, recording: &Recording) -> Result<(Abc, Witness), CompiledError> {
+        compiled::synthesize(self.clone(), recording)
+    }
+
     fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)> {
         match prover::synthesize(self.clone(), pk) {
             // Failures are rare and the circuit is at hand: name the constraint by its path.
@@ -73,6 +93,9 @@ pub type Factory<T> = Arc<dyn Fn(usize) -> Box<T> + Send + Sync>;
 pub struct Stages {
     /// One per synthesis worker; the argument is the worker index.
     pub synthesis: Factory<dyn Synthesizer>,
+    /// The recordings the synthesis workers share (the Supervisor counts them with their keys
+    /// and forgets a key's when its last job ends).
+    pub recordings: Arc<Recordings>,
     /// One per device; the argument is the device index.
     pub gpu: Factory<dyn GpuStage>,
     /// One per B_G2 worker.
@@ -82,8 +105,15 @@ pub struct Stages {
 impl Stages {
     /// Real synthesis, and `backend(device)` for H and the MSMs.
     pub fn with_backend(backend: Arc<dyn Fn(usize) -> Arc<dyn Backend> + Send + Sync>) -> Self {
+        let recordings = Arc::new(Recordings::default());
+        let shared = recordings.clone();
         Stages {
-            synthesis: Arc::new(|_| Box::new(RealSynthesis)),
+            synthesis: Arc::new(move |_| {
+                Box::new(CompiledSynthesis {
+                    recordings: shared.clone(),
+                })
+            }),
+            recordings,
             gpu: Arc::new(move |device| Box::new(BackendStage(backend(device)))),
             bg2: Arc::new(|_| Box::new(CpuBg2)),
         }
@@ -100,6 +130,31 @@ impl Synthesizer for RealSynthesis {
         pk: &ProvingKey,
     ) -> Result<(Abc, Witness)> {
         circuit.synthesize(pk)
+    }
+}
+
+/// Synthesis through the key's recording (witness-only, a/b/c from the matrices), recording it
+/// on the first synthesis of the key's circuit, and full synthesis whenever the compiled path
+/// refuses (see [`Recordings::synthesize`]).
+pub struct CompiledSynthesis {
+    /// Shared by every worker of the engine.
+    pub recordings: Arc<Recordings>,
+}
+
+impl Synthesizer for CompiledSynthesis {
+    fn synthesize(
+        &mut self,
+        circuit: &dyn PartitionCircuit,
+        pk: &ProvingKey,
+    ) -> Result<(Abc, Witness)> {
+        let (parts, route) = self.recordings.synthesize(
+            pk,
+            || circuit.record(),
+            |r| circuit.synthesize_compiled(r),
+            || circuit.synthesize(pk),
+        )?;
+        tracing::debug!(?route, "synthesized");
+        Ok(parts)
     }
 }
 

@@ -430,3 +430,30 @@ fn a_circuit_that_fails_or_panics_mid_stream_ends_cleanly() {
     let again = compiled::synthesize(Whole(n), &rec).expect("the next synthesis is unaffected");
     assert_same("after a failure", &again, &full(Whole(n)));
 }
+
+#[test]
+fn a_broken_synthetic_witness_fails_exactly_its_constraint_on_both_paths() {
+    let n = 1 << 10;
+    let (rec, _, _) = compiled::record(Synthetic::new(n, 0)).unwrap();
+    // Every row kind: the chains' first rows (0..4), then bits, XOR, packing and dense rows.
+    for k in (0..60).chain([100, 333, 517, 900, n - 6]) {
+        let broken = Synthetic {
+            break_at: Some(k),
+            ..Synthetic::new(n, 11)
+        };
+        match ProvingAssignment::synthesize(broken.clone()) {
+            Err(baton::Error::Unsatisfied { index, .. }) => assert_eq!(index, k, "full, k = {k}"),
+            other => panic!(
+                "full synthesis of a witness broken at {k}: {:?}",
+                other.is_ok()
+            ),
+        }
+        match compiled::synthesize(broken, &rec) {
+            Err(CompiledError::Unsatisfied { index }) => assert_eq!(index, k, "compiled, k = {k}"),
+            other => panic!(
+                "compiled synthesis of a witness broken at {k}: {:?}",
+                other.is_ok()
+            ),
+        }
+    }
+}

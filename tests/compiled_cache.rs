@@ -79,10 +79,26 @@ fn a_key_with_a_known_path_keeps_its_recording_beside_it() {
     let dir = temp_dir("cache-beside");
     let pk = key_for(Synthetic::new(1 << 8, 0), 2);
     let key_path = dir.join("synthetic-256-4.params");
+    pk.write_file(&key_path).unwrap();
+    let from_file = ProvingKey::read_with(&key_path, baton::Check::None).unwrap();
+    assert_eq!(from_file.path(), Some(key_path.as_path()));
     let recs = Recordings::new(None);
-    recs.set_key_path(&pk, &key_path);
-    through(&recs, &pk, &Synthetic::new(1 << 8, 3)).unwrap();
-    assert!(dir.join("synthetic-256-4.r1cs").exists());
+    assert_eq!(recs.expected_bytes(&from_file), 0, "nothing known yet");
+    through(&recs, &from_file, &Synthetic::new(1 << 8, 3)).unwrap();
+    let file = dir.join("synthetic-256-4.r1cs");
+    assert!(file.exists());
+    let in_memory = recs.expected_bytes(&from_file);
+    assert!(in_memory > 0);
+    // Forgotten when its key's last job ends: the file's size is the estimate, and the next
+    // use loads it.
+    recs.forget(from_file.id());
+    assert!(recs.get(&from_file).is_none());
+    assert_eq!(
+        recs.expected_bytes(&from_file),
+        std::fs::metadata(&file).unwrap().len()
+    );
+    let (_, route) = through(&recs, &from_file, &Synthetic::new(1 << 8, 4)).unwrap();
+    assert_eq!(route, Route::Loaded);
     // Without a folder or a key path the recording lives in memory only.
     let memory = Recordings::new(None);
     assert_eq!(memory.file_for(&pk), None);
@@ -142,6 +158,8 @@ fn a_failed_recording_is_tried_again_and_a_bad_file_is_replaced() {
 #[derive(Clone, Copy)]
 struct Shifted {
     stale: bool,
+    /// The witness of y (9 satisfies x·x = y).
+    y: u64,
 }
 
 impl Shifted {
@@ -153,7 +171,7 @@ impl Shifted {
 impl Circuit<Scalar> for Shifted {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         let x = cs.alloc(|| "x", || Ok(Scalar::from(3u64)))?;
-        let y = cs.alloc(|| "y", || Ok(Scalar::from(9u64)))?;
+        let y = cs.alloc(|| "y", || Ok(Scalar::from(self.y)))?;
         let out = cs.alloc_input(|| "out", || Ok(self.out()))?;
         cs.enforce(|| "square", |lc| lc + x, |lc| lc + x, |lc| lc + y);
         if self.stale {
@@ -173,11 +191,11 @@ impl Circuit<Scalar> for Shifted {
 #[test]
 fn a_circuit_that_diverges_from_its_recording_is_proved_by_full_synthesis() {
     let dir = temp_dir("cache-diverge");
-    let circuit = Shifted { stale: false };
+    let circuit = Shifted { stale: false, y: 9 };
     let pk = key_for(circuit, 5);
     let recs = Recordings::new(Some(dir));
     // A recording of the other variant passes the key's shape check and carries its tag.
-    let (stale, _, _) = compiled::record(Shifted { stale: true }).unwrap();
+    let (stale, _, _) = compiled::record(Shifted { stale: true, y: 9 }).unwrap();
     stale
         .write_for_key(&recs.file_for(&pk).unwrap(), &pk)
         .expect("same dimensions as the key");
@@ -211,8 +229,27 @@ fn a_circuit_that_diverges_from_its_recording_is_proved_by_full_synthesis() {
     let bproof = bp::Proof::<Bls12>::read(&proof.to_bytes()[..]).unwrap();
     assert!(bp::verify_proof(&pvk, &bproof, &inputs).unwrap());
     assert!(!bp::verify_proof(&pvk, &bproof, &[inputs[0] + Scalar::ONE]).unwrap());
-    // The stale recording stays (it fits the key); each such partition falls back again.
-    assert_eq!(through(&recs, &pk, &circuit).unwrap().1, Route::Full);
+    // Full synthesis succeeded where the recording refused: the recording is not this
+    // circuit's, so it is made again (and its file replaced), then used.
+    assert!(recs.get(&pk).is_none(), "the stale recording is dropped");
+    assert_eq!(through(&recs, &pk, &circuit).unwrap().1, Route::Recorded);
+    assert_eq!(through(&recs, &pk, &circuit).unwrap().1, Route::Compiled);
+    let fresh = Recordings::new(recs.file_for(&pk).and_then(|f| f.parent().map(Into::into)));
+    assert_eq!(
+        through(&fresh, &pk, &circuit).unwrap().1,
+        Route::Loaded,
+        "file replaced"
+    );
+    // A witness that full synthesis refuses too is the circuit's fault: the recording stays.
+    let broken = Shifted {
+        stale: false,
+        y: 10,
+    };
+    assert!(matches!(
+        through(&fresh, &pk, &broken),
+        Err(baton::Error::Unsatisfied { index: 0, .. })
+    ));
+    assert!(fresh.get(&pk).is_some(), "kept: the recording was right");
 }
 
 #[test]

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 use self::admission::{Admission, Next};
 use super::mailbox::{post, post_to, took};
+use crate::compiled::Recordings;
 use crate::key::ProvingKey;
 use crate::ledger::{
     available_memory_bytes, Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage,
@@ -34,6 +35,8 @@ pub struct SupervisorParts {
     pub retry_attempts: u32,
     /// Metrics.
     pub metrics: Metrics,
+    /// The synthesis workers' recordings: counted with their keys, forgotten with them.
+    pub recordings: Arc<Recordings>,
 }
 
 struct Job {
@@ -61,6 +64,7 @@ pub struct Supervisor {
     next_job: u64,
     synthesis: Option<Recipient<Synthesize>>,
     metrics: Metrics,
+    recordings: Arc<Recordings>,
     closing: Vec<oneshot::Sender<()>>,
     refuse_new: bool,
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
@@ -122,6 +126,7 @@ impl Supervisor {
             next_job: 1,
             synthesis: None,
             metrics: parts.metrics,
+            recordings: parts.recordings,
             closing: Vec::new(),
             refuse_new: false,
             alive_now: 0,
@@ -235,7 +240,11 @@ impl Supervisor {
         };
         if done {
             if let Some(job) = self.jobs.remove(&job_id) {
-                self.ledger.unuse_key(job.pk.id());
+                let key = job.pk.id();
+                self.ledger.unuse_key(key);
+                if !self.jobs.values().any(|j| j.pk.id() == key) {
+                    self.recordings.forget(key);
+                }
             }
         }
         self.maybe_close();
@@ -268,8 +277,10 @@ impl Handler<Submit> for Supervisor {
         }
         let footprint = request.footprint();
         // The key counts against memory while a job uses it (set aside from an auto budget, or
-        // checked beside a stated one).
-        let (key, key_bytes) = (request.pk.id(), request.pk.heap_bytes());
+        // checked beside a stated one), with its circuit's recording as far as its size is known
+        // (a recording the job's first synthesis makes is not counted until the key's next use).
+        let key = request.pk.id();
+        let key_bytes = request.pk.heap_bytes() + self.recordings.expected_bytes(&request.pk);
         let admitted = self
             .ledger
             .use_key(key, key_bytes, available_memory_bytes)

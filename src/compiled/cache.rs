@@ -1,14 +1,16 @@
 //! The recordings an engine knows, one per proving key, shared by every synthesis worker: made on
-//! the first synthesis of a key's circuit, kept in memory, written beside the key (or into a
-//! cache folder, named by the key's tag) and loaded from there on a later start.
+//! the first synthesis of a key's circuit, kept in memory while the key is in use, written
+//! beside the key file (`<key>.r1cs`; or into a folder, named by the key's tag, for keys made in
+//! memory) and loaded from there on a later start or use.
 //!
 //! [`Recordings::synthesize`] is the policy: the compiled path when the key has a recording,
 //! full synthesis with a warning on any refusal of the compiled path (so a proof is never made
-//! from constraints other than the circuit's), full synthesis while another worker is still
-//! recording the same key.
+//! from constraints other than the circuit's; a recording that full synthesis proves wrong is
+//! dropped and made again), full synthesis while another worker is still recording the same key.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::error::CompiledError;
@@ -43,12 +45,18 @@ pub enum Route {
     Full,
 }
 
+impl Route {
+    /// Every route, in the order of [`Recordings::routes`].
+    pub const ALL: [Route; 4] = [Route::Compiled, Route::Loaded, Route::Recorded, Route::Full];
+}
+
 /// The recordings of an engine's keys.
 #[derive(Default)]
 pub struct Recordings {
     dir: Option<PathBuf>,
     entries: Mutex<HashMap<u64, Entry>>,
-    key_paths: Mutex<HashMap<u64, PathBuf>>,
+    /// Syntheses by route, in the order of [`Route::ALL`].
+    routes: [AtomicU64; 4],
 }
 
 /// Marks a key busy until dropped or settled; dropping it unsettled (a failed or panicking
@@ -89,22 +97,33 @@ impl Recordings {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Says where `pk` was read from, so its recording lives beside it (`<key>.r1cs`).
-    pub fn set_key_path(&self, pk: &ProvingKey, path: &Path) {
-        let mut paths = self.key_paths.lock().unwrap_or_else(|e| e.into_inner());
-        paths.insert(pk.id(), path.to_path_buf());
-    }
-
-    /// The file of `pk`'s recording, if it has a place on disk.
+    /// The file of `pk`'s recording, if it has a place on disk: beside the key file it was
+    /// read from, else in the folder (named by the key's tag), else none (memory only).
     pub fn file_for(&self, pk: &ProvingKey) -> Option<PathBuf> {
-        let paths = self.key_paths.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(key_path) = paths.get(&pk.id()) {
+        if let Some(key_path) = pk.path() {
             return Some(cache_path(key_path));
         }
         let tag = KeyTag::of(pk);
         self.dir
             .as_ref()
             .map(|d| d.join(format!("{}.r1cs", hex::encode(tag.0))))
+    }
+
+    /// Drops what is known of the key with id `key_id` (its last job ended): the memory goes
+    /// back, and a later use loads the file again or records anew.
+    pub fn forget(&self, key_id: u64) {
+        self.lock().remove(&key_id);
+    }
+
+    /// What `pk`'s recording will hold in memory, as far as is known before it is used: its
+    /// size when it is loaded, else its file's, else 0 (it is made by the job's first synthesis).
+    pub fn expected_bytes(&self, pk: &ProvingKey) -> u64 {
+        if let Some(Entry::Ready(r)) = self.lock().get(&pk.id()) {
+            return r.heap_bytes() as u64;
+        }
+        self.file_for(pk)
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map_or(0, |m| m.len())
     }
 
     /// `pk`'s recording, when one is ready.
@@ -126,10 +145,30 @@ impl Recordings {
             .sum()
     }
 
+    /// How many syntheses took each route so far, in the order of [`Route::ALL`].
+    pub fn routes(&self) -> [u64; 4] {
+        self.routes.each_ref().map(|n| n.load(Ordering::Relaxed))
+    }
+
     /// Synthesizes one partition for `pk`: `compiled` against the key's recording when there
     /// is one (loaded from its file, or made by `record` on this first synthesis), `full`
     /// otherwise and whenever the compiled path refuses the circuit.
     pub fn synthesize(
+        &self,
+        pk: &ProvingKey,
+        record: impl FnOnce() -> Result<(Recording, Abc, Witness), CompiledError>,
+        compiled: impl FnOnce(&Recording) -> Result<(Abc, Witness), CompiledError>,
+        full: impl FnOnce() -> Result<(Abc, Witness)>,
+    ) -> Result<((Abc, Witness), Route)> {
+        let out = self.route(pk, record, compiled, full);
+        if let Ok((_, route)) = &out {
+            let i = Route::ALL.iter().position(|r| r == route).unwrap_or(3);
+            self.routes[i].fetch_add(1, Ordering::Relaxed);
+        }
+        out
+    }
+
+    fn route(
         &self,
         pk: &ProvingKey,
         record: impl FnOnce() -> Result<(Recording, Abc, Witness), CompiledError>,
@@ -142,7 +181,7 @@ impl Recordings {
                 Some(Entry::Ready(r)) => {
                     let r = r.clone();
                     drop(entries);
-                    return run_compiled(&r, compiled, full, Route::Compiled);
+                    return self.run_compiled(pk, &r, compiled, full, Route::Compiled);
                 }
                 Some(Entry::Busy | Entry::Unusable) => return full().map(|x| (x, Route::Full)),
                 None => {
@@ -161,7 +200,7 @@ impl Recordings {
                 Ok(r) => {
                     let r = Arc::new(r);
                     claim.settle(Entry::Ready(r.clone()));
-                    return run_compiled(&r, compiled, full, Route::Loaded);
+                    return self.run_compiled(pk, &r, compiled, full, Route::Loaded);
                 }
                 Err(e) => tracing::warn!(error = %e, "recording file unusable; recording again"),
             }
@@ -189,7 +228,9 @@ impl Recordings {
                     e,
                     CompiledError::Unsatisfied { .. } | CompiledError::Synthesis(_)
                 );
-                if !retry_later {
+                if matches!(e, CompiledError::Unsupported) {
+                    claim.settle(Entry::Unusable);
+                } else if !retry_later {
                     tracing::warn!(error = %e, "circuit cannot be recorded; full synthesis");
                     claim.settle(Entry::Unusable);
                 } else {
@@ -201,17 +242,32 @@ impl Recordings {
     }
 }
 
-fn run_compiled(
-    r: &Recording,
-    compiled: impl FnOnce(&Recording) -> Result<(Abc, Witness), CompiledError>,
-    full: impl FnOnce() -> Result<(Abc, Witness)>,
-    path: Route,
-) -> Result<((Abc, Witness), Route)> {
-    match compiled(r) {
-        Ok(x) => Ok((x, path)),
-        Err(e) => {
-            tracing::warn!(error = %e, "compiled synthesis refused; falling back to full synthesis");
-            full().map(|x| (x, Route::Full))
+impl Recordings {
+    /// Witness-only synthesis against `r`, or full synthesis when it is refused. A refusal that
+    /// full synthesis then does not share (the circuit is fine, so the recording is not its)
+    /// drops the recording and its file, so the next synthesis records the circuit anew.
+    fn run_compiled(
+        &self,
+        pk: &ProvingKey,
+        r: &Arc<Recording>,
+        compiled: impl FnOnce(&Recording) -> Result<(Abc, Witness), CompiledError>,
+        full: impl FnOnce() -> Result<(Abc, Witness)>,
+        route: Route,
+    ) -> Result<((Abc, Witness), Route)> {
+        let e = match compiled(r) {
+            Ok(x) => return Ok((x, route)),
+            Err(e) => e,
+        };
+        tracing::warn!(error = %e, "compiled synthesis refused; falling back to full synthesis");
+        let parts = full()?;
+        let mut entries = self.lock();
+        if matches!(entries.get(&pk.id()), Some(Entry::Ready(known)) if Arc::ptr_eq(known, r)) {
+            tracing::warn!("the circuit no longer matches its recording; recording it again");
+            entries.remove(&pk.id());
+            if let Some(file) = self.file_for(pk) {
+                let _ = std::fs::remove_file(file);
+            }
         }
+        Ok((parts, Route::Full))
     }
 }

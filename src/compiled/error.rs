@@ -111,6 +111,10 @@ pub enum CompiledError {
         /// The limit.
         max: u64,
     },
+    /// This circuit type cannot be synthesized through a recording (it is not a bellperson
+    /// circuit the engine can run on its own constraint systems).
+    #[error("this circuit does not support compiled synthesis")]
+    Unsupported,
     /// A bug in this layer (a panicked helper thread, a recording failing its own checks).
     #[error("internal error in the compiled path: {reason}")]
     Internal {
