@@ -457,3 +457,20 @@ fn a_broken_synthetic_witness_fails_exactly_its_constraint_on_both_paths() {
         }
     }
 }
+
+#[test]
+fn the_footprint_comes_from_the_recording_and_leaves_a_b_c_to_the_device() {
+    use baton::ledger::BufferClass;
+    let pk = key_for(Synthetic::new(1 << 9, 0), 4);
+    let (rec, _, w) = compiled::record(Synthetic::new(1 << 9, 1)).unwrap();
+    assert_eq!(rec.footprint(false), baton::engine::footprint_of(&pk));
+    let device = rec.footprint(true);
+    assert_eq!(device.bytes(BufferClass::Abc), 0);
+    let witness_bytes = (w.aux.len() + w.inputs.len()) as u64 * 32;
+    assert!(device.total_bytes() >= witness_bytes);
+    assert!(
+        device.total_bytes() as f64 <= 1.2 * witness_bytes as f64,
+        "host bytes per partition at most 1.2x the witness: {} vs {witness_bytes}",
+        device.total_bytes()
+    );
+}

@@ -10,6 +10,7 @@ use super::error::CompiledError;
 use super::matrix::{Columns, SparseMatrix};
 use crate::cs::Density;
 use crate::key::ProvingKey;
+use crate::ledger::{BufferClass, Footprint, PartitionShape};
 use crate::prover::{Abc, Witness};
 
 /// The variable counts of a circuit shape.
@@ -183,6 +184,27 @@ impl Recording {
             }),
             None => Ok(()),
         }
+    }
+
+    /// The ledger footprint of one partition of this shape: a/b/c on the host (the CPU path,
+    /// and CUDA backends that take them from the host), or charged to the device when the
+    /// backend evaluates them there, leaving the host the witness and its densities.
+    pub fn footprint(&self, abc_on_device: bool) -> Footprint {
+        let s = self.shape;
+        let host = Footprint::for_shape(PartitionShape {
+            constraints: s.constraints as u64,
+            inputs: s.inputs as u64,
+            aux: s.aux as u64,
+        });
+        if !abc_on_device {
+            return host;
+        }
+        Footprint::new(
+            0,
+            host.bytes(BufferClass::Aux),
+            host.bytes(BufferClass::Inputs),
+            host.bytes(BufferClass::Density),
+        )
     }
 
     /// Checks that a witness has the recorded lengths.
