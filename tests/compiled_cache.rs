@@ -130,6 +130,29 @@ fn a_worker_that_finds_the_key_busy_synthesizes_in_full() {
 }
 
 #[test]
+fn workers_wait_for_a_recording_being_read_rather_than_synthesize_in_full() {
+    let dir = temp_dir("cache-wait");
+    let pk = key_for(Synthetic::new(1 << 10, 0), 9);
+    through(
+        &Recordings::new(Some(dir.clone())),
+        &pk,
+        &Synthetic::new(1 << 10, 1),
+    )
+    .unwrap();
+    for _ in 0..5 {
+        let recs = Recordings::new(Some(dir.clone()));
+        std::thread::scope(|s| {
+            for seed in 0..4 {
+                let (recs, pk) = (&recs, &pk);
+                s.spawn(move || through(recs, pk, &Synthetic::new(1 << 10, 10 + seed)).unwrap());
+            }
+        });
+        // One read the file, the others waited for it and ran compiled.
+        assert_eq!(recs.routes(), [3, 1, 0, 0]);
+    }
+}
+
+#[test]
 fn a_failed_recording_is_tried_again_and_a_bad_file_is_replaced() {
     let dir = temp_dir("cache-retry");
     let pk = key_for(Synthetic::new(1 << 9, 0), 4);

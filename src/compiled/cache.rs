@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::error::CompiledError;
 use super::file::{cache_path, KeyTag};
@@ -22,8 +22,12 @@ use crate::prover::{Abc, Witness};
 
 /// What is known of one key.
 enum Entry {
-    /// A worker is loading or recording it; the others synthesize in full meanwhile.
-    Busy,
+    /// A worker is reading its recording file; the others wait for it (a read is far shorter
+    /// than a synthesis).
+    Loading,
+    /// A worker is recording it; the others synthesize in full meanwhile (waiting would take as
+    /// long as the recording, itself about one full synthesis).
+    Recording,
     /// Its recording, checked against the key.
     Ready(Arc<Recording>),
     /// Its circuit cannot be recorded (too large, or it does not fit its own key): full
@@ -55,6 +59,8 @@ impl Route {
 pub struct Recordings {
     dir: Option<PathBuf>,
     entries: Mutex<HashMap<u64, Entry>>,
+    /// Signalled whenever an entry leaves `Loading`.
+    settled: Condvar,
     /// Syntheses by route, in the order of [`Route::ALL`].
     routes: [AtomicU64; 4],
 }
@@ -68,8 +74,14 @@ struct Claim<'a> {
 }
 
 impl Claim<'_> {
-    fn settle(mut self, entry: Entry) {
+    /// Marks the key (still claimed) as being loaded or recorded, waking those who wait.
+    fn mark(&self, entry: Entry) {
         self.recordings.lock().insert(self.key_id, entry);
+        self.recordings.settled.notify_all();
+    }
+
+    fn settle(mut self, entry: Entry) {
+        self.mark(entry);
         self.settled = true;
     }
 }
@@ -78,6 +90,7 @@ impl Drop for Claim<'_> {
     fn drop(&mut self) {
         if !self.settled {
             self.recordings.lock().remove(&self.key_id);
+            self.recordings.settled.notify_all();
         }
     }
 }
@@ -175,34 +188,54 @@ impl Recordings {
         compiled: impl FnOnce(&Recording) -> Result<(Abc, Witness), CompiledError>,
         full: impl FnOnce() -> Result<(Abc, Witness)>,
     ) -> Result<((Abc, Witness), Route)> {
+        let file = self.file_for(pk);
+        let on_disk = file.as_deref().is_some_and(|p| p.exists());
         let claim = {
             let mut entries = self.lock();
-            match entries.get(&pk.id()) {
-                Some(Entry::Ready(r)) => {
-                    let r = r.clone();
-                    drop(entries);
-                    return self.run_compiled(pk, &r, compiled, full, Route::Compiled);
-                }
-                Some(Entry::Busy | Entry::Unusable) => return full().map(|x| (x, Route::Full)),
-                None => {
-                    entries.insert(pk.id(), Entry::Busy);
-                    Claim {
-                        recordings: self,
-                        key_id: pk.id(),
-                        settled: false,
+            loop {
+                match entries.get(&pk.id()) {
+                    Some(Entry::Ready(r)) => {
+                        let r = r.clone();
+                        drop(entries);
+                        return self.run_compiled(pk, &r, compiled, full, Route::Compiled);
+                    }
+                    Some(Entry::Recording | Entry::Unusable) => {
+                        drop(entries);
+                        return full().map(|x| (x, Route::Full));
+                    }
+                    Some(Entry::Loading) => {
+                        entries = self
+                            .settled
+                            .wait(entries)
+                            .unwrap_or_else(|e| e.into_inner());
+                    }
+                    None => {
+                        let busy = if on_disk {
+                            Entry::Loading
+                        } else {
+                            Entry::Recording
+                        };
+                        entries.insert(pk.id(), busy);
+                        break Claim {
+                            recordings: self,
+                            key_id: pk.id(),
+                            settled: false,
+                        };
                     }
                 }
             }
         };
-        let file = self.file_for(pk);
-        if let Some(path) = file.as_deref().filter(|p| p.exists()) {
+        if let Some(path) = file.as_deref().filter(|_| on_disk) {
             match Recording::read_for_key(path, pk) {
                 Ok(r) => {
                     let r = Arc::new(r);
                     claim.settle(Entry::Ready(r.clone()));
                     return self.run_compiled(pk, &r, compiled, full, Route::Loaded);
                 }
-                Err(e) => tracing::warn!(error = %e, "recording file unusable; recording again"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "recording file unusable; recording again");
+                    claim.mark(Entry::Recording);
+                }
             }
         }
         match record() {
