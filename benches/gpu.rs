@@ -1,24 +1,24 @@
 //! The CUDA backend against the CPU backend on the same machine: G1 MSMs (dense and PoRep-like),
-//! NTTs, H, and a whole partition's GPU work (H + the four G1 MSMs). Every GPU result is checked
-//! against the CPU before it is timed; prints a markdown table of medians last.
+//! NTTs, H, and a whole partition's GPU work per call (H, then one backend call per G1 MSM) and
+//! as one device call (H + the four G1 MSMs, and with B_G2). Every GPU result is checked (against
+//! the CPU, the bases' construction, or the per-call path) before it is timed; prints a markdown
+//! table of medians last. The `[gpu]` knobs come from baton.toml / `BATON_GPU_*` as in the engine.
 //!
 //! `cargo bench --features cuda --bench gpu`. Env (log2 sizes):
-//! BATON_GPU_BENCH_MAX_LOG caps everything; BATON_GPU_BENCH_MSM="20,22,24,26",
-//! BATON_GPU_BENCH_G2="20,22,24", BATON_GPU_BENCH_NTT="20,...,27", BATON_GPU_BENCH_PARTITION="24,26", BATON_GPU_BENCH_REPS=5,
-//! BATON_GPU_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once).
+//! BATON_BENCH_MAX_LOG caps everything; BATON_BENCH_MSM="20,22,24,26",
+//! BATON_BENCH_G2="20,22,24", BATON_BENCH_NTT="20,...,27", BATON_BENCH_PARTITION="24,26", BATON_BENCH_REPS=5,
+//! BATON_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once).
 
 use std::time::{Duration, Instant};
 
+#[path = "gpu/partition.rs"]
+mod partition;
+
 use baton::backend::{Backend, Bases, CpuBackend, Query};
-use baton::circuits::Synthetic;
-use baton::cs::ProvingAssignment;
 use baton::domain::Domain;
 use baton::gpu::sample::{dense_scalars, porep_scalars, DistinctBases};
 use baton::gpu::CudaBackend;
-use baton::prover::{g1_msms, Abc, G1Sums};
-use baton::{ProvingKey, VerifyingKey};
-use blstrs::{G1Affine, G2Affine, G2Projective};
-use group::prime::PrimeCurveAffine;
+use blstrs::{G2Affine, G2Projective};
 use group::{Curve, Group};
 
 fn env_u32(name: &str, default: u32) -> u32 {
@@ -29,7 +29,7 @@ fn env_u32(name: &str, default: u32) -> u32 {
 }
 
 fn env_logs(name: &str, default: &[u32]) -> Vec<u32> {
-    let cap = env_u32("BATON_GPU_BENCH_MAX_LOG", 31);
+    let cap = env_u32("BATON_BENCH_MAX_LOG", 31);
     std::env::var(name)
         .ok()
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
@@ -88,7 +88,7 @@ impl Table {
 
 /// CPU timing policy: several runs up to 2^22, one run up to the CPU cap, none above.
 fn cpu_runs(log: u32, reps: usize) -> usize {
-    let cap = env_u32("BATON_GPU_BENCH_CPU_MAX_LOG", 24);
+    let cap = env_u32("BATON_BENCH_CPU_MAX_LOG", 24);
     match log {
         l if l > cap => 0,
         l if l > 22 => 1,
@@ -97,7 +97,7 @@ fn cpu_runs(log: u32, reps: usize) -> usize {
 }
 
 fn bench_msm(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
-    for log in env_logs("BATON_GPU_BENCH_MSM", &[20, 22, 24, 26]) {
+    for log in env_logs("BATON_BENCH_MSM", &[20, 22, 24, 26]) {
         let n = 1usize << log;
         let b = Bases {
             key_id: 0xbe9c_0000 + log as u64,
@@ -134,7 +134,7 @@ fn bench_msm(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usiz
 /// the smallest. Bases tile 1024 random points (repeats do not change the work); every GPU result
 /// is compared with the CPU's where the CPU runs.
 fn bench_msm_g2(gpu: &CudaBackend, t: &mut Table, reps: usize) {
-    let logs = env_logs("BATON_GPU_BENCH_G2", &[20, 22, 24]);
+    let logs = env_logs("BATON_BENCH_G2", &[20, 22, 24]);
     let Some(&most) = logs.iter().max() else {
         return;
     };
@@ -205,7 +205,7 @@ fn single<T>(f: impl FnOnce() -> T) -> f64 {
 }
 
 fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize) {
-    for log in env_logs("BATON_GPU_BENCH_NTT", &[20, 21, 22, 23, 24, 25, 26, 27]) {
+    for log in env_logs("BATON_BENCH_NTT", &[20, 21, 22, 23, 24, 25, 26, 27]) {
         let n = 1usize << log;
         let d = Domain::for_size(n).expect("domain");
         let v = dense_scalars(n, 3000 + log as u64);
@@ -231,100 +231,6 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize) {
     }
 }
 
-fn witness(log: u32) -> (Abc, baton::prover::Witness) {
-    let clock = Instant::now();
-    let cs = ProvingAssignment::synthesize(Synthetic::new(1 << log, 7)).expect("synthesize");
-    eprintln!("synthesis 2^{log}: {:.1} s", clock.elapsed().as_secs_f64());
-    cs.into_parts()
-}
-
-fn key(log: u32, w: &baton::prover::Witness, bases: &DistinctBases) -> ProvingKey {
-    let n = 1usize << log;
-    let lens = [
-        n - 1,
-        w.aux.len(),
-        w.inputs.len() + w.a_aux_density.count(),
-        w.b_input_density.count() + w.b_aux_density.count(),
-    ];
-    let pts = &bases.points;
-    assert!(lens.iter().all(|&l| l <= pts.len()), "not enough bases");
-    let g1 = G1Affine::generator();
-    let g2 = G2Affine::generator();
-    let vk = VerifyingKey {
-        alpha_g1: g1,
-        beta_g1: g1,
-        beta_g2: g2,
-        gamma_g2: g2,
-        delta_g1: g1,
-        delta_g2: g2,
-        ic: vec![g1; w.inputs.len()],
-    };
-    let q = |k: usize| pts[..lens[k]].to_vec();
-    ProvingKey::from_parts(vk, q(0), q(1), q(2), q(3), Vec::new())
-}
-
-fn partition(
-    b: &dyn Backend,
-    abc: &Abc,
-    pk: &ProvingKey,
-    w: &baton::prover::Witness,
-) -> (f64, f64, G1Sums) {
-    let mut abc = Abc {
-        a: abc.a.clone(),
-        b: abc.b.clone(),
-        c: abc.c.clone(),
-    };
-    let clock = Instant::now();
-    let h = baton::prover::compute_h(b, &mut abc).expect("H");
-    let th = ms(clock.elapsed());
-    let sums = g1_msms(b, pk, w, &h).expect("G1 MSMs");
-    (th, ms(clock.elapsed()), sums)
-}
-
-fn same(x: &G1Sums, y: &G1Sums) -> bool {
-    x.h == y.h && x.l == y.l && x.a == y.a && x.b_g1 == y.b_g1
-}
-
-fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
-    for log in env_logs("BATON_GPU_BENCH_PARTITION", &[24, 26]) {
-        let (abc, w) = witness(log);
-        let pk = key(log, &w, bases);
-        let reps = reps.min(3);
-        let (mut h_ms, mut all_ms) = (Vec::new(), Vec::new());
-        let (_, _, gsum) = partition(gpu, &abc, &pk, &w);
-        for _ in 0..reps {
-            let (h, all, _) = partition(gpu, &abc, &pk, &w);
-            h_ms.push(h);
-            all_ms.push(all);
-        }
-        let (cpu_h, cpu_all, note) = if cpu_runs(log, reps) > 0 {
-            let (h, all, csum) = partition(&CpuBackend, &abc, &pk, &w);
-            assert!(
-                same(&gsum, &csum),
-                "partition 2^{log}: GPU sums differ from the CPU"
-            );
-            (Some((h, 1)), Some((all, 1)), "checked vs CPU")
-        } else {
-            (None, None, "CPU skipped: unchecked at this size")
-        };
-        t.row(
-            "compute_h (PoRep-like witness)",
-            log,
-            median_ms(h_ms),
-            cpu_h,
-            note,
-        );
-        t.row(
-            "partition: compute_h + 4 G1 MSMs",
-            log,
-            median_ms(all_ms),
-            cpu_all,
-            note,
-        );
-        gpu.clear_resident().expect("clear");
-    }
-}
-
 fn main() {
     // SAFETY: only probes whether libcuda can be opened.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -346,12 +252,12 @@ fn main() {
             return;
         }
     };
-    let reps = env_u32("BATON_GPU_BENCH_REPS", 5).max(1) as usize;
+    let reps = env_u32("BATON_BENCH_REPS", 5).max(1) as usize;
     let threads = rayon::current_num_threads();
     let mut t = Table { rows: Vec::new() };
     let clock = Instant::now();
-    let msm_logs = env_logs("BATON_GPU_BENCH_MSM", &[20, 22, 24, 26]);
-    let part_logs = env_logs("BATON_GPU_BENCH_PARTITION", &[24, 26]);
+    let msm_logs = env_logs("BATON_BENCH_MSM", &[20, 22, 24, 26]);
+    let part_logs = env_logs("BATON_BENCH_PARTITION", &[24, 26]);
     let most = msm_logs
         .iter()
         .chain(&part_logs)
@@ -363,13 +269,13 @@ fn main() {
     bench_msm(&gpu, &bases, &mut t, reps);
     bench_msm_g2(&gpu, &mut t, reps);
     bench_ntt(&gpu, &mut t, reps);
-    bench_partition(&gpu, &bases, &mut t, reps);
+    partition::bench_partition(&gpu, &bases, &mut t, reps);
     println!(
         "\n## baton GPU bench: {} ({}), CPU reference on {threads} threads, {reps} GPU runs after a warm-up, medians\n",
         gpu.device_name(),
         gpu.arch()
     );
-    println!("Bases: n distinct points A[i mod 1024] + B[i/1024] (checked through A and B); CPU: median of up to 3 runs to 2^22, one run above, skipped above BATON_GPU_BENCH_CPU_MAX_LOG. Wall times include host↔device copies of scalars and results; bases stay resident.\n");
+    println!("Bases: n distinct points A[i mod 1024] + B[i/1024] (checked through A and B); CPU: median of up to 3 runs to 2^22, one run above, skipped above BATON_BENCH_CPU_MAX_LOG. Wall times include host↔device copies of scalars and results; bases stay resident.\n");
     println!("| what | size | GPU | CPU | CPU/GPU | notes |");
     println!("|---|---|---|---|---|---|");
     for r in &t.rows {

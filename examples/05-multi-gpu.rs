@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use baton::circuits::{KnownCircuit, Synthetic};
-use baton::config::{parse_bytes, BackendChoice};
+use baton::config::{parse_bytes, BackendChoice, Bg2Device};
 use baton::cs::ProvingAssignment;
 use baton::{Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
@@ -52,8 +52,8 @@ struct Args {
     /// Ledger budget.
     #[arg(long, default_value = "32GiB")]
     budget: String,
-    /// bg2.device: where the B_G2 workers compute the G2 MSM (cpu or gpu).
-    #[arg(long, default_value = "cpu")]
+    /// bg2.device: where the B_G2 MSM runs (auto, cpu or gpu).
+    #[arg(long, default_value = "auto")]
     bg2_device: String,
     /// gpu.backend: auto, cpu or cuda.
     #[arg(long, default_value = "auto")]
@@ -150,11 +150,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             gpu_devices: (0..k).collect(),
             backend,
             bg2_workers: a.bg2_workers,
-            bg2_on_gpu: match a.bg2_device.as_str() {
-                "cpu" => false,
-                "gpu" => true,
+            bg2_device: match a.bg2_device.as_str() {
+                "auto" => Bg2Device::Auto,
+                "cpu" => Bg2Device::Cpu,
+                "gpu" => Bg2Device::Gpu,
                 other => {
-                    return Err(format!("--bg2-device: expected cpu or gpu, got {other:?}").into())
+                    return Err(
+                        format!("--bg2-device: expected auto, cpu or gpu, got {other:?}").into(),
+                    )
                 }
             },
             synthesis_workers: a.workers.unwrap_or(Config::default().synthesis_workers),
@@ -251,7 +254,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect();
         rows.push(format!(
-            "| {k} | {name} | {proofs} | {:.0} | {steady} | {} | {:.1} GiB | {:.1} / {:.1} GiB | {} |",
+            "| {k} | {name} | {proofs} | {secs:.1} s | {:.0} | {steady} | {} | {:.1} GiB | {:.1} / {:.1} GiB | {} |",
             proofs as f64 * 3600.0 / secs,
             busy.join(", "),
             peak_rss_bytes() as f64 / (1u64 << 30) as f64,
@@ -269,8 +272,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "\n2^{} constraints, {} requests x {} partitions, {} in flight, B_G2 on the {}",
         a.log, a.requests, a.partitions, a.concurrent, a.bg2_device
     );
-    println!("| GPU actors | backend | proofs | proofs/hour | steady proofs/hour (after the first answer) | busy per device | peak RSS (process, cumulative) | peak ledger / budget | verified |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| GPU actors | backend | proofs | wall | proofs/hour | steady proofs/hour (after the first answer) | busy per device | peak RSS (process, cumulative) | peak ledger / budget | verified |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
     }

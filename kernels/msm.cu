@@ -21,13 +21,14 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 
 // The curve-specific kernels, once per group: G1 (suffix-less names, the
 // hot path) and G2 (`_g2`, the optional B query in G2).
+// INL: inline the mixed addition of msm_ones (G1 only; see msm.cuh).
 // msm_accumulate: 128 threads per block; MSM_ACC_MINB caps registers so that
 // that many blocks fit on one SM (tuning knob, see NOTES.md).  G2 points are
 // twice the size: one block per SM is the only bound asked for there.
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 4
 #endif
-#define BATON_MSM_CURVE_KERNELS(SUFFIX, F, ACC_MINB)                                                              \
+#define BATON_MSM_CURVE_KERNELS(SUFFIX, F, ACC_MINB, INL)                                                              \
     extern "C" __global__ void __launch_bounds__(128, ACC_MINB)                                                 \
         msm_accumulate##SUFFIX(const ec_affine<F>* bases, const u32* keys, const u32* vals, const u32* starts,    \
                                u32 nbk, u32 S, ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {     \
@@ -43,14 +44,14 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(MSM_SUM_THREADS)                                               \
         msm_ones##SUFFIX(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec_xyzz<F>* partials) {          \
-        msm_ones_dev<F>(bases, scalars, n, partials);                                                           \
+        msm_ones_dev<F, INL>(bases, scalars, n, partials);                                                           \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(MSM_SUM_THREADS)                                               \
         ec_sum##SUFFIX(const ec_xyzz<F>* in, u32 count, ec_xyzz<F>* out) {                                      \
         ec_sum_dev<F>(in, count, out);                                                                          \
     }
 
-BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB)
-BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1)
+BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, true)
+BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, false)
 
 #endif // BATON_MSM_CU

@@ -3,7 +3,7 @@
 # Full logs go to $OUT; a short table comes last.
 #
 #   scripts/device-check.sh quick   conformance tests, kernel compile, CLI proofs on cuda, short bench
-#   scripts/device-check.sh full    the full bench (env BATON_GPU_BENCH_* passes through)
+#   scripts/device-check.sh full    the full bench (env BATON_BENCH_* passes through)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-quick}
@@ -31,10 +31,10 @@ if [ "$mode" = quick ]; then
     step kernels_compile env BATON_REQUIRE_NVRTC=1 "$bin/kernels_compile"
     step conformance "$bin/cuda_conformance" --nocapture
     step cli_prove "$bin/baton" prove --constraints 65536 --proofs 4 --backend cuda
-    step bench_short env BATON_GPU_BENCH_MSM="${BATON_GPU_BENCH_MSM:-20,22}" \
-        BATON_GPU_BENCH_NTT="${BATON_GPU_BENCH_NTT:-20,22,24}" \
-        BATON_GPU_BENCH_PARTITION="${BATON_GPU_BENCH_PARTITION:-20}" \
-        BATON_GPU_BENCH_REPS="${BATON_GPU_BENCH_REPS:-3}" "$bin/bench_gpu"
+    step bench_short env BATON_BENCH_MSM="${BATON_BENCH_MSM:-20,22}" \
+        BATON_BENCH_NTT="${BATON_BENCH_NTT:-20,22,24}" \
+        BATON_BENCH_PARTITION="${BATON_BENCH_PARTITION:-20}" \
+        BATON_BENCH_REPS="${BATON_BENCH_REPS:-3}" "$bin/bench_gpu"
 else
     step bench_full "$bin/bench_gpu"
 fi

@@ -35,8 +35,10 @@ ORDER = [
     "ec/g2.cuh",
     "ntt/ntt.cuh",
     "msm/msm.cuh",
+    "witness/density.cuh",
     "ntt.cu",
     "msm.cu",
+    "witness.cu",
 ]
 TEST_ORDER = ["test/test.cuh", "test.cu"]
 NVRTC_OPTS = ["--gpu-architecture=compute_90", "-default-device", "--std=c++17"]

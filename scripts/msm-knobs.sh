@@ -9,8 +9,8 @@ export BATON_CACHE_DIR=${BATON_CACHE_DIR:-/tmp/baton-cache}
 for v in ${MSM_KNOBS:-4:0 3:1 2:1}; do
     minb=${v%%:*} pf=${v##*:}
     echo "==== msm_acc_minb=$minb msm_prefetch=$pf"
-    BATON_GPU_MSM_ACC_MINB=$minb BATON_GPU_MSM_PREFETCH=$pf BATON_GPU_BENCH_MSM="${MSM_LOGS:-24}" \
-        BATON_GPU_BENCH_NTT= BATON_GPU_BENCH_PARTITION= BATON_GPU_BENCH_G2= \
-        BATON_GPU_BENCH_CPU_MAX_LOG=0 BATON_GPU_BENCH_REPS="${MSM_REPS:-3}" \
+    BATON_GPU_MSM_ACC_MINB=$minb BATON_GPU_MSM_PREFETCH=$pf BATON_BENCH_MSM="${MSM_LOGS:-24}" \
+        BATON_BENCH_NTT= BATON_BENCH_PARTITION= BATON_BENCH_G2= \
+        BATON_BENCH_CPU_MAX_LOG=0 BATON_BENCH_REPS="${MSM_REPS:-3}" \
         timeout "${MSM_TIMEOUT:-120}" .device/bench_gpu 2>&1 | grep -E "^\| G1|panicked|differs"
 done

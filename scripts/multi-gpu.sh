@@ -17,7 +17,7 @@ timeout ${MULTI_TIMEOUT:-300} "${MULTI_BIN:-.device}"/05-multi-gpu --log "$LOG" 
     --bg2-device "${MULTI_BG2_DEVICE:-cpu}" \
     2>&1 | tee "$OUT/multi_gpu.log"
 if [ -n "${PARTITION_26:-}" ]; then
-    BATON_GPU_BENCH_MSM= BATON_GPU_BENCH_NTT= BATON_GPU_BENCH_PARTITION=26 BATON_GPU_BENCH_REPS=2 \
+    BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION=26 BATON_BENCH_REPS=2 \
         timeout ${PART_TIMEOUT:-200} .device/bench_gpu 2>&1 | tee "$OUT/partition26.log"
 fi
 echo "==== summary"

@@ -1,12 +1,18 @@
 //! Backend picking: the backend each GPU actor runs (`gpu.backend` and the device), and the real
-//! pipeline stages built on them (B_G2 on the devices' backends with `bg2.device = "gpu"`).
+//! pipeline stages built on them: a whole partition per device call where the backend has one
+//! (`gpu.partition = "device"`), B_G2 inside that call or on the devices' backends when
+//! `bg2.device` resolves to the GPU.
 
 use std::sync::Arc;
 
 use crate::backend::{Backend, CpuBackend};
 use crate::config::{BackendChoice, Config};
-use crate::pipeline::{BackendBg2, RealSynthesis, Stages};
+use crate::partition::PartitionProver;
+use crate::pipeline::{BackendBg2, BackendStage, DeviceStage, GpuStage, RealSynthesis, Stages};
 use crate::status::EngineError;
+
+/// One device's backend for the engine, and its whole-partition path when it has one.
+pub type PickedBackend = (Arc<dyn Backend>, Option<Arc<dyn PartitionProver>>);
 
 /// Picks the backend for `choice` (the CUDA one with the `[gpu]` knobs `opts`), saying which
 /// and why.
@@ -14,17 +20,18 @@ pub fn pick_backend(
     choice: BackendChoice,
     device: usize,
     opts: &crate::gpu::GpuOptions,
-) -> Result<Arc<dyn Backend>, EngineError> {
+) -> Result<PickedBackend, EngineError> {
+    let cpu = || -> PickedBackend { (Arc::new(CpuBackend), None) };
     match choice {
-        BackendChoice::Cpu => Ok(Arc::new(CpuBackend)),
-        BackendChoice::Cuda => {
-            crate::gpu::cuda_backend(device, opts).map_err(|e| EngineError::Start(e.to_string()))
-        }
+        BackendChoice::Cpu => Ok(cpu()),
+        BackendChoice::Cuda => crate::gpu::cuda_backend(device, opts)
+            .map(|d| (d.backend, Some(d.partition)))
+            .map_err(|e| EngineError::Start(e.to_string())),
         BackendChoice::Auto => match crate::gpu::cuda_backend(device, opts) {
-            Ok(b) => Ok(b),
+            Ok(d) => Ok((d.backend, Some(d.partition))),
             Err(e) => {
                 tracing::info!(reason = %e, "using the CPU backend");
-                Ok(Arc::new(CpuBackend))
+                Ok(cpu())
             }
         },
     }
@@ -33,24 +40,36 @@ pub fn pick_backend(
 /// The real stages for `cfg`: one backend per entry of `gpu.devices` (opened now), and the
 /// backends' names joined by commas.
 pub fn real_stages(cfg: &Config) -> Result<(Stages, String), EngineError> {
-    let backends: Vec<Arc<dyn Backend>> = cfg
+    let picked: Vec<PickedBackend> = cfg
         .gpu_devices
         .iter()
         .map(|d| pick_backend(cfg.backend, *d, &cfg.gpu))
         .collect::<Result<_, _>>()?;
-    let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
-    let backends = Arc::new(backends);
-    let by_device = backends.clone();
-    let mut stages = Stages::with_backend(Arc::new(move |device| {
-        by_device
-            .get(device)
-            .cloned()
-            .unwrap_or_else(|| Arc::new(CpuBackend) as Arc<dyn Backend>)
-    }));
+    let names: Vec<String> = picked.iter().map(|b| b.0.name()).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bg2_on_gpu = cfg.bg2_on_gpu(threads);
+    let device_partition = cfg.gpu.device_partition;
+    tracing::info!(bg2_on_gpu, threads, device_partition, "B_G2 placement");
+    let backends: Arc<Vec<Arc<dyn Backend>>> =
+        Arc::new(picked.iter().map(|b| b.0.clone()).collect());
+    let picked = Arc::new(picked);
+    let mut stages = Stages::with_backend(Arc::new(|_| Arc::new(CpuBackend)));
+    stages.gpu = Arc::new(move |device| -> Box<dyn GpuStage> {
+        match picked.get(device) {
+            Some((backend, Some(partition))) if device_partition => Box::new(DeviceStage {
+                backend: backend.clone(),
+                partition: partition.clone(),
+                with_b_g2: bg2_on_gpu,
+            }),
+            Some((backend, _)) => Box::new(BackendStage(backend.clone())),
+            None => Box::new(BackendStage(Arc::new(CpuBackend))),
+        }
+    });
     if !cfg.compiled {
         stages.synthesis = Arc::new(|_| Box::new(RealSynthesis));
     }
-    if cfg.bg2_on_gpu {
+    if bg2_on_gpu {
+        // The B_G2 workers' own G2 MSM, for partitions that took the per-call path.
         stages.bg2 = Arc::new(move |worker| {
             let backend = backends
                 .get(worker % backends.len().max(1))

@@ -38,6 +38,24 @@ pub enum BackendChoice {
     Cuda,
 }
 
+/// Where the B_G2 workers' G2 MSM runs (`bg2.device`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bg2Device {
+    /// The GPU when the host has fewer threads than the CPU G2 MSM needs to keep up with the
+    /// GPUs ([`CPU_BG2_THREADS_PER_GPU`] per device), else the CPU.
+    Auto,
+    /// blst on this machine's cores.
+    Cpu,
+    /// The GPU backends (with a device partition, inside the GPU stage's own call).
+    Gpu,
+}
+
+/// Host threads the CPU G2 MSM needs per GPU to keep up with it. Measured (BENCHMARKS.md):
+/// the B_G2 MSM of a 2^24 PoRep-like partition took 5.81 s on the CPU with all 32 threads of
+/// the 2-GPU host (186 thread-seconds) while one GPU's whole partition took 1.14 s, so the CPU
+/// keeps up only with ~160 threads per GPU left to it; no host measured here comes close.
+pub const CPU_BG2_THREADS_PER_GPU: usize = 160;
+
 /// The validated configuration.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -61,13 +79,13 @@ pub struct Config {
     pub gpu_devices: Vec<usize>,
     /// Backend choice.
     pub backend: BackendChoice,
-    /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch).
+    /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch, partition).
     pub gpu: GpuOptions,
     /// B_G2 threads.
     pub bg2_workers: usize,
-    /// Where the B_G2 workers compute the G2 MSM: `false` (default) on the CPU, `true` on the
-    /// GPU backends (worker i uses device i mod devices; the CPU when the backend is the CPU).
-    pub bg2_on_gpu: bool,
+    /// Where the B_G2 workers compute the G2 MSM (see [`Config::bg2_on_gpu`]); on the GPU,
+    /// worker i uses device i mod devices (the CPU when the backend is the CPU).
+    pub bg2_device: Bg2Device,
     /// Address of the `/metrics` endpoint, if any.
     pub metrics_listen: Option<String>,
     /// tracing filter (e.g. "info", "baton=debug").
@@ -93,7 +111,7 @@ impl Default for Config {
             backend: BackendChoice::Auto,
             gpu: GpuOptions::default(),
             bg2_workers: 1,
-            bg2_on_gpu: false,
+            bg2_device: Bg2Device::Auto,
             metrics_listen: None,
             log_level: "info".into(),
             retry_attempts: 3,
@@ -161,6 +179,7 @@ struct RawGpu {
     host_threads: Option<String>,
     msm_acc_minb: Option<String>,
     msm_prefetch: Option<String>,
+    partition: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -273,24 +292,32 @@ fn flag(key: &'static str, v: &str) -> Result<bool, ConfigError> {
 }
 
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
-fn gpu_options(
-    host_threads: Option<String>,
-    msm_acc_minb: Option<String>,
-    msm_prefetch: Option<String>,
-) -> Result<GpuOptions, ConfigError> {
+fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    if let Some(t) = host_threads {
+    if let Some(t) = &raw.host_threads {
         o.host_threads = if t.trim().eq_ignore_ascii_case("auto") {
             None
         } else {
-            Some(count("gpu.host_threads", &t, 1)?)
+            Some(count("gpu.host_threads", t, 1)?)
         };
     }
-    if let Some(m) = msm_acc_minb {
-        o.msm_acc_minb = count("gpu.msm_acc_minb", &m, 1)? as u32;
+    if let Some(m) = &raw.msm_acc_minb {
+        o.msm_acc_minb = count("gpu.msm_acc_minb", m, 1)? as u32;
     }
-    if let Some(p) = msm_prefetch {
-        o.msm_prefetch = flag("gpu.msm_prefetch", &p)?;
+    if let Some(p) = &raw.msm_prefetch {
+        o.msm_prefetch = flag("gpu.msm_prefetch", p)?;
+    }
+    if let Some(p) = &raw.partition {
+        o.device_partition = match p.trim() {
+            "device" => true,
+            "calls" => false,
+            other => {
+                return Err(invalid(
+                    "gpu.partition",
+                    format!("expected device or calls, got {other:?}"),
+                ))
+            }
+        };
     }
     Ok(o)
 }
@@ -394,18 +421,20 @@ impl Config {
             c.bg2_workers = count("bg2.workers", &w, 1)?;
         }
         if let Some(d) = bg2.device {
-            c.bg2_on_gpu = match d.trim() {
-                "cpu" => false,
-                "gpu" => true,
+            c.bg2_device = match d.trim() {
+                "auto" => Bg2Device::Auto,
+                "cpu" => Bg2Device::Cpu,
+                "gpu" => Bg2Device::Gpu,
                 other => {
                     return Err(invalid(
                         "bg2.device",
-                        format!("expected cpu or gpu, got {other:?}"),
+                        format!("expected auto, cpu or gpu, got {other:?}"),
                     ))
                 }
             };
         }
         let gpu = raw.gpu.unwrap_or_default();
+        c.gpu = gpu_options(&gpu)?;
         if let Some(d) = gpu.devices {
             c.gpu_devices = match d {
                 RawDevices::List(v) => device_list(v.into_iter().map(|i| match i {
@@ -428,7 +457,6 @@ impl Config {
                 }
             };
         }
-        c.gpu = gpu_options(gpu.host_threads, gpu.msm_acc_minb, gpu.msm_prefetch)?;
         if let Some(l) = raw.metrics.and_then(|m| m.listen) {
             if l.parse::<std::net::SocketAddr>().is_err() {
                 return Err(invalid(
@@ -483,6 +511,16 @@ impl Config {
         Ok(())
     }
 
+    /// Whether the B_G2 MSM runs on the GPUs: `bg2.device`, with `auto` resolved for a host of
+    /// `threads` hardware threads (GPU below [`CPU_BG2_THREADS_PER_GPU`] per device).
+    pub fn bg2_on_gpu(&self, threads: usize) -> bool {
+        match self.bg2_device {
+            Bg2Device::Cpu => false,
+            Bg2Device::Gpu => true,
+            Bg2Device::Auto => threads < CPU_BG2_THREADS_PER_GPU * self.gpu_devices.len().max(1),
+        }
+    }
+
     /// The slot count for this configuration: explicit, or by policy (decided by
     /// [`ledger::effective_slots`](crate::ledger::effective_slots)).
     pub fn effective_slots(&self) -> usize {
@@ -517,7 +555,11 @@ mod tests {
     fn the_example_file_is_a_valid_config() {
         let c = Config::from_toml(include_str!("../baton.example.toml")).expect("example parses");
         c.validate().expect("example validates");
-        assert!(!c.bg2_on_gpu, "the example keeps B_G2 on the CPU");
+        assert_eq!(
+            c.bg2_device,
+            Bg2Device::Auto,
+            "the example lets the engine pick"
+        );
         assert_eq!(c.gpu_devices, vec![0]);
     }
 
@@ -549,12 +591,31 @@ mod tests {
         let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("env");
         assert_eq!(c.bg2_workers, 2);
         assert_eq!(c.backend, BackendChoice::Cpu);
-        assert!(c.bg2_on_gpu);
+        assert_eq!(c.bg2_device, Bg2Device::Gpu);
         assert_eq!(c.gpu_devices, vec![1, 0]);
+        let auto = Config::default();
+        assert_eq!(auto.bg2_device, Bg2Device::Auto, "auto by default");
         assert!(
-            !Config::default().bg2_on_gpu,
-            "B_G2 stays on the CPU by default"
+            auto.bg2_on_gpu(32),
+            "32 threads cannot keep up with one GPU"
         );
+        assert!(
+            !auto.bg2_on_gpu(CPU_BG2_THREADS_PER_GPU),
+            "enough threads for one GPU"
+        );
+        let two = Config {
+            gpu_devices: vec![0, 1],
+            ..Config::default()
+        };
+        assert!(
+            two.bg2_on_gpu(CPU_BG2_THREADS_PER_GPU),
+            "two GPUs need twice the threads"
+        );
+        let cpu = Config {
+            bg2_device: Bg2Device::Cpu,
+            ..Config::default()
+        };
+        assert!(!cpu.bg2_on_gpu(1));
         let err = Config::from_toml("[bg2]\ndevice = \"tpu\"\n").expect_err("bad device");
         assert!(err.to_string().contains("bg2.device"), "{err}");
 
@@ -576,6 +637,8 @@ mod tests {
             ("BATON_GPU_HOST_THREADS".to_string(), "6".to_string()),
             ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
             ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
+            ("BATON_GPU_PARTITION".to_string(), "calls".to_string()),
+            ("BATON_BENCH_MSM".to_string(), "20".to_string()),
             ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
         ];
         let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("gpu env");
@@ -584,7 +647,7 @@ mod tests {
             c.gpu.msm_acc_minb, 3,
             "BATON_GPU_* wins; BATON_MSM_* is no key"
         );
-        assert!(c.gpu.msm_prefetch);
+        assert!(c.gpu.msm_prefetch && !c.gpu.device_partition);
         assert_eq!(Config::default().gpu, GpuOptions::default());
         let c =
             Config::from_toml("[gpu]\nhost_threads = \"auto\"\nmsm_acc_minb = 2\n").expect("gpu");
@@ -594,6 +657,7 @@ mod tests {
             "[gpu]\nmsm_acc_minb = 0\n",
             "[gpu]\nhost_threads = 0\n",
             "[gpu]\nmsm_prefetch = \"maybe\"\n",
+            "[gpu]\npartition = \"cloud\"\n",
         ] {
             let err = Config::from_toml(bad).expect_err(bad);
             assert!(err.to_string().contains("gpu."), "{bad}: {err}");

@@ -62,6 +62,11 @@ impl Density {
         self.ones
     }
 
+    /// The bitmap: bit `i % 64` of word `i / 64` is variable `i` (the GPU filters by it).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     /// Bytes held by the bitmap.
     pub fn heap_bytes(&self) -> usize {
         self.words.len() * 8

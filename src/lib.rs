@@ -39,6 +39,8 @@ pub mod messages;
 pub mod metrics;
 /// CPU multi-scalar multiplication through blst.
 pub mod msm;
+/// The device share of a partition as one backend call.
+pub mod partition;
 /// The proving stages as swappable traits.
 pub mod pipeline;
 /// The Groth16 proof and its encoding.

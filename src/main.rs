@@ -28,7 +28,9 @@ struct Cli {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Bg2Device {
-    /// blst on this machine's cores (the default).
+    /// The GPU unless the host has threads enough for the CPU G2 MSM (the default).
+    Auto,
+    /// blst on this machine's cores.
     Cpu,
     /// The GPU backends (the CPU when the backend is the CPU).
     Gpu,
@@ -349,7 +351,11 @@ fn config_with(o: Overrides) -> Result<Config, String> {
             baton::config::parse_devices(&d).map_err(|e| format!("--devices: {e}"))?;
     }
     if let Some(d) = o.bg2_device {
-        cfg.bg2_on_gpu = matches!(d, Bg2Device::Gpu);
+        cfg.bg2_device = match d {
+            Bg2Device::Auto => baton::config::Bg2Device::Auto,
+            Bg2Device::Cpu => baton::config::Bg2Device::Cpu,
+            Bg2Device::Gpu => baton::config::Bg2Device::Gpu,
+        };
     }
     if let Some(b) = o.backend {
         cfg.backend = match b.as_str() {

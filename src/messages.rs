@@ -106,6 +106,9 @@ pub struct FinishProof {
     pub pk: Arc<ProvingKey>,
     /// H, L, A and B_G1 sums.
     pub g1: G1Sums,
+    /// The B_G2 MSM when the GPU stage computed it (a device partition with B_G2 on the GPU);
+    /// BG2 then only assembles.
+    pub b_g2: Option<blstrs::G2Projective>,
     /// The witness buffers.
     pub witness: Witness,
     /// The job's abandonment flag.

@@ -5,13 +5,14 @@
 use std::sync::Arc;
 
 use bellperson::Circuit;
-use blstrs::Scalar;
+use blstrs::{G2Projective, Scalar};
 use ff::Field;
 
 use crate::backend::Backend;
 use crate::compiled::{self, CompiledError, Recording, Recordings};
 use crate::error::{Error, Result};
 use crate::key::ProvingKey;
+use crate::partition::{AbcInput, PartitionProver, PartitionSums};
 use crate::proof::Proof;
 use crate::prover::{self, Abc, G1Sums, Witness};
 
@@ -77,12 +78,36 @@ pub trait GpuStage: Send {
     fn compute_h(&mut self, pk: &ProvingKey, abc: &mut Abc) -> Result<Vec<Scalar>>;
     /// The H, L, A and B_G1 MSMs.
     fn g1_msms(&mut self, pk: &ProvingKey, w: &Witness, h: &[Scalar]) -> Result<G1Sums>;
+    /// The whole device share of a partition in one call (a device-resident partition: H, the
+    /// G1 MSMs and, when the stage does it, B_G2), handing a, b, c to `abc_done` once the
+    /// device no longer needs them. `None`: the stage has no such path, or it could not run
+    /// this partition with `abc` untouched (device memory); the actor then calls
+    /// [`GpuStage::compute_h`] and [`GpuStage::g1_msms`].
+    fn prove_partition(
+        &mut self,
+        pk: &ProvingKey,
+        abc: &mut Abc,
+        w: &Witness,
+        abc_done: &mut dyn FnMut(Abc),
+    ) -> Option<Result<PartitionSums>> {
+        let _ = (pk, abc, w, abc_done);
+        None
+    }
 }
 
 /// The CPU's share: the B_G2 MSM and proof assembly.
 pub trait Bg2Stage: Send {
     /// Finishes the proof.
     fn finish(&mut self, pk: &ProvingKey, w: &Witness, g1: &G1Sums) -> Result<Proof>;
+    /// Finishes the proof when the GPU stage already computed the B_G2 MSM: assembly only.
+    fn finish_with_g2(
+        &mut self,
+        pk: &ProvingKey,
+        g1: &G1Sums,
+        b_g2: G2Projective,
+    ) -> Result<Proof> {
+        assemble_fresh(pk, g1, b_g2)
+    }
 }
 
 /// Makes one stage instance per actor (and again on each restart).
@@ -175,6 +200,52 @@ impl GpuStage for BackendStage {
     }
 }
 
+/// H and every MSM of a partition in one device call ([`PartitionProver`]), with the B_G2 MSM
+/// too when `with_b_g2`; the per-call path of its backend when the device memory does not fit
+/// a partition whole.
+pub struct DeviceStage {
+    /// The per-call primitives (the fallback).
+    pub backend: Arc<dyn Backend>,
+    /// The whole-partition path of the same device.
+    pub partition: Arc<dyn PartitionProver>,
+    /// Whether the device computes B_G2 too (`bg2.device` resolved to the GPU).
+    pub with_b_g2: bool,
+}
+
+impl GpuStage for DeviceStage {
+    fn name(&self) -> String {
+        self.backend.name()
+    }
+
+    fn compute_h(&mut self, _pk: &ProvingKey, abc: &mut Abc) -> Result<Vec<Scalar>> {
+        prover::compute_h(self.backend.as_ref(), abc)
+    }
+
+    fn g1_msms(&mut self, pk: &ProvingKey, w: &Witness, h: &[Scalar]) -> Result<G1Sums> {
+        prover::g1_msms(self.backend.as_ref(), pk, w, h)
+    }
+
+    fn prove_partition(
+        &mut self,
+        pk: &ProvingKey,
+        abc: &mut Abc,
+        w: &Witness,
+        abc_done: &mut dyn FnMut(Abc),
+    ) -> Option<Result<PartitionSums>> {
+        let input = AbcInput::Host(abc);
+        match self
+            .partition
+            .prove_partition(pk, input, w, self.with_b_g2, abc_done)
+        {
+            Err(Error::Gpu(e)) if e.is_out_of_memory() => {
+                tracing::warn!(reason = %e, "partition does not fit the device whole: per-call path");
+                None
+            }
+            other => Some(other),
+        }
+    }
+}
+
 /// The B_G2 MSM (blst on the CPU) and assembly with fresh r, s.
 pub struct CpuBg2;
 
@@ -195,11 +266,16 @@ impl Bg2Stage for BackendBg2 {
 
 fn finish_on(backend: &dyn Backend, pk: &ProvingKey, w: &Witness, g1: &G1Sums) -> Result<Proof> {
     let g2 = prover::b_g2_msm(backend, pk, w)?;
+    assemble_fresh(pk, g1, g2)
+}
+
+/// Assembly with fresh blinding factors r, s.
+fn assemble_fresh(pk: &ProvingKey, g1: &G1Sums, b_g2: G2Projective) -> Result<Proof> {
     let mut rng = rand::rngs::OsRng;
     prover::assemble(
         &pk.vk,
         g1,
-        g2,
+        b_g2,
         Scalar::random(&mut rng),
         Scalar::random(&mut rng),
     )

@@ -5,6 +5,10 @@
 //! note (CI has none).
 #![cfg(feature = "cuda")]
 
+mod support;
+
+use support::gpu_present;
+
 use std::sync::{Arc, OnceLock};
 
 use baton::backend::{Backend, Bases, CpuBackend, Query};
@@ -21,22 +25,6 @@ use group::{Curve, Group};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-
-/// Whether a device is present; without one the caller skips.
-fn gpu_present() -> bool {
-    // SAFETY: only probes whether libcuda can be opened.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        eprintln!("skipping: no CUDA driver");
-        return false;
-    }
-    match cudarc::driver::CudaContext::device_count() {
-        Ok(n) if n > 0 => true,
-        other => {
-            eprintln!("skipping: no CUDA device ({other:?})");
-            false
-        }
-    }
-}
 
 /// The shared backend on device 0, or None without a GPU.
 fn gpu() -> Option<Arc<CudaBackend>> {

@@ -269,7 +269,7 @@ fn b_g2_on_the_backend_gives_verifying_proofs_with_two_devices() {
         synthesis_workers: 2,
         gpu_devices: vec![0, 1],
         bg2_workers: 3,
-        bg2_on_gpu: true,
+        bg2_device: baton::config::Bg2Device::Gpu,
         backend: baton::config::BackendChoice::Cpu,
         ..Config::default()
     };

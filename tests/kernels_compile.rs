@@ -68,6 +68,8 @@ const PRODUCTION: &[&str] = &[
     "msm_reduce_level_g2",
     "msm_ones_g2",
     "ec_sum_g2",
+    "density_popc",
+    "density_gather",
 ];
 
 #[test]

@@ -260,11 +260,14 @@ template <class F> DEVI void ec_block_reduce_store(ec_xyzz<F> acc, ec_xyzz<F>* o
     if (threadIdx.x == 0) ec_store(out, red[0]);
 }
 
-// partials[blockIdx.x] = sum of bases[i] with scalars[i] == 1 (grid-stride)
-template <class F> DEVI void msm_ones_dev(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec_xyzz<F>* partials) {
+// partials[blockIdx.x] = sum of bases[i] with scalars[i] == 1 (grid-stride).
+// INL inlines the mixed addition (G1: no call frame in local memory; inlining
+// the reduction's additions as well tripled the NVRTC time and spilled).
+template <class F, bool INL>
+DEVI void msm_ones_dev(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec_xyzz<F>* partials) {
     ec_xyzz<F> acc = ec_inf<F>();
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        if (f_is_one<FrParams>(f_ldg<FrParams>(scalars + i))) ec_add_affine(acc, ec_affine_load(bases + i));
+        if (f_is_one<FrParams>(f_ldg<FrParams>(scalars + i))) ec_add_affine<F, INL>(acc, ec_affine_load(bases + i));
     }
     ec_block_reduce_store(acc, partials + blockIdx.x);
 }

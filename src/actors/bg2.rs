@@ -1,4 +1,5 @@
-//! The BG2 actor (CPU): the B_G2 MSM and proof assembly; then the witness goes to Dealloc.
+//! The BG2 actor (CPU): the B_G2 MSM (unless the GPU stage already computed it) and proof
+//! assembly; then the witness goes to Dealloc.
 
 use std::time::Instant;
 
@@ -31,6 +32,7 @@ impl Handler<FinishProof> for Bg2Actor {
             part,
             pk,
             g1,
+            b_g2,
             witness,
             abandoned,
             span,
@@ -39,8 +41,10 @@ impl Handler<FinishProof> for Bg2Actor {
         let _enter = tracing::info_span!(parent: &span, "bg2").entered();
         let t = Instant::now();
         let stage = &mut self.stage;
-        let outcome = links.run(ActorKind::Bg2, ctx, &abandoned, (), |()| {
-            stage.finish(&pk, &witness, &g1)
+        let outcome = links.run(ActorKind::Bg2, ctx, &abandoned, (), |()| match b_g2 {
+            // The device already computed B_G2 in the GPU stage's call: assembly only.
+            Some(g2) => stage.finish_with_g2(&pk, &g1, g2),
+            None => stage.finish(&pk, &witness, &g1),
         });
         let secs = t.elapsed().as_secs_f64();
         links.metrics.observe(Step::Bg2, secs);

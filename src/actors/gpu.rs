@@ -1,10 +1,12 @@
-//! The Gpu actor (one per device): takes a synthesized partition, computes H, frees b and c early
-//! through Dealloc, runs the G1 MSMs and hands the witness to the BG2 actor, so it can take the
-//! next partition at once.
+//! The Gpu actor (one per device): takes a synthesized partition, runs its device share (as one
+//! device call when the stage has one: a/b/c freed as soon as they are uploaded, B_G2 computed
+//! there too when asked; else H, with b and c freed early, then the G1 MSMs) and hands the witness
+//! to the BG2 actor, so it can take the next partition at once.
 
 use std::time::Instant;
 
 use actix::{Actor, Addr, Handler, SyncContext};
+use blstrs::G2Projective;
 
 use super::{post, took, Bg2Actor, Links};
 use crate::key::ProvingKey;
@@ -30,8 +32,47 @@ impl Actor for GpuActor {
     type Context = SyncContext<Self>;
 }
 
-/// H and the G1 MSMs of one partition. a/b/c are released as soon as they are dead, each part
-/// with the bytes the ledger charged for it; what an unwinding panic drops stays in `grant`.
+/// The device share of one partition: the stage's whole-partition call when it has one, else H
+/// and the G1 MSMs. a/b/c are released as soon as they are dead, each part with the bytes the
+/// ledger charged for it; what an unwinding panic drops stays in `grant`.
+fn device_share(
+    stage: &mut dyn GpuStage,
+    links: &Links,
+    pk: &ProvingKey,
+    mut abc: Abc,
+    witness: &Witness,
+    grant: &mut Grant,
+) -> crate::Result<(G1Sums, Option<G2Projective>)> {
+    let t = Instant::now();
+    // a/b/c go to Dealloc the moment the device has them (before H is computed).
+    let mut released = false;
+    let mut abc_done = |uploaded: Abc| {
+        released = true;
+        links.release(grant.split_classes(&[BufferClass::Abc]), uploaded);
+    };
+    if let Some(whole) = stage.prove_partition(pk, &mut abc, witness, &mut abc_done) {
+        if !released {
+            // Failed before the upload: a/b/c are dead all the same.
+            links.release(grant.split_classes(&[BufferClass::Abc]), abc);
+        }
+        let sums = whole?;
+        let (h_secs, msm_secs) = (sums.times.h.as_secs_f64(), sums.times.msms.as_secs_f64());
+        links.metrics.observe(Step::H, h_secs);
+        links.metrics.observe(Step::G1Msm, msm_secs);
+        tracing::info!(
+            seconds = t.elapsed().as_secs_f64(),
+            h_seconds = h_secs,
+            msm_seconds = msm_secs,
+            host_seconds = sums.times.host.as_secs_f64(),
+            b_g2 = sums.b_g2.is_some(),
+            "partition done on the device"
+        );
+        return Ok((sums.g1, sums.b_g2));
+    }
+    Ok((h_and_g1(stage, links, pk, abc, witness, grant)?, None))
+}
+
+/// H and the G1 MSMs of one partition, one backend call each.
 fn h_and_g1(
     stage: &mut dyn GpuStage,
     links: &Links,
@@ -86,7 +127,7 @@ impl Handler<Prove> for GpuActor {
         let busy = Instant::now();
         let stage = self.stage.as_mut();
         let outcome = links.run(ActorKind::Gpu, ctx, &abandoned, abc, |abc| {
-            h_and_g1(stage, links, &pk, abc, &witness, &mut grant)
+            device_share(stage, links, &pk, abc, &witness, &mut grant)
         });
         links
             .metrics
@@ -94,7 +135,7 @@ impl Handler<Prove> for GpuActor {
             .with_label_values(&[&self.device])
             .inc_by(busy.elapsed().as_secs_f64());
         match outcome {
-            Ok(g1) => {
+            Ok((g1, b_g2)) => {
                 links.tell(HandedOff {
                     part,
                     grant: grant.id(),
@@ -104,6 +145,7 @@ impl Handler<Prove> for GpuActor {
                     part,
                     pk,
                     g1,
+                    b_g2,
                     witness,
                     abandoned,
                     span,

@@ -12,7 +12,7 @@ pub enum KernelSet {
 }
 
 /// The production files, in concatenation order (each depends only on earlier ones).
-const PRODUCTION: [(&str, &str); 11] = [
+const PRODUCTION: [(&str, &str); 13] = [
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     (
         "field/mont.cuh",
@@ -25,8 +25,13 @@ const PRODUCTION: [(&str, &str); 11] = [
     ("ec/g2.cuh", include_str!("../../kernels/ec/g2.cuh")),
     ("ntt/ntt.cuh", include_str!("../../kernels/ntt/ntt.cuh")),
     ("msm/msm.cuh", include_str!("../../kernels/msm/msm.cuh")),
+    (
+        "witness/density.cuh",
+        include_str!("../../kernels/witness/density.cuh"),
+    ),
     ("ntt.cu", include_str!("../../kernels/ntt.cu")),
     ("msm.cu", include_str!("../../kernels/msm.cu")),
+    ("witness.cu", include_str!("../../kernels/witness.cu")),
 ];
 
 /// The test kernels, appended after the production set.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::backend::Backend;
+use crate::partition::PartitionProver;
 
 /// The CUDA backend (feature `cuda`).
 #[cfg(feature = "cuda")]
@@ -36,15 +37,28 @@ pub fn open_cuda(device: usize) -> GpuResult<Arc<CudaBackend>> {
     CudaBackend::with_options(device, &GpuOptions::default()).map(Arc::new)
 }
 
+/// One device's backend: its primitives and its whole-partition path (the same object).
+#[derive(Clone)]
+pub struct DeviceBackend {
+    /// The per-call primitives.
+    pub backend: Arc<dyn Backend>,
+    /// The device-resident partition.
+    pub partition: Arc<dyn PartitionProver>,
+}
+
 /// The CUDA backend on `device` with the knobs of `opts`, or why there is none.
 #[cfg(feature = "cuda")]
-pub fn cuda_backend(device: usize, opts: &GpuOptions) -> GpuResult<Arc<dyn Backend>> {
-    Ok(Arc::new(CudaBackend::with_options(device, opts)?))
+pub fn cuda_backend(device: usize, opts: &GpuOptions) -> GpuResult<DeviceBackend> {
+    let b = Arc::new(CudaBackend::with_options(device, opts)?);
+    Ok(DeviceBackend {
+        backend: b.clone(),
+        partition: b,
+    })
 }
 
 /// The CUDA backend on `device`, or why there is none.
 #[cfg(not(feature = "cuda"))]
-pub fn cuda_backend(device: usize, opts: &GpuOptions) -> GpuResult<Arc<dyn Backend>> {
+pub fn cuda_backend(device: usize, opts: &GpuOptions) -> GpuResult<DeviceBackend> {
     let _ = (device, opts);
     Err(GpuError::NoDevice {
         reason: "this build has no `cuda` feature".into(),

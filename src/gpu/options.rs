@@ -17,6 +17,10 @@ pub struct GpuOptions {
     pub msm_acc_minb: u32,
     /// Whether `msm_accumulate` loads the next base one addition ahead.
     pub msm_prefetch: bool,
+    /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
+    /// the witness uploaded once, densities applied and H kept on the device); `false`
+    /// (`"calls"`): one backend call per H and per MSM, as before.
+    pub device_partition: bool,
 }
 
 impl Default for GpuOptions {
@@ -25,6 +29,7 @@ impl Default for GpuOptions {
             host_threads: None,
             msm_acc_minb: DEFAULT_MSM_ACC_MINB,
             msm_prefetch: false,
+            device_partition: true,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Seeded sample inputs for the GPU conformance tests and benchmarks (feature `test-util`):
-//! cheap distinct or tiled G1 bases, dense and PoRep-like scalars (mostly 0 and 1).
+//! cheap distinct or tiled G1 bases, dense and PoRep-like scalars (mostly 0 and 1), and whole
+//! sample partitions (a/b/c, a witness with densities, a key of their exact shape).
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::{Curve, Group};
 use rand::{Rng, SeedableRng};
@@ -122,6 +123,94 @@ pub fn porep_scalars(n: usize, seed: u64) -> Vec<Scalar> {
         45..=89 => Scalar::ONE,
         _ => Scalar::random(r),
     })
+}
+
+/// `count` random G2 points (for tiling: G2 points are costly to make one by one).
+pub fn g2_points(count: usize, seed: u64) -> Vec<G2Affine> {
+    let proj: Vec<G2Projective> = (0..count)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ((i as u64) << 20) ^ 0x92);
+            G2Projective::random(&mut rng)
+        })
+        .collect();
+    let mut out = vec![G2Affine::default(); count];
+    G2Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+/// a, b, c of `len` PoRep-like values each (c = a·b, as a satisfied circuit gives).
+pub fn sample_abc(len: usize, seed: u64) -> crate::prover::Abc {
+    let a = porep_scalars(len, seed);
+    let b = porep_scalars(len, seed ^ 0xb);
+    let c = a.par_iter().zip(&b).map(|(x, y)| x * y).collect();
+    crate::prover::Abc { a, b, c }
+}
+
+/// A witness of `inputs` public inputs (the first is the constant one) and `aux` PoRep-like
+/// private values, each aux kept by the A and by the B density with probability `p` (inputs
+/// by B with probability `p` too).
+pub fn sample_witness(inputs: usize, aux: usize, p: f64, seed: u64) -> crate::prover::Witness {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xde45);
+    let mut density = |n: usize| {
+        let mut d = crate::cs::Density::default();
+        for i in 0..n {
+            d.push();
+            if rng.gen_bool(p) {
+                d.mark(i);
+            }
+        }
+        d
+    };
+    let (a_aux_density, b_aux_density, b_input_density) =
+        (density(aux), density(aux), density(inputs));
+    let mut ins = dense_scalars(inputs, seed ^ 0x1);
+    if let Some(one) = ins.first_mut() {
+        *one = Scalar::ONE;
+    }
+    crate::prover::Witness {
+        inputs: ins,
+        aux: porep_scalars(aux, seed ^ 0x2),
+        a_aux_density,
+        b_input_density,
+        b_aux_density,
+    }
+}
+
+/// A key of the exact shape of a partition of domain `n` with witness `w`, its points `g1`
+/// and `g2` tiled (at least one each). The MSM work is a real proof's; the proofs do not
+/// verify (no setup made these points).
+pub fn shaped_key(
+    n: usize,
+    w: &crate::prover::Witness,
+    g1: &[G1Affine],
+    g2: &[G2Affine],
+) -> crate::key::ProvingKey {
+    let b = w.b_input_density.count() + w.b_aux_density.count();
+    let lens = [
+        n - 1,
+        w.aux.len(),
+        w.inputs.len() + w.a_aux_density.count(),
+        b,
+    ];
+    let tile = |k: usize| -> Vec<G1Affine> {
+        (0..lens[k])
+            .into_par_iter()
+            .map(|i| g1[i % g1.len()])
+            .collect()
+    };
+    let b_g2 = (0..b).into_par_iter().map(|i| g2[i % g2.len()]).collect();
+    let p = g1[0];
+    let vk = crate::key::VerifyingKey {
+        alpha_g1: p,
+        beta_g1: p,
+        beta_g2: g2[0],
+        gamma_g2: g2[0],
+        delta_g1: p,
+        delta_g2: g2[0],
+        ic: vec![p; w.inputs.len()],
+    };
+    crate::key::ProvingKey::from_parts(vk, tile(0), tile(1), tile(2), tile(3), b_g2)
 }
 
 /// Affine form of a projective result (for readable assertion messages).

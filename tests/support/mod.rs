@@ -1,5 +1,6 @@
 //! Helpers shared by the engine tests: one seeded key, circuits, a CPU config, proof checks
-//! (each proof verifies, a changed input fails) and waiting for the ledger to settle.
+//! (each proof verifies, a changed input fails), waiting for the ledger to settle, and whether
+//! a GPU is present (the CUDA tests skip without one).
 #![allow(dead_code)]
 
 use std::sync::{Arc, OnceLock};
@@ -110,4 +111,21 @@ pub fn wait_settled(engine: &Engine) -> EngineStatus {
 
 pub fn metric(engine: &Engine, line: &str) -> bool {
     engine.metric_handles().render().lines().any(|l| l == line)
+}
+
+/// Whether a CUDA device is present; without one the caller skips (with a note).
+#[cfg(feature = "cuda")]
+pub fn gpu_present() -> bool {
+    // SAFETY: only probes whether libcuda can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        eprintln!("skipping: no CUDA driver");
+        return false;
+    }
+    match cudarc::driver::CudaContext::device_count() {
+        Ok(n) if n > 0 => true,
+        other => {
+            eprintln!("skipping: no CUDA device ({other:?})");
+            false
+        }
+    }
 }

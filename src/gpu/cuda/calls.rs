@@ -5,8 +5,8 @@ use blstrs::Scalar;
 use group::Group;
 
 use super::backend::CudaBackend;
-use super::device::{self, DeviceGroup};
-use super::memory::{BasesKey, Resident, State};
+use super::device::{self, DeviceGroup, Lane};
+use super::memory::{BasesKey, State};
 use crate::backend::{Bases, Query};
 use crate::cs::Density;
 use crate::domain::Domain;
@@ -17,7 +17,7 @@ use crate::gpu::plan::{self, MsmShape, MIN_GPU_MSM};
 
 /// An error after the host buffers started changing: it must not send the call to the CPU
 /// (which would read them), so out of memory becomes a plain failure.
-fn no_fallback(e: GpuError) -> GpuError {
+pub(super) fn no_fallback(e: GpuError) -> GpuError {
     match e {
         GpuError::OutOfMemory {
             what,
@@ -54,7 +54,7 @@ impl CudaBackend {
             &self.dev,
             cap,
             3 * 32 * n as u64 + tab_need,
-            None,
+            &[],
             "H buffers",
         )?;
         if tab_need > 0 {
@@ -67,6 +67,7 @@ impl CudaBackend {
             if !v.is_empty() {
                 let staging = st.staging(&self.dev);
                 self.dev.upload_staged(
+                    &self.dev.stream,
                     staging,
                     host::scalars_as_u64(v),
                     &mut d.slice_mut(..),
@@ -95,53 +96,6 @@ impl CudaBackend {
             .map_err(no_fallback)
     }
 
-    /// Makes the bases `bases` stand for resident (room made first, with `scratch` more bytes
-    /// for the call) and returns their key in `st.bases`.
-    fn make_resident<G: DeviceGroup>(
-        &self,
-        st: &mut State,
-        bases: &Bases<'_, G::Affine>,
-        scratch: u64,
-    ) -> GpuResult<BasesKey> {
-        let cap = self.cap();
-        st.tick += 1;
-        let tick = st.tick;
-        let key: BasesKey = (bases.key_id, bases.query, bases.offset, bases.points.len());
-        if st.bases.contains_key(&key) {
-            st.make_room(&self.dev, cap, scratch, Some(&key), "MSM scratch")?;
-        } else {
-            let bytes = (bases.points.len() * G::AFFINE_LIMBS * 8) as u64;
-            st.make_room(&self.dev, cap, bytes + scratch, None, "MSM bases")?;
-            let points = self.upload_new(st, G::affine_limbs(bases.points), "upload bases")?;
-            st.bases.insert(
-                key,
-                Resident {
-                    points,
-                    last_use: tick,
-                },
-            );
-        }
-        if let Some(r) = st.bases.get_mut(&key) {
-            r.last_use = tick;
-        }
-        Ok(key)
-    }
-
-    /// A new device buffer holding `src`, through the staging buffers.
-    fn upload_new(
-        &self,
-        st: &mut State,
-        src: &[u64],
-        what: &'static str,
-    ) -> GpuResult<cudarc::driver::CudaSlice<u64>> {
-        // Written whole by the upload.
-        let mut d = self.dev.alloc_scratch::<u64>(src.len(), what)?;
-        let staging = st.staging(&self.dev);
-        self.dev
-            .upload_staged(staging, src, &mut d.slice_mut(..), what)?;
-        Ok(d)
-    }
-
     fn try_msm<G: DeviceGroup>(
         &self,
         bases: &Bases<'_, G::Affine>,
@@ -156,14 +110,19 @@ impl CudaBackend {
         let st: &mut State = &mut guard;
         let cacheable = bases.key_id != 0 && bases.query != Query::Other;
         let (key, loose) = if cacheable {
-            (Some(self.make_resident::<G>(st, bases, scratch)?), None)
+            let key: BasesKey = (bases.key_id, bases.query, bases.offset, bases.points.len());
+            let limbs = G::affine_limbs(bases.points);
+            st.make_resident(&self.dev, self.cap(), key, limbs, scratch, &[])?;
+            (Some(key), None)
         } else {
             let bytes = (n * limbs * 8) as u64;
-            st.make_room(&self.dev, self.cap(), bytes + scratch, None, "MSM bases")?;
-            let d = self.upload_new(st, G::affine_limbs(&bases.points[..n]), "upload bases")?;
+            st.make_room(&self.dev, self.cap(), bytes + scratch, &[], "MSM bases")?;
+            let src = G::affine_limbs(&bases.points[..n]);
+            let (d, _) = st.upload_new(&self.dev, Lane::Compute, src, "upload bases")?;
             (None, Some(d))
         };
-        let scalars = self.upload_new(st, host::scalars_as_u64(used), "upload scalars")?;
+        let src = host::scalars_as_u64(used);
+        let (scalars, _) = st.upload_new(&self.dev, Lane::Compute, src, "upload scalars")?;
         let points = match (&key, &loose) {
             (Some(k), _) => st.bases.get(k).map(|r| &r.points),
             (None, l) => l.as_ref(),
@@ -213,7 +172,7 @@ fn used_scalars<'a>(
 }
 
 /// The CPU MSM a device MSM falls back to.
-type CpuMsm<G> = fn(
+pub(super) type CpuMsm<G> = fn(
     &[<G as host::GpuGroup>::Affine],
     &[Scalar],
     Option<&Density>,

@@ -34,6 +34,8 @@ pub(crate) struct Kernels {
     pub msm_scatter: CudaFunction,
     pub scan_block: CudaFunction,
     pub scan_add: CudaFunction,
+    pub density_popc: CudaFunction,
+    pub density_gather: CudaFunction,
     pub g1: GroupKernels,
     pub g2: GroupKernels,
 }
@@ -65,11 +67,26 @@ impl DeviceGroup for host::G2 {
     }
 }
 
-/// An open device: context, the one stream all work goes on, and the loaded kernels.
+/// Which of the device's two streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// Kernels, downloads, and uploads nothing waits on.
+    Compute,
+    /// Uploads of partition data, so they overlap the kernels (cudarc orders the kernels that
+    /// read a buffer after its upload through the buffer's events).
+    Copy,
+}
+
+/// An open device: context, its streams, and the loaded kernels.
 pub(crate) struct Device {
     pub ordinal: usize,
     pub ctx: Arc<CudaContext>,
+    /// The stream every kernel runs on.
     pub stream: Arc<CudaStream>,
+    /// The upload stream of partition data.
+    pub copy: Arc<CudaStream>,
+    /// The most device bytes seen in use (sampled at each call's peak).
+    pub peak_used: std::sync::atomic::AtomicU64,
     pub k: Kernels,
     /// Multiprocessors (the reduction plan sizes its levels by them).
     pub sms: u32,
@@ -132,10 +149,15 @@ impl Device {
             msm_scatter: f("msm_scatter")?,
             scan_block: f("scan_block")?,
             scan_add: f("scan_add")?,
+            density_popc: f("density_popc")?,
+            density_gather: f("density_gather")?,
             g1: group(false)?,
             g2: group(true)?,
         };
         let stream = ctx.default_stream();
+        // A second stream puts cudarc in multi-stream mode: every buffer then carries events
+        // that order its uses across the two streams.
+        let copy = ctx.new_stream().map_err(drv("cuStreamCreate"))?;
         let host_pool = match opts.host_threads {
             Some(n) => Some(
                 rayon::ThreadPoolBuilder::new()
@@ -150,6 +172,8 @@ impl Device {
             ordinal,
             ctx,
             stream,
+            copy,
+            peak_used: std::sync::atomic::AtomicU64::new(0),
             k,
             sms: sms.max(1) as u32,
             host_pool,
@@ -210,29 +234,69 @@ impl Device {
         }
     }
 
-    /// `len` zeroed elements on the stream.
+    /// The stream of `lane`.
+    pub(crate) fn lane(&self, lane: Lane) -> &Arc<CudaStream> {
+        match lane {
+            Lane::Compute => &self.stream,
+            Lane::Copy => &self.copy,
+        }
+    }
+
+    /// Notes the device bytes in use now in [`Device::peak_used`] and returns them.
+    pub(crate) fn note_usage(&self) -> u64 {
+        let used = self
+            .ctx
+            .mem_get_info()
+            .map_or(0, |(free, total)| (total - free) as u64);
+        self.peak_used
+            .fetch_max(used, std::sync::atomic::Ordering::Relaxed);
+        used
+    }
+
+    /// `len` zeroed elements on the compute stream.
     pub(crate) fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
         &self,
         len: usize,
         what: &'static str,
     ) -> GpuResult<CudaSlice<T>> {
+        self.alloc_zeros_on(Lane::Compute, len, what)
+    }
+
+    /// `len` zeroed elements on the stream of `lane` (zeroed in that stream's order).
+    pub(crate) fn alloc_zeros_on<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        lane: Lane,
+        len: usize,
+        what: &'static str,
+    ) -> GpuResult<CudaSlice<T>> {
         let bytes = len * std::mem::size_of::<T>();
-        self.stream
+        self.lane(lane)
             .alloc_zeros::<T>(len)
             .map_err(self.alloc_err(what, bytes))
     }
 
-    /// `len` elements whose contents are undefined until a copy or a kernel writes them; every
-    /// caller writes each element it later reads (the call sites say how).
+    /// `len` elements on the compute stream whose contents are undefined until a copy or a
+    /// kernel writes them; every caller writes each element it later reads (the call sites say
+    /// how).
     pub(crate) fn alloc_scratch<T: DeviceRepr>(
         &self,
+        len: usize,
+        what: &'static str,
+    ) -> GpuResult<CudaSlice<T>> {
+        self.alloc_scratch_on(Lane::Compute, len, what)
+    }
+
+    /// As [`Device::alloc_scratch`], allocated in the order of `lane`'s stream.
+    pub(crate) fn alloc_scratch_on<T: DeviceRepr>(
+        &self,
+        lane: Lane,
         len: usize,
         what: &'static str,
     ) -> GpuResult<CudaSlice<T>> {
         let bytes = len * std::mem::size_of::<T>();
         // SAFETY: device memory of plain integers; reading it before a write gives arbitrary
         // values, never host undefined behaviour, and every caller writes before reading.
-        unsafe { self.stream.alloc::<T>(len) }.map_err(self.alloc_err(what, bytes))
+        unsafe { self.lane(lane).alloc::<T>(len) }.map_err(self.alloc_err(what, bytes))
     }
 
     /// A new device buffer holding `src` (synchronous copy from pageable memory; small data).

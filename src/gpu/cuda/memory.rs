@@ -7,9 +7,11 @@
 
 use std::collections::HashMap;
 
+use std::time::Duration;
+
 use cudarc::driver::CudaSlice;
 
-use super::device::{drv, Device};
+use super::device::{drv, Device, Lane};
 use super::ntt::{HTables, Twiddles};
 use super::staging::Staging;
 use crate::backend::Query;
@@ -32,6 +34,28 @@ pub(crate) enum StagingSlot {
     Untried,
     Ready(Box<Staging>),
     Unavailable,
+}
+
+/// The staging buffers of `slot`, allocated on first use; `None` (pageable copies) if that
+/// failed. A free function so that callers can hold the other fields of [`State`] meanwhile.
+pub(crate) fn staging_of<'s>(slot: &'s mut StagingSlot, dev: &Device) -> Option<&'s mut Staging> {
+    if matches!(slot, StagingSlot::Untried) {
+        *slot = match dev.staging() {
+            Ok(s) => StagingSlot::Ready(Box::new(s)),
+            Err(e) => {
+                tracing::warn!(
+                    device = dev.ordinal,
+                    reason = %e,
+                    "no pinned staging memory: host copies stay pageable"
+                );
+                StagingSlot::Unavailable
+            }
+        };
+    }
+    match slot {
+        StagingSlot::Ready(s) => Some(s),
+        _ => None,
+    }
 }
 
 /// Free device memory kept back from every call.
@@ -60,18 +84,20 @@ impl State {
         tw + self.tables.len() as u64 * H_TABLE_BYTES + bases as u64
     }
 
-    /// Evicts least recently used bases (never `keep`) until `need` more bytes fit: under the
-    /// device's free memory less [`margin_bytes`], and under `cap` counting what is resident.
+    /// Evicts least recently used bases (never those in `keep`) until `need` more bytes fit:
+    /// under the device's free memory less [`margin_bytes`], and under `cap` counting what is
+    /// resident.
     pub fn make_room(
         &mut self,
         dev: &Device,
         cap: u64,
         need: u64,
-        keep: Option<&BasesKey>,
+        keep: &[BasesKey],
         what: &'static str,
     ) -> GpuResult<()> {
         loop {
-            // Freed buffers return to the driver once the stream has passed their frees.
+            // Freed buffers return to the driver once the streams have passed their frees.
+            dev.copy.synchronize().map_err(drv("synchronize"))?;
             dev.stream.synchronize().map_err(drv("synchronize"))?;
             let (free, total) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
             let usable = (free as u64).saturating_sub(margin_bytes(total as u64));
@@ -82,7 +108,7 @@ impl State {
             let victim = self
                 .bases
                 .iter()
-                .filter(|(k, _)| Some(*k) != keep)
+                .filter(|(k, _)| !keep.contains(k))
                 .min_by_key(|(_, r)| r.last_use)
                 .map(|(k, _)| *k);
             match victim {
@@ -102,23 +128,61 @@ impl State {
 
     /// The staging buffers, allocated on first use; `None` (pageable copies) if that failed.
     pub fn staging(&mut self, dev: &Device) -> Option<&mut Staging> {
-        if matches!(self.staging, StagingSlot::Untried) {
-            self.staging = match dev.staging() {
-                Ok(s) => StagingSlot::Ready(Box::new(s)),
-                Err(e) => {
-                    tracing::warn!(
-                        device = dev.ordinal,
-                        reason = %e,
-                        "no pinned staging memory: host copies stay pageable"
-                    );
-                    StagingSlot::Unavailable
-                }
-            };
+        staging_of(&mut self.staging, dev)
+    }
+
+    /// Makes `limbs` (the affine points of a key's query) resident under `key`: uploaded when
+    /// missing, after room for them and `scratch` more bytes is made without evicting `keep`;
+    /// with room for `scratch` when already there. Marks them used now (LRU).
+    pub fn make_resident(
+        &mut self,
+        dev: &Device,
+        cap: u64,
+        key: BasesKey,
+        limbs: &[u64],
+        scratch: u64,
+        keep: &[BasesKey],
+    ) -> GpuResult<()> {
+        self.tick += 1;
+        let tick = self.tick;
+        if self.bases.contains_key(&key) {
+            if scratch > 0 {
+                let mut kept = keep.to_vec();
+                kept.push(key);
+                self.make_room(dev, cap, scratch, &kept, "MSM scratch")?;
+            }
+        } else {
+            let bytes = 8 * limbs.len() as u64;
+            self.make_room(dev, cap, bytes + scratch, keep, "MSM bases")?;
+            let (points, _) = self.upload_new(dev, Lane::Compute, limbs, "upload bases")?;
+            self.bases.insert(
+                key,
+                Resident {
+                    points,
+                    last_use: tick,
+                },
+            );
         }
-        match &mut self.staging {
-            StagingSlot::Ready(s) => Some(s),
-            _ => None,
+        if let Some(r) = self.bases.get_mut(&key) {
+            r.last_use = tick;
         }
+        Ok(())
+    }
+
+    /// A new device buffer on `lane` holding `src`, through the staging buffers; with the host
+    /// time spent copying.
+    pub fn upload_new(
+        &mut self,
+        dev: &Device,
+        lane: Lane,
+        src: &[u64],
+        what: &'static str,
+    ) -> GpuResult<(CudaSlice<u64>, Duration)> {
+        // Written whole by the upload.
+        let mut d = dev.alloc_scratch_on::<u64>(lane, src.len(), what)?;
+        let staging = self.staging(dev);
+        let host = dev.upload_staged(dev.lane(lane), staging, src, &mut d.slice_mut(..), what)?;
+        Ok((d, host))
     }
 
     /// Twiddles serving 2^log_n, made when missing (with room for `extra` more bytes).
@@ -131,7 +195,7 @@ impl State {
     ) -> GpuResult<&Twiddles> {
         if !self.twiddles.as_ref().is_some_and(|t| t.log_tw >= log_n) {
             self.twiddles = None;
-            self.make_room(dev, cap, (16u64 << log_n) + extra, None, "twiddles")?;
+            self.make_room(dev, cap, (16u64 << log_n) + extra, &[], "twiddles")?;
             self.twiddles = Some(dev.twiddles(log_n)?);
         }
         self.twiddles

@@ -9,6 +9,9 @@ mod device;
 mod memory;
 mod msm;
 mod ntt;
+mod partition;
 mod staging;
+mod witness;
 
 pub use backend::CudaBackend;
+pub use partition::DeviceAbc;

@@ -92,6 +92,8 @@ impl Device {
                 .arg(&seg);
             b.arg(&mut buckets).arg(&mut pfirst).arg(&mut plast);
         })?;
+        // Every scratch buffer of the sequence is alive here: the call's peak.
+        self.note_usage();
         let l = launch::msm_finalize(&sh, counts.len(), buckets.len(), segs);
         self.launch(&gk.finalize, l, |b| {
             b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut buckets);

@@ -182,11 +182,38 @@ impl Device {
         tabs: &HTables,
         log_n: u32,
     ) -> GpuResult<()> {
-        let store = flags::SCALE_STORE | flags::SCALE_BITREV;
         for d in [&mut *a, &mut *b, &mut *c] {
-            self.ntt_passes(d, tw, log_n, false, true, Some((&tabs.fwd, store)))?;
-            self.ntt_passes(d, tw, log_n, true, false, None)?;
+            self.h_to_coset(d, tw, tabs, log_n)?;
         }
+        self.h_finish(a, b, c, tw, tabs, log_n)
+    }
+
+    /// The first step of H for one of a, b, c: evaluations on the domain to evaluations on
+    /// the coset (inverse NTT with (1/n)·g^i folded into its last pass, then a forward NTT).
+    pub(crate) fn h_to_coset(
+        &self,
+        d: &mut CudaSlice<u64>,
+        tw: &Twiddles,
+        tabs: &HTables,
+        log_n: u32,
+    ) -> GpuResult<()> {
+        let store = flags::SCALE_STORE | flags::SCALE_BITREV;
+        self.ntt_passes(d, tw, log_n, false, true, Some((&tabs.fwd, store)))?;
+        self.ntt_passes(d, tw, log_n, true, false, None)
+    }
+
+    /// The rest of H once a, b, c are on the coset: (a·b − c)/Z, back to coefficients, into
+    /// `b` in natural order.
+    pub(crate) fn h_finish(
+        &self,
+        a: &mut CudaSlice<u64>,
+        b: &mut CudaSlice<u64>,
+        c: &CudaSlice<u64>,
+        tw: &Twiddles,
+        tabs: &HTables,
+        log_n: u32,
+    ) -> GpuResult<()> {
+        let store = flags::SCALE_STORE | flags::SCALE_BITREV;
         let n = 1usize << log_n;
         let n32 = n as u32;
         let need = n * FR_LIMBS;
@@ -201,7 +228,7 @@ impl Device {
             ],
         );
         self.launch(&self.k.ntt_coset_h, l, |bl| {
-            bl.arg(&mut *a).arg(&*b).arg(&*c).arg(&tabs.zinv).arg(&n32);
+            bl.arg(&mut *a).arg(&*b).arg(c).arg(&tabs.zinv).arg(&n32);
         })?;
         self.ntt_passes(a, tw, log_n, false, true, Some((&tabs.inv, store)))?;
         self.bitrev(b, a, log_n)

@@ -3,11 +3,14 @@
 //! filling one on the host (rayon) overlaps the DMA out of the other. Without pinned memory (the
 //! allocation failed) the copies stay pageable.
 
-use cudarc::driver::{CudaEvent, CudaView, CudaViewMut, PinnedHostSlice};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaEvent, CudaStream, CudaView, CudaViewMut, PinnedHostSlice};
 use rayon::prelude::*;
 
 use super::device::{drv, Device};
-use crate::gpu::error::GpuResult;
+use crate::gpu::error::{GpuError, GpuResult};
 
 /// u64 per staging buffer (64 MiB).
 const STAGE_U64: usize = 8 << 20;
@@ -56,34 +59,49 @@ impl Device {
         })
     }
 
-    /// `dst[..src.len()] = src`, through `staging` when there is one. Returns with the last
-    /// copies possibly in flight on the stream (later work on the stream sees them done).
+    /// `dst[..src.len()] = src` on stream `on`, through `staging` when there is one. Returns
+    /// the host time spent copying into pinned memory, with the last DMAs possibly in flight on
+    /// `on` (later work that uses `dst` waits for them: cudarc records its write). The host
+    /// memory of `src` is no longer read when this returns.
     pub(crate) fn upload_staged(
         &self,
+        on: &Arc<CudaStream>,
         staging: Option<&mut Staging>,
         src: &[u64],
         dst: &mut CudaViewMut<'_, u64>,
         what: &'static str,
-    ) -> GpuResult<()> {
+    ) -> GpuResult<Duration> {
+        if src.len() > dst.len() {
+            return Err(GpuError::BufferTooShort {
+                kernel: "upload",
+                arg: what,
+                have: dst.len(),
+                need: src.len(),
+            });
+        }
         let Some(st) = staging else {
             let mut d = dst.slice_mut(..src.len());
-            return self.stream.memcpy_htod(src, &mut d).map_err(drv(what));
+            // From pageable memory the driver copies `src` out before this returns.
+            on.memcpy_htod(src, &mut d).map_err(drv(what))?;
+            return Ok(Duration::ZERO);
         };
-        let r = self.upload_chunks(st, src, dst, what);
+        let r = self.upload_chunks(on, st, src, dst, what);
         if r.is_err() {
             // A buffer may still be read by a DMA that has no event: wait for the stream.
-            let _ = self.stream.synchronize();
+            let _ = on.synchronize();
         }
         r
     }
 
     fn upload_chunks(
         &self,
+        on: &Arc<CudaStream>,
         st: &mut Staging,
         src: &[u64],
         dst: &mut CudaViewMut<'_, u64>,
         what: &'static str,
-    ) -> GpuResult<()> {
+    ) -> GpuResult<Duration> {
+        let mut host_time = Duration::ZERO;
         for (i, chunk) in src.chunks(STAGE_U64).enumerate() {
             let k = i % 2;
             if let Some(ev) = st.up_done[k].take() {
@@ -91,16 +109,18 @@ impl Device {
             }
             let host = st.up[k].as_mut_slice().map_err(drv("staging"))?;
             let host = &mut host[..chunk.len()];
+            let t = Instant::now();
             self.on_host(|| par_copy(host, chunk));
+            host_time += t.elapsed();
             let off = i * STAGE_U64;
             let mut d = dst.slice_mut(off..off + chunk.len());
             // `host` is page-locked and passed as a plain slice (cudarc adds no stream sync for
             // those), so this DMA is asynchronous; the event below guards the buffer until it is
             // done. Passing the `PinnedHostSlice` itself would make cudarc track it instead.
-            self.stream.memcpy_htod(&*host, &mut d).map_err(drv(what))?;
-            st.up_done[k] = Some(self.stream.record_event(None).map_err(drv("event"))?);
+            on.memcpy_htod(&*host, &mut d).map_err(drv(what))?;
+            st.up_done[k] = Some(on.record_event(None).map_err(drv("event"))?);
         }
-        Ok(())
+        Ok(host_time)
     }
 
     /// `dst = src` (equal lengths), through `staging` when there is one; synchronous.

@@ -1,0 +1,173 @@
+//! Partition rows of the GPU bench: the per-call path (compute_h, then one backend call per
+//! G1 MSM) and the device-resident partition (one `prove_partition` call), without and with
+//! B_G2, on the same synthesized PoRep-like witness and key. The device results are checked
+//! against the per-call GPU path at every size and against the CPU where it runs.
+
+use std::time::Instant;
+
+use baton::backend::{Backend, CpuBackend};
+use baton::circuits::Synthetic;
+use baton::cs::ProvingAssignment;
+use baton::gpu::sample::{g2_points, shaped_key, DistinctBases};
+use baton::gpu::CudaBackend;
+use baton::partition::{AbcInput, PartitionProver, PartitionSums};
+use baton::prover::{self, Abc, G1Sums, Witness};
+use baton::ProvingKey;
+use blstrs::G2Projective;
+
+use super::{cpu_runs, env_logs, median_ms, ms, Table};
+
+fn witness(log: u32) -> (Abc, Witness) {
+    let clock = Instant::now();
+    let cs = ProvingAssignment::synthesize(Synthetic::new(1 << log, 7)).expect("synthesize");
+    eprintln!("synthesis 2^{log}: {:.1} s", clock.elapsed().as_secs_f64());
+    cs.into_parts()
+}
+
+fn copy(abc: &Abc) -> Abc {
+    Abc {
+        a: abc.a.clone(),
+        b: abc.b.clone(),
+        c: abc.c.clone(),
+    }
+}
+
+/// The per-call path: (H ms, all ms, G1 sums).
+fn per_call(b: &dyn Backend, abc: &Abc, pk: &ProvingKey, w: &Witness) -> (f64, f64, G1Sums) {
+    let mut abc = copy(abc);
+    let clock = Instant::now();
+    let h = prover::compute_h(b, &mut abc).expect("H");
+    let th = ms(clock.elapsed());
+    let sums = prover::g1_msms(b, pk, w, &h).expect("G1 MSMs");
+    (th, ms(clock.elapsed()), sums)
+}
+
+/// One device partition: (wall ms, sums).
+fn device(
+    gpu: &CudaBackend,
+    abc: &Abc,
+    pk: &ProvingKey,
+    w: &Witness,
+    g2: bool,
+) -> (f64, PartitionSums) {
+    let mut abc = copy(abc);
+    let clock = Instant::now();
+    let mut freed = Vec::new();
+    let s = gpu
+        .prove_partition(pk, AbcInput::Host(&mut abc), w, g2, &mut |t| freed.push(t))
+        .expect("device partition");
+    let t = ms(clock.elapsed());
+    drop(freed);
+    (t, s)
+}
+
+fn same(x: &G1Sums, y: &G1Sums) -> bool {
+    x.h == y.h && x.l == y.l && x.a == y.a && x.b_g1 == y.b_g1
+}
+
+/// Median wall time and the phases of the median run.
+fn timed(
+    reps: usize,
+    mut f: impl FnMut() -> (f64, PartitionSums),
+) -> (f64, PartitionSums, Vec<f64>) {
+    let mut runs: Vec<(f64, PartitionSums)> = (0..reps).map(|_| f()).collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let all: Vec<f64> = runs.iter().map(|r| r.0).collect();
+    let (t, s) = runs.swap_remove(runs.len() / 2);
+    (t, s, all)
+}
+
+fn phases(s: &PartitionSums) -> String {
+    let t = &s.times;
+    format!(
+        "H done at {:.0} ms (uploads {:.0}), MSMs {:.0} ms, host work {:.0} ms, peak device {:.1} GiB",
+        ms(t.h),
+        ms(t.upload),
+        ms(t.msms),
+        ms(t.host),
+        s.peak_device_bytes as f64 / (1u64 << 30) as f64
+    )
+}
+
+pub fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
+    let g2pool = g2_points(1024, 77);
+    for log in env_logs("BATON_BENCH_PARTITION", &[24, 26]) {
+        let (abc, w) = witness(log);
+        let pk = shaped_key(1 << log, &w, &bases.points, &g2pool);
+        let reps = reps.max(1);
+        // Warm-up: bases resident, kernels loaded, both paths once.
+        let (_, _, gsum) = per_call(gpu, &abc, &pk, &w);
+        let (_, dsum) = device(gpu, &abc, &pk, &w, true);
+        assert!(
+            same(&dsum.g1, &gsum),
+            "2^{log}: device partition differs from the per-call path"
+        );
+        let g2_calls: G2Projective = prover::b_g2_msm(gpu, &pk, &w).expect("G2 per call");
+        assert_eq!(
+            dsum.b_g2,
+            Some(g2_calls),
+            "2^{log}: device B_G2 differs from the per-call path"
+        );
+        let (mut h_ms, mut all_ms) = (Vec::new(), Vec::new());
+        // The per-call path is the "before" column: three runs, one at 2^26 and above (each
+        // takes seconds there).
+        let call_runs = if log >= 26 { 1 } else { reps.min(3) };
+        for _ in 0..call_runs {
+            let (h, all, _) = per_call(gpu, &abc, &pk, &w);
+            h_ms.push(h);
+            all_ms.push(all);
+        }
+        let (d1, s1, runs1) = timed(reps, || device(gpu, &abc, &pk, &w, false));
+        let (d2, s2, runs2) = timed(reps, || device(gpu, &abc, &pk, &w, true));
+        eprintln!("device partition 2^{log} runs: {runs1:.0?} / with B_G2 {runs2:.0?}");
+        let (cpu_h, cpu_all, note) = if cpu_runs(log, reps) > 0 {
+            let (h, all, csum) = per_call(&CpuBackend, &abc, &pk, &w);
+            assert!(
+                same(&gsum, &csum),
+                "partition 2^{log}: GPU sums differ from the CPU"
+            );
+            let c2 = prover::b_g2_msm(&CpuBackend, &pk, &w).expect("CPU G2");
+            assert_eq!(
+                dsum.b_g2,
+                Some(c2),
+                "2^{log}: device B_G2 differs from the CPU"
+            );
+            (
+                Some((h, 1)),
+                Some((all, 1)),
+                "checked vs CPU and the per-call path",
+            )
+        } else {
+            (None, None, "checked vs the per-call GPU path (CPU skipped)")
+        };
+        t.row(
+            "compute_h (PoRep-like witness), per call",
+            log,
+            median_ms(h_ms),
+            cpu_h,
+            note,
+        );
+        t.row(
+            "partition per call: compute_h + 4 G1 MSMs",
+            log,
+            median_ms(all_ms),
+            cpu_all,
+            note,
+        );
+        t.row(
+            "device partition: H + 4 G1 MSMs",
+            log,
+            d1,
+            None,
+            &phases(&s1),
+        );
+        t.row(
+            "device partition: H + 4 G1 MSMs + B_G2",
+            log,
+            d2,
+            None,
+            &phases(&s2),
+        );
+        gpu.clear_resident().expect("clear");
+    }
+}

@@ -1,0 +1,133 @@
+//! The sizes of one partition, checked against its key, and the device bytes its call needs
+//! beyond the resident bases.
+
+use blstrs::{G1Affine, G2Affine};
+
+use crate::backend::Query;
+use crate::error::{Error, Result};
+use crate::gpu::cuda::memory::BasesKey;
+use crate::gpu::host::{G1, G2};
+use crate::gpu::plan::{self, MsmShape};
+use crate::key::ProvingKey;
+use crate::prover::Witness;
+
+/// The sizes of one partition, checked against its key.
+pub(crate) struct Shape {
+    pub log_n: u32,
+    pub n: usize,
+    pub m_aux: usize,
+    pub a_split: usize,
+    pub b_split: usize,
+    pub a_kept: usize,
+    pub b_kept: usize,
+}
+
+fn mismatch(what: &'static str, key: usize, circuit: usize) -> Error {
+    Error::KeyMismatch { what, key, circuit }
+}
+
+impl Shape {
+    pub fn of(pk: &ProvingKey, w: &Witness, with_b_g2: bool) -> Result<Self> {
+        let n = pk.h.len() + 1;
+        if !n.is_power_of_two() || n < 2 {
+            return Err(mismatch("H query (domain size − 1)", pk.h.len(), n - 1));
+        }
+        let (m_in, m_aux) = (w.inputs.len(), w.aux.len());
+        let (a_kept, b_kept) = (w.a_aux_density.count(), w.b_aux_density.count());
+        let b_in = w.b_input_density.count();
+        let checks = [
+            ("private variables (L query)", pk.l.len(), m_aux),
+            ("A query", pk.a.len(), m_in + a_kept),
+            ("B_G1 query", pk.b_g1.len(), b_in + b_kept),
+            ("A density", m_aux, w.a_aux_density.len()),
+            ("B density", m_aux, w.b_aux_density.len()),
+            ("B input density", m_in, w.b_input_density.len()),
+        ];
+        for (what, key, circuit) in checks {
+            if key != circuit {
+                return Err(mismatch(what, key, circuit));
+            }
+        }
+        if with_b_g2 && pk.b_g2.len() != b_in + b_kept {
+            return Err(mismatch("B_G2 query", pk.b_g2.len(), b_in + b_kept));
+        }
+        Ok(Shape {
+            log_n: n.trailing_zeros(),
+            n,
+            m_aux,
+            a_split: m_in,
+            b_split: b_in,
+            a_kept,
+            b_kept,
+        })
+    }
+
+    /// Device bytes of the call beyond the resident bases: a, b, c (or, after H, h and the
+    /// largest MSM's scratch), the witness, the filtered scalars and the bitmaps.
+    pub fn need_bytes(&self, with_b_g2: bool) -> u64 {
+        let fr = 32u64;
+        let scratch = |k: usize, g2: bool| -> u64 {
+            let c = plan::msm_window(k.max(1));
+            let sh = if g2 {
+                MsmShape::for_group::<G2>(k.max(1), c)
+            } else {
+                MsmShape::for_group::<G1>(k.max(1), c)
+            };
+            sh.scratch_bytes(k.max(1))
+        };
+        let largest = [
+            scratch(self.n - 1, false),
+            scratch(self.m_aux, false),
+            scratch(self.a_kept, false),
+            scratch(self.b_kept, with_b_g2),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        let witness = fr * (self.m_aux + self.a_kept + self.b_kept) as u64 + self.m_aux as u64 / 2;
+        witness + (3 * fr * self.n as u64).max(fr * self.n as u64 + largest)
+    }
+}
+
+/// One MSM of the call: its resident bases and the host points they stand for.
+pub(crate) struct QueryBases<'a, P> {
+    pub query: Query,
+    pub offset: usize,
+    pub points: &'a [P],
+}
+
+impl<P> QueryBases<'_, P> {
+    pub fn key(&self, id: u64) -> BasesKey {
+        (id, self.query, self.offset, self.points.len())
+    }
+}
+
+/// The G1 queries of a partition's MSMs (H, L, A's and B's aux parts), in that order, and its
+/// B_G2 aux part when asked for.
+pub(crate) fn queries<'a>(
+    pk: &'a ProvingKey,
+    sh: &Shape,
+    with_b_g2: bool,
+) -> (
+    [QueryBases<'a, G1Affine>; 4],
+    Option<QueryBases<'a, G2Affine>>,
+) {
+    let q = |query, offset, points| QueryBases {
+        query,
+        offset,
+        points,
+    };
+    (
+        [
+            q(Query::H, 0, &pk.h[..]),
+            q(Query::L, 0, &pk.l[..]),
+            q(Query::A, sh.a_split, &pk.a[sh.a_split..]),
+            q(Query::BG1, sh.b_split, &pk.b_g1[sh.b_split..]),
+        ],
+        with_b_g2.then(|| QueryBases {
+            query: Query::BG2,
+            offset: sh.b_split,
+            points: &pk.b_g2[sh.b_split..],
+        }),
+    )
+}

@@ -1,0 +1,137 @@
+//! Launch checks, host side: for each kernel the backend launches, the grid it needs and the
+//! elements every buffer argument must hold, checked before anything reaches the device. A
+//! [`Launch`] exists only when its check passed, and the device code launches only from a
+//! `Launch`, so a too-short buffer is an error and no launch. Pure: tested without a GPU.
+
+mod check;
+mod fr;
+mod msm;
+
+pub use check::{
+    launch_checked, Launch, ACCUMULATE_BLOCK, ELEMENTWISE_BLOCK, NTT_MAX_BLOCK_LOG, REDUCE_BLOCK,
+    SCALE_TABLE, SCAN_BLOCK, SCAN_SPAN, SUM_BLOCK,
+};
+pub use fr::{density_gather, density_popc, elementwise, ntt_pass, scan};
+pub use msm::{ec_sum, msm_accumulate, msm_digits, msm_finalize, msm_ones, msm_reduce_level};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::error::GpuError;
+    use crate::gpu::plan::MsmShape;
+    use crate::gpu::GpuResult;
+    use std::cell::Cell;
+
+    /// Counts the launches a checked call lets through.
+    fn launches(checked: GpuResult<Launch>) -> (GpuResult<()>, usize) {
+        let count = Cell::new(0);
+        let r = launch_checked(checked, |_| {
+            count.set(count.get() + 1);
+            Ok(())
+        });
+        (r, count.get())
+    }
+
+    #[test]
+    fn a_too_short_buffer_is_an_error_and_no_launch() {
+        let n = 1usize << 12;
+        let (ok, count) = launches(ntt_pass(12, 12, (12, 2, 0), n * 4, n * 2, None));
+        assert!(ok.is_ok() && count == 1);
+        let (err, count) = launches(ntt_pass(12, 12, (12, 2, 0), n * 4 - 1, n * 2, None));
+        assert_eq!(count, 0, "nothing launched");
+        match err {
+            Err(GpuError::BufferTooShort {
+                kernel, arg, need, ..
+            }) => assert_eq!((kernel, arg, need), ("ntt_pass", "data", n * 4)),
+            other => panic!("expected BufferTooShort, got {other:?}"),
+        }
+        let (err, count) = launches(ntt_pass(12, 12, (12, 2, 0), n * 4, n * 2, Some(7)));
+        assert!(matches!(
+            err,
+            Err(GpuError::BufferTooShort {
+                arg: "scale_tab",
+                ..
+            })
+        ));
+        assert_eq!(count, 0);
+
+        let sh = MsmShape::new(1 << 16, 14);
+        let entries = (1 << 16) * sh.nwin as usize;
+        let xyzz = |k: u32| k as usize * sh.xyzz_limbs;
+        let acc = |keys: usize| {
+            msm_accumulate(
+                1 << 16,
+                &sh,
+                12,
+                12 << 16,
+                keys,
+                entries,
+                sh.nbk as usize + 1,
+                xyzz(sh.nbk),
+                [xyzz(sh.nseg), xyzz(sh.nseg)],
+            )
+        };
+        assert_eq!(launches(acc(entries)).1, 1);
+        let (err, count) = launches(acc(entries - 1));
+        assert_eq!(count, 0);
+        assert!(matches!(
+            err,
+            Err(GpuError::BufferTooShort { arg: "keys", .. })
+        ));
+        let (err, count) = launches(msm_digits(
+            "msm_scatter",
+            1 << 16,
+            &sh,
+            4 << 16,
+            sh.nbk as usize,
+            Some((entries, entries)),
+        ));
+        assert_eq!(count, 0);
+        assert!(matches!(
+            err,
+            Err(GpuError::BufferTooShort { arg: "counts", .. })
+        ));
+    }
+
+    #[test]
+    fn shapes_follow_the_kernel_notes() {
+        let l = ntt_pass(27, 27, (27, 6, 3), 4 << 27, 4 << 26, Some(4 * SCALE_TABLE)).unwrap();
+        assert_eq!(l.dims(), (1 << 18, 256, 32 * 512));
+        assert!(matches!(
+            ntt_pass(12, 12, (12, 8, 3), 4 << 12, 4 << 11, None),
+            Err(GpuError::BadLaunch { .. })
+        ));
+        assert_eq!(scan("scan_block", 5000, 5000, Some(2)).unwrap().dims().0, 2);
+        assert!(scan("scan_block", 5000, 5000, None).is_err());
+        let sh = MsmShape::new(1 << 20, 16);
+        let x = sh.xyzz_limbs;
+        let m = sh.half;
+        let first = msm_reduce_level(
+            &sh,
+            m,
+            3,
+            None,
+            (sh.nbk as usize) * x,
+            16 * (m as usize >> 3) * x,
+            Some(16 * (m as usize >> 3) * x),
+        )
+        .unwrap();
+        assert_eq!(first.dims(), ((16 * (m >> 3)).div_ceil(64), 64, 0));
+        assert!(msm_reduce_level(&sh, 8, 3, Some(16 * 8 * x), 16 * 8 * x, 16 * x, None).is_ok());
+        assert!(msm_reduce_level(&sh, 16, 3, None, 16 * 16 * x, 16 * 2 * x, None).is_err());
+        assert_eq!(ec_sum(1024, 24, 1024 * 24, 24).unwrap().dims(), (1, 128, 0));
+        assert!(elementwise("fr_bitrev", 0, &[]).is_err());
+        let n = 100;
+        assert!(density_gather(n, 40, 160, 400, 4, 4).is_ok());
+        let short = density_gather(n, 40, 159, 400, 4, 4);
+        assert!(matches!(
+            short,
+            Err(GpuError::BufferTooShort { arg: "out", .. })
+        ));
+        let short = density_gather(n, 40, 160, 400, 3, 4);
+        assert!(matches!(
+            short,
+            Err(GpuError::BufferTooShort { arg: "words", .. })
+        ));
+    }
+}

@@ -1,0 +1,140 @@
+//! Launch checks of the MSM kernels (kernels/msm.cu): digits, accumulation, finalization,
+//! reduction levels and the sums of the ones.
+
+use super::check::{
+    blocks, Check, Launch, ACCUMULATE_BLOCK, ELEMENTWISE_BLOCK, REDUCE_BLOCK, SUM_BLOCK,
+};
+use crate::gpu::error::GpuResult;
+use crate::gpu::host::FR_LIMBS;
+use crate::gpu::plan::{MsmShape, MSM_SEGMENT};
+
+/// `msm_count` (keys/vals `None`) or `msm_scatter` over n scalars (u64 limbs) with `shape`.
+pub fn msm_digits(
+    kernel: &'static str,
+    n: usize,
+    sh: &MsmShape,
+    scalars: usize,
+    counts: usize,
+    keys_vals: Option<(usize, usize)>,
+) -> GpuResult<Launch> {
+    let entries = n * sh.nwin as usize;
+    let ch = Check::new(kernel, blocks(n, ELEMENTWISE_BLOCK), ELEMENTWISE_BLOCK)
+        .rule(n >= 1 && (entries as u64) < 1 << 32, || {
+            format!("{n} scalars × {} windows", sh.nwin)
+        })
+        .rule(sh.c >= 2 && sh.c <= 31, || {
+            format!("window of {} bits", sh.c)
+        })
+        .buf("scalars", scalars, n * FR_LIMBS)
+        .buf("counts", counts, sh.nbk as usize + 1);
+    match keys_vals {
+        Some((k, v)) => ch.buf("keys", k, entries).buf("vals", v, entries),
+        None => ch,
+    }
+    .done()
+}
+
+/// `msm_accumulate` over n points (u64 limbs per affine point `affine_limbs`) with `shape`.
+#[allow(clippy::too_many_arguments)]
+pub fn msm_accumulate(
+    n: usize,
+    sh: &MsmShape,
+    affine_limbs: usize,
+    bases: usize,
+    keys: usize,
+    vals: usize,
+    counts: usize,
+    buckets: usize,
+    segments: [usize; 2],
+) -> GpuResult<Launch> {
+    let entries = n * sh.nwin as usize;
+    let x = sh.xyzz_limbs;
+    Check::new(
+        "msm_accumulate",
+        (sh.nseg as u64).div_ceil(ACCUMULATE_BLOCK as u64),
+        ACCUMULATE_BLOCK,
+    )
+    .buf("bases", bases, n * affine_limbs)
+    .buf("keys", keys, entries)
+    .buf("vals", vals, entries)
+    .buf("counts", counts, sh.nbk as usize + 1)
+    .buf("buckets", buckets, sh.nbk as usize * x)
+    .buf("pfirst", segments[0], sh.nseg as usize * x)
+    .buf("plast", segments[1], sh.nseg as usize * x)
+    .rule(sh.nseg as usize == entries.div_ceil(MSM_SEGMENT), || {
+        format!("{} segments for {entries} entries", sh.nseg)
+    })
+    .done()
+}
+
+/// `msm_finalize` with `shape`.
+pub fn msm_finalize(
+    sh: &MsmShape,
+    counts: usize,
+    buckets: usize,
+    segments: [usize; 2],
+) -> GpuResult<Launch> {
+    let x = sh.xyzz_limbs;
+    Check::new(
+        "msm_finalize",
+        blocks(sh.nbk as usize, ELEMENTWISE_BLOCK),
+        ELEMENTWISE_BLOCK,
+    )
+    .buf("counts", counts, sh.nbk as usize + 1)
+    .buf("buckets", buckets, sh.nbk as usize * x)
+    .buf("pfirst", segments[0], sh.nseg as usize * x)
+    .buf("plast", segments[1], sh.nseg as usize * x)
+    .done()
+}
+
+/// One `msm_reduce_level`: `nwin` windows of m values in groups of 2^lg. `t_in` is absent on
+/// the first level, `r_out` on the last (one group per window).
+pub fn msm_reduce_level(
+    sh: &MsmShape,
+    m: u32,
+    lg: u32,
+    t_in: Option<usize>,
+    r_in: usize,
+    t_out: usize,
+    r_out: Option<usize>,
+) -> GpuResult<Launch> {
+    let x = sh.xyzz_limbs;
+    let g = m.checked_shr(lg).unwrap_or(0) as usize;
+    let (ins, outs) = (sh.nwin as usize * m as usize, sh.nwin as usize * g);
+    Check::new("msm_reduce_level", blocks(outs, REDUCE_BLOCK), REDUCE_BLOCK)
+        .rule(lg >= 1 && g >= 1 && (g << lg) == m as usize, || {
+            format!("{m} values in groups of 2^{lg}")
+        })
+        .rule(r_out.is_some() || g == 1, || {
+            format!("{g} groups need an R output")
+        })
+        .opt("Tin", t_in, ins * x)
+        .buf("Rin", r_in, ins * x)
+        .buf("Tout", t_out, outs * x)
+        .opt("Rout", r_out, outs * x)
+        .done()
+}
+
+/// `msm_ones` over n points and scalars into `shape.nb1` partial sums.
+pub fn msm_ones(
+    n: usize,
+    sh: &MsmShape,
+    affine_limbs: usize,
+    bases: usize,
+    scalars: usize,
+    partials: usize,
+) -> GpuResult<Launch> {
+    Check::new("msm_ones", sh.nb1 as u64, SUM_BLOCK)
+        .buf("bases", bases, n * affine_limbs)
+        .buf("scalars", scalars, n * FR_LIMBS)
+        .buf("partials", partials, sh.nb1 as usize * sh.xyzz_limbs)
+        .done()
+}
+
+/// `ec_sum` of `count` XYZZ points (`xyzz_limbs` u64 each) into one.
+pub fn ec_sum(count: usize, xyzz_limbs: usize, input: usize, out: usize) -> GpuResult<Launch> {
+    Check::new("ec_sum", 1, SUM_BLOCK)
+        .buf("in", input, count * xyzz_limbs)
+        .buf("out", out, xyzz_limbs)
+        .done()
+}

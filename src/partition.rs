@@ -1,0 +1,65 @@
+//! The device share of one partition as one backend call: H, the four G1 MSMs and (when asked)
+//! the B_G2 MSM, for backends that keep the whole partition on their device (the witness
+//! uploaded once, densities applied there, H never leaving it). No actors here: the GPU stage
+//! (`pipeline`) calls it; `gpu::cuda` implements it.
+
+use std::time::Duration;
+
+use blstrs::G2Projective;
+
+use crate::error::Result;
+use crate::key::ProvingKey;
+use crate::prover::{Abc, G1Sums, Witness};
+
+/// Where a partition's a, b, c come from.
+pub enum AbcInput<'a> {
+    /// Evaluated on the host (synthesis output). The backend hands them back through
+    /// `abc_done` as soon as it no longer reads them, so the caller can free them early.
+    Host(&'a mut Abc),
+    /// Already in the backend's device memory, as the backend's own handle (for a/b/c
+    /// evaluated on the device from a recorded R1CS; the CUDA backend takes its `DeviceAbc`).
+    Device(Box<dyn std::any::Any + Send>),
+}
+
+/// Wall time of each phase of one partition call.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PartitionTimes {
+    /// Until a, b, c and the witness were on the device (uploads overlap the NTTs).
+    pub upload: Duration,
+    /// Until H was on the device (from the call's start).
+    pub h: Duration,
+    /// The MSMs after H (G1, and B_G2 when asked).
+    pub msms: Duration,
+    /// Host thread time spent on copies into pinned memory and other host work.
+    pub host: Duration,
+}
+
+/// What one partition call gives back.
+#[derive(Clone, Copy, Debug)]
+pub struct PartitionSums {
+    /// The four G1 MSM results.
+    pub g1: G1Sums,
+    /// The B_G2 MSM, when it was asked for.
+    pub b_g2: Option<G2Projective>,
+    /// Where the time went.
+    pub times: PartitionTimes,
+    /// Device bytes in use at the call's peak (resident key and tables included).
+    pub peak_device_bytes: u64,
+}
+
+/// A backend that proves the device share of a whole partition in one call.
+pub trait PartitionProver: Send + Sync {
+    /// H, the H, L, A and B_G1 MSMs and, with `with_b_g2`, the B_G2 MSM of one partition of
+    /// `pk`. With [`AbcInput::Host`], `abc_done` receives a, b and c once the device no longer
+    /// needs them; on an error before that they stay in the caller's buffer. An out-of-memory
+    /// error ([`crate::gpu::GpuError::OutOfMemory`]) comes before anything was taken, so the
+    /// caller can run the partition another way.
+    fn prove_partition(
+        &self,
+        pk: &ProvingKey,
+        abc: AbcInput<'_>,
+        w: &Witness,
+        with_b_g2: bool,
+        abc_done: &mut dyn FnMut(Abc),
+    ) -> Result<PartitionSums>;
+}

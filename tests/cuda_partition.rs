@@ -1,0 +1,256 @@
+//! The device-resident partition against the CPU stages: H, the four G1 MSMs and B_G2 from one
+//! `prove_partition` call equal `compute_h` + `g1_msms` + `b_g2_msm` on `CpuBackend`, at
+//! 2^10..2^22 with PoRep-like witnesses and random densities, edge cases (zero and one
+//! witnesses, empty and full densities, infinity and repeated bases), a/b/c handed already on
+//! the device, the out-of-memory refusal that leaves a/b/c untouched, and whole proofs through
+//! the engine on the GPU that bellperson verifies. Without a GPU every test passes with a note.
+#![cfg(feature = "cuda")]
+
+mod support;
+
+use support::gpu_present;
+
+use std::sync::OnceLock;
+
+use baton::backend::CpuBackend;
+use baton::circuits::{KnownCircuit, Synthetic};
+use baton::config::{BackendChoice, Bg2Device};
+use baton::gpu::sample::{distinct_bases, g2_points, sample_abc, sample_witness, shaped_key};
+use baton::gpu::{CudaBackend, GpuError};
+use baton::partition::{AbcInput, PartitionProver, PartitionSums};
+use baton::prover::{self, Abc, Witness};
+use baton::{Config, Engine, Error, ProvingKey, Request, Scalar};
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, G1Affine, G2Affine};
+use ff::Field;
+
+fn gpu() -> Option<&'static CudaBackend> {
+    static B: OnceLock<Option<CudaBackend>> = OnceLock::new();
+    B.get_or_init(|| {
+        gpu_present().then(|| match CudaBackend::new(0) {
+            Ok(b) => b,
+            Err(e) => panic!("a GPU is present but the backend failed to open: {e}"),
+        })
+    })
+    .as_ref()
+}
+
+fn copy(abc: &Abc) -> Abc {
+    Abc {
+        a: abc.a.clone(),
+        b: abc.b.clone(),
+        c: abc.c.clone(),
+    }
+}
+
+/// The CPU stages' results for the same partition.
+fn cpu(pk: &ProvingKey, abc: &Abc, w: &Witness) -> PartitionSums {
+    let mut abc = copy(abc);
+    let h = prover::compute_h(&CpuBackend, &mut abc).expect("CPU H");
+    let g1 = prover::g1_msms(&CpuBackend, pk, w, &h).expect("CPU G1");
+    let g2 = prover::b_g2_msm(&CpuBackend, pk, w).expect("CPU G2");
+    PartitionSums {
+        g1,
+        b_g2: Some(g2),
+        times: Default::default(),
+        peak_device_bytes: 0,
+    }
+}
+
+fn same(what: &str, got: &PartitionSums, want: &PartitionSums) {
+    let (g, w) = (&got.g1, &want.g1);
+    assert_eq!(g.h, w.h, "{what}: H MSM");
+    assert_eq!(g.l, w.l, "{what}: L MSM");
+    assert_eq!(g.a, w.a, "{what}: A MSM");
+    assert_eq!(g.b_g1, w.b_g1, "{what}: B_G1 MSM");
+    assert_eq!(got.b_g2, want.b_g2, "{what}: B_G2 MSM");
+}
+
+/// Runs one partition on the device (host a/b/c) and checks it against the CPU; a/b/c must
+/// come back through `abc_done` whole.
+fn check(gpu: &CudaBackend, what: &str, pk: &ProvingKey, abc: Abc, w: &Witness) {
+    let want = cpu(pk, &abc, w);
+    let lens = (abc.a.len(), abc.b.len(), abc.c.len());
+    let mut host = abc;
+    let mut back = Vec::new();
+    let got = gpu
+        .prove_partition(pk, AbcInput::Host(&mut host), w, true, &mut |t| {
+            back.push(t)
+        })
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(back.len(), 1, "{what}: a/b/c handed back once");
+    assert_eq!((back[0].a.len(), back[0].b.len(), back[0].c.len()), lens);
+    same(what, &got, &want);
+    assert!(
+        got.peak_device_bytes > 0,
+        "{what}: peak device memory recorded"
+    );
+}
+
+fn points() -> (Vec<G1Affine>, Vec<G2Affine>) {
+    (distinct_bases(4096, 11), g2_points(256, 12))
+}
+
+#[test]
+fn partition_matches_cpu_from_2_10_to_2_22() {
+    let Some(gpu) = gpu() else { return };
+    let (g1, g2) = points();
+    for log in [10u32, 12, 14, 16, 18, 20, 22] {
+        let n = 1usize << log;
+        let w = sample_witness(5, n / 2 + 17, 0.45, log as u64);
+        let pk = shaped_key(n, &w, &g1, &g2);
+        // Shorter than the domain (zero padding), as synthesis leaves it.
+        let abc = sample_abc(n - n / 4, 100 + log as u64);
+        check(gpu, &format!("2^{log}"), &pk, abc, &w);
+        eprintln!("partition 2^{log}: ok");
+    }
+    assert_eq!(gpu.fallbacks(), 0);
+}
+
+#[test]
+fn partition_edge_cases() {
+    let Some(gpu) = gpu() else { return };
+    let (mut g1, g2) = points();
+    g1[3] = G1Affine::default();
+    let n = 1usize << 13;
+    let m = n - 100;
+    let base = sample_witness(3, m, 0.45, 7);
+    let pk = shaped_key(n, &base, &g1, &g2);
+    let with = |aux: Vec<Scalar>| Witness {
+        inputs: base.inputs.clone(),
+        aux,
+        a_aux_density: base.a_aux_density.clone(),
+        b_input_density: base.b_input_density.clone(),
+        b_aux_density: base.b_aux_density.clone(),
+    };
+    check(
+        gpu,
+        "zero witness",
+        &pk,
+        sample_abc(n, 1),
+        &with(vec![Scalar::ZERO; m]),
+    );
+    check(
+        gpu,
+        "one witness",
+        &pk,
+        sample_abc(n, 2),
+        &with(vec![Scalar::ONE; m]),
+    );
+    let x = Scalar::random(&mut rand::thread_rng());
+    check(
+        gpu,
+        "repeated scalar",
+        &pk,
+        sample_abc(n, 3),
+        &with(vec![x; m]),
+    );
+    let zero = Abc {
+        a: vec![Scalar::ZERO; n],
+        b: vec![Scalar::ZERO; n],
+        c: vec![Scalar::ZERO; n],
+    };
+    check(gpu, "zero a/b/c", &pk, zero, &base);
+    for p in [0.0, 1.0] {
+        let w = sample_witness(3, m, p, 8);
+        let pk = shaped_key(n, &w, &g1, &g2);
+        check(
+            gpu,
+            &format!("densities p = {p}"),
+            &pk,
+            sample_abc(n, 4),
+            &w,
+        );
+    }
+}
+
+#[test]
+fn device_abc_matches_host_abc_and_oom_leaves_abc() {
+    let Some(gpu) = gpu() else { return };
+    let (g1, g2) = points();
+    let n = 1usize << 14;
+    let w = sample_witness(4, n / 2, 0.45, 9);
+    let pk = shaped_key(n, &w, &g1, &g2);
+    let abc = sample_abc(n, 5);
+    let want = cpu(&pk, &abc, &w);
+    let dev = gpu.upload_abc(&abc).expect("upload a/b/c");
+    assert_eq!(dev.log_n(), 14);
+    let got = gpu
+        .prove_partition(&pk, AbcInput::Device(Box::new(dev)), &w, true, &mut |_| {
+            panic!("device a/b/c are not handed back")
+        })
+        .expect("device input");
+    same("device a/b/c", &got, &want);
+
+    let own = CudaBackend::new(0).expect("second backend");
+    own.set_memory_cap_bytes(Some(1 << 20));
+    let mut host = copy(&abc);
+    let mut called = false;
+    let r = own.prove_partition(&pk, AbcInput::Host(&mut host), &w, true, &mut |_| {
+        called = true
+    });
+    match r {
+        Err(Error::Gpu(GpuError::OutOfMemory {
+            need_bytes,
+            free_bytes,
+            ..
+        })) => {
+            assert!(need_bytes > free_bytes, "{need_bytes} vs {free_bytes}")
+        }
+        other => panic!("expected out of memory, got {:?}", other.map(|_| ())),
+    }
+    assert!(!called, "a/b/c were not taken");
+    assert!(host.a == abc.a && host.c == abc.c, "a/b/c untouched");
+    // The wrong shape is refused, not computed.
+    let short = sample_witness(4, n / 2 - 1, 0.45, 9);
+    let r = gpu.prove_partition(&pk, AbcInput::Host(&mut host), &short, true, &mut |_| {});
+    assert!(
+        matches!(r, Err(Error::KeyMismatch { .. })),
+        "{:?}",
+        r.map(|_| ())
+    );
+}
+
+fn bp_check(pk: &ProvingKey, proofs: &[baton::Proof], circuits: &[Synthetic]) {
+    let mut bytes = Vec::new();
+    pk.write(&mut bytes).expect("write key");
+    let params = bp::Parameters::<Bls12>::read(&bytes[..], false).expect("bellperson reads");
+    let pvk = bp::prepare_verifying_key(&params.vk);
+    for (p, c) in proofs.iter().zip(circuits) {
+        let proof = bp::Proof::read(&p.to_bytes()[..]).expect("proof bytes");
+        let inputs = c.public_inputs();
+        assert!(bp::verify_proof(&pvk, &proof, &inputs).expect("verify"));
+        let mut wrong = inputs.clone();
+        wrong[0] += Scalar::ONE;
+        assert!(!bp::verify_proof(&pvk, &proof, &wrong).expect("verify"));
+    }
+}
+
+#[test]
+fn engine_proofs_on_the_device_verify_with_bellperson() {
+    if gpu().is_none() {
+        return;
+    }
+    let size = 1 << 12;
+    let mut rng = rand::thread_rng();
+    let pk = std::sync::Arc::new(
+        baton::generate_random_parameters(Synthetic::new(size, 0), &mut rng).expect("setup"),
+    );
+    for bg2 in [Bg2Device::Gpu, Bg2Device::Cpu] {
+        let cfg = Config {
+            budget_bytes: Some(4 << 30),
+            synthesis_workers: 2,
+            backend: BackendChoice::Cuda,
+            bg2_device: bg2,
+            ..Config::default()
+        };
+        let engine = Engine::start(cfg).expect("engine on the GPU");
+        let circuits: Vec<Synthetic> = (0..4).map(|s| Synthetic::new(size, 40 + s)).collect();
+        let proofs = engine
+            .prove_blocking(Request::new(pk.clone(), circuits.clone()))
+            .expect("proofs");
+        bp_check(&pk, &proofs, &circuits);
+        engine.shutdown_blocking();
+        eprintln!("engine on the device, B_G2 on {bg2:?}: 4 proofs verified");
+    }
+}
