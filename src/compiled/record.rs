@@ -262,16 +262,5 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         self.witness.constraints += 1;
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    ignore_namespaces!();
 }
