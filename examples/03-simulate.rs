@@ -453,6 +453,7 @@ fn run_one(a: &Args, sc: &Scenario, policy: Policy) -> Result<(), Box<dyn std::e
     let (s1, s2, s3) = (sim.clone(), sim.clone(), sim.clone());
     let stages = Stages {
         recordings: Default::default(),
+        abc_on_device: false,
         synthesis: Arc::new(move |i| {
             let rng = rand_chacha::ChaCha8Rng::seed_from_u64(i as u64);
             Box::new(FakeSynthesis {

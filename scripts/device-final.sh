@@ -14,7 +14,7 @@
 #
 # Steps (FINAL_STEPS, default "conformance sppark bench engine"; also compile, ncu; the kernels
 # compile on the device anyway when the conformance tests open it). Knobs:
-# FINAL_MSM / FINAL_NTT / FINAL_PART (bench sizes), FINAL_REPS (5), FINAL_ENGINE ("24 26").
+# FINAL_MSM / FINAL_NTT / FINAL_PART / FINAL_SPARSE (bench sizes), FINAL_REPS (5), FINAL_ENGINE ("24 26").
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin=${FINAL_BIN:-$here}
@@ -57,6 +57,7 @@ if has bench; then
     step bench 420 env BATON_BENCH_MSM="${FINAL_MSM:-20,22,24,26}" \
         BATON_BENCH_NTT="${FINAL_NTT:-24,26,27}" BATON_BENCH_G2="${FINAL_G2:-}" \
         BATON_BENCH_PARTITION="${FINAL_PART:-24,26}" BATON_BENCH_REPS="${FINAL_REPS:-5}" \
+        BATON_BENCH_SPARSE="${FINAL_SPARSE:-22,24}" \
         BATON_BENCH_CPU_MAX_LOG="${FINAL_CPU_MAX_LOG:-20}" "$bin/bench_gpu"
 fi
 if has engine; then

@@ -73,6 +73,7 @@ impl Engine {
             retry_attempts: cfg.retry_attempts,
             metrics: metrics.clone(),
             recordings: stages.recordings.clone(),
+            abc_on_device: stages.abc_on_device,
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let m = metrics.clone();

@@ -38,6 +38,11 @@ impl Request {
     pub fn footprint(&self) -> Footprint {
         self.footprint.unwrap_or_else(|| footprint_of(&self.pk))
     }
+
+    /// The footprint the request states, if it does.
+    pub(crate) fn stated_footprint(&self) -> Option<Footprint> {
+        self.footprint
+    }
 }
 
 /// A partition's footprint from its key: d = |H| + 1, inputs = |IC|, aux = |L|.

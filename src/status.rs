@@ -78,6 +78,8 @@ pub struct JobStatus {
     pub partitions: Vec<PartitionState>,
     /// Whether the job has failed (its remaining buffers are being settled).
     pub failed: bool,
+    /// The ledger bytes each of its partitions is charged on the host.
+    pub footprint_bytes: u64,
 }
 
 /// A snapshot of the engine.

@@ -9,7 +9,7 @@ mod support;
 
 use std::sync::Arc;
 
-use baton::compiled::{self, CoeffIndices, Recording, Route, SparseMatrix};
+use baton::compiled::{self, Route};
 use baton::testing::cpu_stages;
 use baton::{Engine, ProvingKey, Request};
 use support::{check_proofs, circuits, config, key, wait_settled};
@@ -44,15 +44,6 @@ fn first_partition_records_the_rest_run_witness_only() {
         "forgotten with its key's last job"
     );
     engine.shutdown_blocking();
-}
-
-/// +1 ↔ −1 (table indices 0 and 1), others unchanged.
-fn flip(i: u32) -> u32 {
-    match i {
-        0 => 1,
-        1 => 0,
-        k => k,
-    }
 }
 
 fn key_file(dir: &str) -> (Arc<ProvingKey>, std::path::PathBuf) {
@@ -97,28 +88,10 @@ fn a_key_file_keeps_its_recording_and_the_next_request_loads_it() {
 #[test]
 fn a_recording_that_no_longer_matches_is_proved_by_full_synthesis() {
     let (pk, path) = key_file("engine-compiled-stale");
-    // The key's own recording with C's ±1 coefficients swapped: the counts and densities the
-    // key checks are the same, the rows are not (a stale or tampered file that passes every
-    // structural check).
+    // The key's own recording with other C rows (same counts and densities): a stale or
+    // tampered file that passes every structural check.
     let (good, _, _) = compiled::record(circuits(0..1).remove(0)).unwrap();
-    let [a, b, c] = good.matrices().clone();
-    let flipped = match c.coeffs() {
-        CoeffIndices::U8(v) => CoeffIndices::U8(v.iter().map(|&i| flip(i.into()) as u8).collect()),
-        CoeffIndices::U16(v) => {
-            CoeffIndices::U16(v.iter().map(|&i| flip(i.into()) as u16).collect())
-        }
-        CoeffIndices::U32(v) => CoeffIndices::U32(v.iter().map(|&i| flip(i)).collect()),
-    };
-    let shape = good.shape();
-    let c = SparseMatrix::new(
-        c.row_ptr().to_vec(),
-        c.cols().to_vec(),
-        flipped,
-        shape.inputs + shape.aux,
-        good.coeffs().len(),
-    )
-    .unwrap();
-    let stale = Recording::from_parts(shape, good.coeffs().to_vec(), [a, b, c]).unwrap();
+    let stale = support::stale_copy(&good);
     let stages = cpu_stages();
     let recordings = stages.recordings.clone();
     let engine = Engine::start_with(config(64 << 20, 1, None, 1), stages).expect("start");

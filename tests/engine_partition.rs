@@ -101,6 +101,7 @@ fn engine_with(whole: Arc<CpuWhole>, with_b_g2: bool) -> (Engine, Counters) {
             backend: Arc::new(CpuBackend),
             partition: whole.clone(),
             with_b_g2,
+            recordings: None,
         })
     });
     let (f, a) = (full.clone(), assembled.clone());

@@ -23,6 +23,7 @@ use crate::messages::{Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit
 use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
+use crate::request::Request;
 use crate::status::{EngineError, EngineStatus, JobStatus, PartitionState};
 
 /// What the supervisor is started with.
@@ -37,6 +38,8 @@ pub struct SupervisorParts {
     pub metrics: Metrics,
     /// The synthesis workers' recordings: counted with their keys, forgotten with them.
     pub recordings: Arc<Recordings>,
+    /// Whether the GPU stages evaluate compiled partitions' a/b/c on their devices.
+    pub abc_on_device: bool,
 }
 
 struct Job {
@@ -65,6 +68,7 @@ pub struct Supervisor {
     synthesis: Option<Recipient<Synthesize>>,
     metrics: Metrics,
     recordings: Arc<Recordings>,
+    abc_on_device: bool,
     closing: Vec<oneshot::Sender<()>>,
     refuse_new: bool,
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
@@ -127,6 +131,7 @@ impl Supervisor {
             synthesis: None,
             metrics: parts.metrics,
             recordings: parts.recordings,
+            abc_on_device: parts.abc_on_device,
             closing: Vec::new(),
             refuse_new: false,
             alive_now: 0,
@@ -233,6 +238,19 @@ impl Supervisor {
         self.finish_if_done(job_id);
     }
 
+    /// A job's per-partition footprint: stated, or its witness alone on the host when its
+    /// key's recording is ready and the devices evaluate a/b/c, or the key's full shape.
+    fn footprint_of(&self, request: &Request) -> Footprint {
+        let compiled = match (request.stated_footprint(), self.abc_on_device) {
+            (None, true) => self.recordings.get(&request.pk),
+            _ => None,
+        };
+        match compiled {
+            Some(rec) => rec.footprint(true),
+            None => request.footprint(),
+        }
+    }
+
     fn finish_if_done(&mut self, job_id: u64) {
         let done = match self.jobs.get(&job_id) {
             Some(j) => j.in_flight == 0 && (j.failed || j.proofs.iter().all(Option::is_some)),
@@ -275,7 +293,7 @@ impl Handler<Submit> for Supervisor {
             )));
             return;
         }
-        let footprint = request.footprint();
+        let footprint = self.footprint_of(&request);
         // The key counts against memory while a job uses it (set aside from an auto budget, or
         // checked beside a stated one), with its circuit's recording as far as its size is known
         // (a recording the job's first synthesis makes is not counted until the key's next use).
@@ -335,6 +353,7 @@ impl Handler<Status> for Supervisor {
                 id: *id,
                 partitions: j.states.clone(),
                 failed: j.failed,
+                footprint_bytes: j.footprint.total_bytes(),
             })
             .collect();
         jobs.sort_by_key(|j| j.id);

@@ -8,7 +8,7 @@
 //! from constraints other than the circuit's; a recording that full synthesis proves wrong is
 //! dropped and made again), full synthesis while another worker is still recording the same key.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -61,6 +61,8 @@ pub struct Recordings {
     entries: Mutex<HashMap<u64, Entry>>,
     /// Signalled whenever an entry leaves `Loading`.
     settled: Condvar,
+    /// Keys whose recording a device refused: their next syntheses check on the host.
+    distrusted: Mutex<HashSet<u64>>,
     /// Syntheses by route, in the order of [`Route::ALL`].
     routes: [AtomicU64; 4],
 }
@@ -126,6 +128,29 @@ impl Recordings {
     /// back, and a later use loads the file again or records anew.
     pub fn forget(&self, key_id: u64) {
         self.lock().remove(&key_id);
+        self.distrusted_keys().remove(&key_id);
+    }
+
+    fn distrusted_keys(&self) -> MutexGuard<'_, HashSet<u64>> {
+        self.distrusted.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A device refused `pk`'s recording for a witness: until a host synthesis checks the
+    /// key's partitions against it again ([`Recordings::trust`]), they are evaluated on the
+    /// host.
+    pub fn distrust(&self, pk: &ProvingKey) {
+        self.distrusted_keys().insert(pk.id());
+    }
+
+    /// Whether `pk`'s recording was refused by a device and not checked on the host since.
+    pub fn distrusted(&self, pk: &ProvingKey) -> bool {
+        self.distrusted_keys().contains(&pk.id())
+    }
+
+    /// A host synthesis of `pk` went through (checked against its recording, or with the
+    /// recording replaced): devices may evaluate its partitions again.
+    pub fn trust(&self, pk: &ProvingKey) {
+        self.distrusted_keys().remove(&pk.id());
     }
 
     /// What `pk`'s recording will hold in memory, as far as is known before it is used: its

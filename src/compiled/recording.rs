@@ -52,8 +52,11 @@ pub struct Densities {
 pub const BLOCK_ROWS: usize = 1 << 12;
 
 /// The recorded constraint system of one circuit shape.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Recording {
+    /// Process-unique, for backends that keep the matrices resident (clones share it: they hold
+    /// the same rows).
+    id: u64,
     shape: Shape,
     coeffs: Vec<Scalar>,
     matrices: [SparseMatrix; 3],
@@ -61,6 +64,19 @@ pub struct Recording {
     /// Per block of rows: the inputs and aux variables its rows use, as counts.
     needs: Vec<[u32; 2]>,
 }
+
+impl PartialEq for Recording {
+    fn eq(&self, o: &Self) -> bool {
+        self.shape == o.shape
+            && self.coeffs == o.coeffs
+            && self.matrices == o.matrices
+            && self.densities == o.densities
+    }
+}
+
+impl Eq for Recording {}
+
+static NEXT_RECORDING_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// The first named pair of counts that differ.
 pub(crate) fn first_difference<const N: usize>(
@@ -117,12 +133,18 @@ impl Recording {
             }
         }
         Ok(Recording {
+            id: NEXT_RECORDING_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             shape,
             coeffs,
             matrices,
             densities,
             needs,
         })
+    }
+
+    /// A process-unique id (backends key resident copies by it).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The shape's counts.
