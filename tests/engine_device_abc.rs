@@ -14,7 +14,7 @@ use baton::backend::CpuBackend;
 use baton::compiled::{self, Recording, Route};
 use baton::partition::{AbcInput, PartitionProver, PartitionSums};
 use baton::pipeline::{CompiledSynthesis, DeviceStage, Stages};
-use baton::prover::{self, Abc, Witness};
+use baton::prover::{Abc, Witness};
 use baton::{Engine, EngineError, ProvingKey, Request, Result, Scalar};
 
 /// A "device" on the CPU: evaluates a/b/c from the recording (the check included) into a
@@ -55,19 +55,9 @@ impl PartitionProver for CpuDevice {
                 *handle.downcast::<Abc>().expect("this device's own handle")
             }
         };
-        let h = prover::compute_h(&CpuBackend, &mut abc)?;
+        let sums = support::cpu_partition_sums(pk, &mut abc, w, with_b_g2);
         abc_done(Abc::default());
-        let g1 = prover::g1_msms(&CpuBackend, pk, w, &h)?;
-        let b_g2 = match with_b_g2 {
-            true => Some(prover::b_g2_msm(&CpuBackend, pk, w)?),
-            false => None,
-        };
-        Ok(PartitionSums {
-            g1,
-            b_g2,
-            times: Default::default(),
-            peak_device_bytes: 0,
-        })
+        sums
     }
 }
 

@@ -158,3 +158,27 @@ pub fn stale_copy(good: &baton::compiled::Recording) -> baton::compiled::Recordi
     .expect("same structure");
     Recording::from_parts(shape, good.coeffs().to_vec(), [a, b, c]).expect("same shape")
 }
+
+/// The device share of a partition computed on the CPU (tests' stand-ins for a device): H, the
+/// G1 MSMs and, with `with_b_g2`, the B_G2 MSM.
+pub fn cpu_partition_sums(
+    pk: &ProvingKey,
+    abc: &mut baton::prover::Abc,
+    w: &baton::prover::Witness,
+    with_b_g2: bool,
+) -> baton::Result<baton::partition::PartitionSums> {
+    use baton::backend::CpuBackend;
+    use baton::prover;
+    let h = prover::compute_h(&CpuBackend, abc)?;
+    let g1 = prover::g1_msms(&CpuBackend, pk, w, &h)?;
+    let b_g2 = match with_b_g2 {
+        true => Some(prover::b_g2_msm(&CpuBackend, pk, w)?),
+        false => None,
+    };
+    Ok(baton::partition::PartitionSums {
+        g1,
+        b_g2,
+        times: Default::default(),
+        peak_device_bytes: 0,
+    })
+}
