@@ -80,6 +80,22 @@ pub trait Backend: Send + Sync {
         scalars: &[Scalar],
         density: Option<&Density>,
     ) -> Result<G2Projective>;
+
+    /// Device bytes held for key `key_id`'s bases between calls (0 for backends without
+    /// device memory).
+    fn resident_key_bytes(&self, _key_id: u64) -> u64 {
+        0
+    }
+
+    /// Drops key `key_id`'s bases kept between calls; returns the device bytes freed.
+    fn evict_key(&self, _key_id: u64) -> u64 {
+        0
+    }
+
+    /// The device's free and total memory in bytes, for backends with a device.
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// The reference backend: rayon NTTs and blst's Pippenger. The embedded default.

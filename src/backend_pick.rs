@@ -39,9 +39,12 @@ pub fn pick_backend(
     }
 }
 
-/// The real stages for `cfg`: one backend per entry of `gpu.devices` (opened now), and the
-/// backends' names joined by commas.
-pub fn real_stages(cfg: &Config) -> Result<(Stages, String), EngineError> {
+/// The real stages, the backends' names joined by commas, and the backends themselves.
+pub type RealStages = (Stages, String, Vec<Arc<dyn Backend>>);
+
+/// The real stages for `cfg`: one backend per entry of `gpu.devices` (opened now), the
+/// backends' names joined by commas, and the backends (the engine evicts keys through them).
+pub fn real_stages(cfg: &Config) -> Result<RealStages, EngineError> {
     let picked: Vec<PickedBackend> = cfg
         .gpu_devices
         .iter()
@@ -52,8 +55,8 @@ pub fn real_stages(cfg: &Config) -> Result<(Stages, String), EngineError> {
     let bg2_on_gpu = cfg.bg2_on_gpu(threads);
     let device_partition = cfg.gpu.device_partition;
     tracing::info!(bg2_on_gpu, threads, device_partition, "B_G2 placement");
-    let backends: Arc<Vec<Arc<dyn Backend>>> =
-        Arc::new(picked.iter().map(|b| b.0.clone()).collect());
+    let list: Vec<Arc<dyn Backend>> = picked.iter().map(|b| b.0.clone()).collect();
+    let backends = Arc::new(list.clone());
     let picked = Arc::new(picked);
     let mut stages = Stages::with_backend(Arc::new(|_| Arc::new(CpuBackend)));
     // Compiled partitions leave synthesis as a witness alone only when every device evaluates
@@ -95,5 +98,5 @@ pub fn real_stages(cfg: &Config) -> Result<(Stages, String), EngineError> {
             Box::new(BackendBg2(backend))
         });
     }
-    Ok((stages, names.join(",")))
+    Ok((stages, names.join(","), list))
 }

@@ -11,6 +11,9 @@ use crate::ledger::{effective_slots, Policy};
 
 pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
 
+mod server;
+pub use server::{parse_duration_secs, Listen, ServerConfig, ServerConfigError, DEFAULT_LISTEN};
+
 /// A configuration problem, named by its key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -25,6 +28,15 @@ pub enum ConfigError {
     /// The file or the environment could not be read or parsed.
     #[error("config: {0}")]
     Source(#[from] config::ConfigError),
+}
+
+impl From<ServerConfigError> for ConfigError {
+    fn from(e: ServerConfigError) -> Self {
+        ConfigError::Invalid {
+            key: e.key,
+            reason: e.reason,
+        }
+    }
 }
 
 /// Which backend computes H and the G1 MSMs.
@@ -92,6 +104,8 @@ pub struct Config {
     pub log_level: String,
     /// Attempts per partition before its job fails (failures that can repeat only).
     pub retry_attempts: u32,
+    /// The `[server]` section (`baton serve`).
+    pub server: ServerConfig,
 }
 
 impl Default for Config {
@@ -115,6 +129,7 @@ impl Default for Config {
             metrics_listen: None,
             log_level: "info".into(),
             retry_attempts: 3,
+            server: ServerConfig::default(),
         }
     }
 }
@@ -129,6 +144,7 @@ struct Raw {
     metrics: Option<RawMetrics>,
     log: Option<RawLog>,
     retry: Option<RawRetry>,
+    server: Option<server::RawServer>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -241,7 +257,7 @@ fn count(key: &'static str, v: &str, min: usize) -> Result<usize, ConfigError> {
     }
 }
 
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
     "MEMORY",
     "SYNTHESIS",
     "GPU",
@@ -249,6 +265,7 @@ const SECTIONS: [&str; 7] = [
     "METRICS",
     "LOG",
     "RETRY",
+    "SERVER",
 ];
 
 /// The config crate's name for `BATON_<SECTION>_<KEY>` (`BATON_<SECTION>__<KEY>`: the section
@@ -472,6 +489,7 @@ impl Config {
         if let Some(a) = raw.retry.and_then(|r| r.attempts) {
             c.retry_attempts = count("retry.attempts", &a, 1)? as u32;
         }
+        c.server = ServerConfig::from_raw(raw.server.unwrap_or_default(), parse_bytes)?;
         c.validate()?;
         Ok(c)
     }

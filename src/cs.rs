@@ -23,7 +23,7 @@ pub struct Density {
 impl Density {
     /// Appends one variable, absent until `mark` is called.
     pub fn push(&mut self) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;

@@ -1,23 +1,50 @@
 //! The embedding API: start the actor system, submit requests, read status and metrics, shut
 //! down gracefully. The actor system runs on its own thread; every call here is thread-safe.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use actix::Addr;
 use tokio::sync::oneshot;
 
 use crate::actors::{post, spawn_actors, Supervisor, SupervisorParts};
+use crate::backend::Backend;
 use crate::backend_pick::real_stages;
 use crate::config::Config;
+use crate::key::ProvingKey;
 use crate::ledger::{self, Ledger, LedgerConfig};
-use crate::messages::{Shutdown, Status, Submit};
+use crate::messages::{Cancel, PinKey, Shutdown, Status, Submit, UnpinKey};
 use crate::metrics::{ActorKind, Metrics};
 use crate::pipeline::Stages;
 use crate::proof::Proof;
 
 pub use crate::backend_pick::pick_backend;
 pub use crate::request::{footprint_of, Request};
-pub use crate::status::{EngineError, EngineStatus, JobStatus, PartitionState};
+pub use crate::status::{
+    CancelOutcome, EngineError, EngineStatus, JobReport, JobStatus, PartitionState,
+};
+
+/// A submitted job: its id and, later, its outcome.
+pub struct JobTicket {
+    /// The job id ([`Engine::cancel`] takes it).
+    pub id: u64,
+    outcome: oneshot::Receiver<Result<JobReport, EngineError>>,
+}
+
+impl JobTicket {
+    /// Waits for the job's proofs and timings.
+    pub async fn outcome(self) -> Result<JobReport, EngineError> {
+        self.outcome.await.map_err(|_| EngineError::Stopped)?
+    }
+
+    /// [`JobTicket::outcome`] for callers without an async runtime.
+    pub fn blocking_outcome(self) -> Result<JobReport, EngineError> {
+        self.outcome
+            .blocking_recv()
+            .map_err(|_| EngineError::Stopped)?
+    }
+}
 
 /// The running engine.
 pub struct Engine {
@@ -27,6 +54,9 @@ pub struct Engine {
     metrics_addr: Option<std::net::SocketAddr>,
     thread: std::sync::Mutex<Option<JoinHandle<()>>>,
     system: actix::System,
+    next_job: AtomicU64,
+    /// The backends of the real stages (empty for custom stages), for key eviction.
+    backends: Vec<Arc<dyn Backend>>,
 }
 
 impl Engine {
@@ -34,9 +64,10 @@ impl Engine {
     pub fn start(cfg: Config) -> Result<Self, EngineError> {
         // Before any device is opened (a duplicate index would open one twice).
         cfg.validate()?;
-        let (stages, names) = real_stages(&cfg)?;
+        let (stages, names, backends) = real_stages(&cfg)?;
         let mut engine = Self::start_with(cfg, stages)?;
         engine.backend = names;
+        engine.backends = backends;
         tracing::info!(backend = %engine.backend, "engine started");
         Ok(engine)
     }
@@ -100,21 +131,73 @@ impl Engine {
             metrics_addr,
             thread: std::sync::Mutex::new(Some(thread)),
             system,
+            next_job: AtomicU64::new(1),
+            backends: Vec::new(),
         })
+    }
+
+    /// Queues `request` and returns at once with its job id (for [`Engine::cancel`]) and a
+    /// handle on its outcome.
+    pub fn submit(&self, request: Request) -> JobTicket {
+        let id = self.next_job.fetch_add(1, Ordering::Relaxed);
+        let (reply, outcome) = oneshot::channel();
+        self.tell(Submit { id, request, reply });
+        JobTicket { id, outcome }
     }
 
     /// Proves every partition of `request`; the proofs come back in request order.
     pub async fn prove(&self, request: Request) -> Result<Vec<Proof>, EngineError> {
-        let (reply, rx) = oneshot::channel();
-        self.tell(Submit { request, reply });
-        rx.await.map_err(|_| EngineError::Stopped)?
+        self.submit(request).outcome().await.map(|r| r.proofs)
     }
 
     /// [`Engine::prove`] for callers without an async runtime.
     pub fn prove_blocking(&self, request: Request) -> Result<Vec<Proof>, EngineError> {
+        self.submit(request).blocking_outcome().map(|r| r.proofs)
+    }
+
+    /// Cancels job `job`: its waiting partitions leave the queue, its started ones are
+    /// abandoned (each frees its buffers through Dealloc at its next stage), and its outcome is
+    /// [`EngineError::Cancelled`].
+    pub async fn cancel(&self, job: u64) -> Result<CancelOutcome, EngineError> {
         let (reply, rx) = oneshot::channel();
-        self.tell(Submit { request, reply });
-        rx.blocking_recv().map_err(|_| EngineError::Stopped)?
+        self.tell(Cancel { job, reply });
+        rx.await.map_err(|_| EngineError::Stopped)
+    }
+
+    /// Keeps `pk` resident until [`Engine::unpin_key`]: it counts as one more use of the key in
+    /// the ledger (set aside from an auto budget, or checked to fit beside a stated one).
+    /// Returns the bytes set aside now (0 when already held or the budget is stated).
+    pub async fn pin_key(&self, pk: Arc<ProvingKey>) -> Result<u64, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.tell(PinKey { pk, reply });
+        rx.await.map_err(|_| EngineError::Stopped)?
+    }
+
+    /// Stops keeping key `key_id` resident; drops its device-resident bases on every backend.
+    /// Returns the ledger bytes given back (0 while jobs still use it: they come back with the
+    /// last one).
+    pub async fn unpin_key(&self, key_id: u64) -> Result<u64, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.tell(UnpinKey { key_id, reply });
+        let freed = rx.await.map_err(|_| EngineError::Stopped)?;
+        for b in self.backends.iter() {
+            b.evict_key(key_id);
+        }
+        Ok(freed)
+    }
+
+    /// Free and total device memory of each backend, in `gpu.devices` order (`None` for the
+    /// CPU backend and for custom stages).
+    pub fn device_memory(&self) -> Vec<Option<(u64, u64)>> {
+        self.backends.iter().map(|b| b.device_memory()).collect()
+    }
+
+    /// Device bytes the backends hold for key `key_id` (0 on the CPU backend).
+    pub fn device_key_bytes(&self, key_id: u64) -> u64 {
+        self.backends
+            .iter()
+            .map(|b| b.resident_key_bytes(key_id))
+            .sum()
     }
 
     /// Jobs, partitions and the ledger right now.

@@ -29,6 +29,8 @@ pub mod engine;
 pub mod error;
 /// GPU backends (CUDA behind the `cuda` feature).
 pub mod gpu;
+/// HTTP endpoints `/metrics` and `/healthz` (axum).
+pub mod http;
 /// Proving and verifying keys in bellperson's `.params` layout.
 pub mod key;
 /// The memory-budget ledger (no actix inside).
@@ -49,6 +51,10 @@ pub mod proof;
 pub mod prover;
 /// A proving request and its partitions' footprint.
 pub mod request;
+/// Admission order: priorities, cancellation, retries (no actix inside).
+pub mod scheduler;
+/// The `baton serve` daemon: cuzk's gRPC API, the journal, keys (tonic).
+pub mod server;
 /// Random setup for tests, examples and benchmarks.
 pub mod setup;
 /// Engine errors and status snapshots.

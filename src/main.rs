@@ -136,6 +136,17 @@ enum Command {
         #[command(flatten)]
         circuit: CircuitArgs,
     },
+    /// Run the proving daemon: gRPC cuzk.v1.ProvingEngine (proto/cuzk/v1/proving.proto).
+    Serve {
+        /// Override server.listen: HOST:PORT or unix:///path.sock.
+        #[arg(long)]
+        listen: Option<String>,
+        /// Override server.state_dir: where the journal and built-in keys live.
+        #[arg(long)]
+        state_dir: Option<PathBuf>,
+        #[command(flatten)]
+        overrides: Overrides,
+    },
 }
 
 /// Where the CLI keeps the keys it makes: [`baton::cache_dir`], else the temp dir.
@@ -398,6 +409,29 @@ fn run(cli: Cli) -> Result<bool, String> {
                     prove_all(|s| MimcChain::with_constraints(c, s), circuit.key, o)
                 }
             }
+        }
+        Command::Serve {
+            listen,
+            state_dir,
+            overrides,
+        } => {
+            let mut cfg = config_with(overrides)?;
+            if let Some(l) = listen {
+                cfg.server.listen =
+                    baton::config::Listen::parse(&l).map_err(|e| format!("--listen: {e}"))?;
+            }
+            if let Some(d) = state_dir {
+                cfg.server.state_dir = d;
+            }
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .thread_name("baton-serve")
+                .build()
+                .map_err(|e| e.to_string())?;
+            runtime
+                .block_on(baton::server::serve(cfg))
+                .map(|()| true)
+                .map_err(|e| e.to_string())
         }
         Command::Setup { circuit } => {
             circuit.check()?;

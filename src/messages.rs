@@ -16,7 +16,7 @@ use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
 use crate::prover::{Abc, G1Sums, Witness};
 use crate::request::Request;
-use crate::status::{EngineError, EngineStatus};
+use crate::status::{CancelOutcome, EngineError, EngineStatus, JobReport};
 
 /// Identifies one partition of one job, and which attempt at it this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,10 +50,46 @@ impl Abandoned {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Submit {
+    /// The job id the engine gave it (unique per engine).
+    pub id: u64,
     /// The request.
     pub request: Request,
     /// Where the outcome goes.
-    pub reply: oneshot::Sender<Result<Vec<Proof>, EngineError>>,
+    pub reply: oneshot::Sender<Result<JobReport, EngineError>>,
+}
+
+/// Engine → Supervisor: cancel job `job` (waiting partitions leave the queue, started ones are
+/// abandoned and their buffers freed through Dealloc). Reply: what was found.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Cancel {
+    /// The job.
+    pub job: u64,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<CancelOutcome>,
+}
+
+/// Engine → Supervisor: keep `pk` resident (PreloadSRS) until [`UnpinKey`]: it counts as one
+/// more use of the key in the ledger. Reply: the bytes set aside from the budget now (0 when
+/// already held, or when the budget is stated), or why the key does not fit.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PinKey {
+    /// The key.
+    pub pk: Arc<ProvingKey>,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<Result<u64, EngineError>>,
+}
+
+/// Engine → Supervisor: stop keeping key `key_id` resident (EvictSRS). Reply: the bytes given
+/// back to the budget now (0 when it was not pinned, or jobs still use it).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct UnpinKey {
+    /// [`ProvingKey::id`] of the key.
+    pub key_id: u64,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<u64>,
 }
 
 /// Supervisor → Synthesis: synthesize this partition under `grant`.
@@ -148,6 +184,8 @@ pub struct Delivered {
     pub part: PartRef,
     /// Its grant.
     pub grant: GrantId,
+    /// The GPU actor's device label (as in `baton_gpu_busy_seconds_total{device}`).
+    pub device: String,
 }
 
 /// Gpu → Supervisor: the partition's remaining buffers moved to `stage`.

@@ -1,7 +1,4 @@
-//! Prometheus metrics, all named here (prefix `baton_`), and an optional `/metrics` endpoint.
-
-use std::io::{Read, Write};
-use std::net::TcpListener;
+//! Prometheus metrics, all named here (prefix `baton_`), and an optional `/metrics` endpoint (served by [`crate::http`]).
 
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
@@ -285,30 +282,11 @@ impl Metrics {
         String::from_utf8(buf).unwrap_or_default()
     }
 
-    /// Serves `GET /metrics` on `addr` from a background thread.
+    /// Serves `GET /metrics` and `GET /healthz` on `addr` from a background thread
+    /// ([`crate::http`]).
     pub fn serve(&self, addr: &str) -> std::io::Result<std::net::SocketAddr> {
-        let listener = TcpListener::bind(addr)?;
-        let local = listener.local_addr()?;
         let me = self.clone();
-        std::thread::Builder::new().name("baton-metrics".into()).spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let mut stream = stream;
-                let mut req = [0u8; 1024];
-                let n = stream.read(&mut req).unwrap_or(0);
-                let head = String::from_utf8_lossy(&req[..n]);
-                let (status, body) = if head.starts_with("GET /metrics") {
-                    ("200 OK", me.render())
-                } else {
-                    ("404 Not Found", "try /metrics\n".to_string())
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        })?;
-        Ok(local)
+        crate::http::serve_in_thread(addr, std::sync::Arc::new(move || me.render()))
     }
 }
 

@@ -6,12 +6,14 @@ use std::sync::Arc;
 use crate::key::ProvingKey;
 use crate::ledger::{Footprint, PartitionShape};
 use crate::pipeline::PartitionCircuit;
+use crate::scheduler::Priority;
 
 /// A proving request: one key, one circuit per partition.
 pub struct Request {
     pub(crate) pk: Arc<ProvingKey>,
     pub(crate) circuits: Vec<Arc<dyn PartitionCircuit>>,
     footprint: Option<Footprint>,
+    priority: Priority,
 }
 
 impl Request {
@@ -21,11 +23,29 @@ impl Request {
             .into_iter()
             .map(|c| Arc::new(c) as Arc<dyn PartitionCircuit>)
             .collect();
+        Self::shared(pk, circuits)
+    }
+
+    /// Proofs of circuits already shared (the daemon keeps them for retries and restarts).
+    pub fn shared(pk: Arc<ProvingKey>, circuits: Vec<Arc<dyn PartitionCircuit>>) -> Self {
         Request {
             pk,
             circuits,
             footprint: None,
+            priority: Priority::Normal,
         }
+    }
+
+    /// Sets the admission level (default [`Priority::Normal`]): the engine grants waiting
+    /// partitions of higher levels first.
+    pub fn with_priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// The admission level.
+    pub fn priority(&self) -> Priority {
+        self.priority
     }
 
     /// States the per-partition footprint instead of deriving it from the key (simulations).

@@ -1,8 +1,12 @@
 //! What the engine reports: why a request failed or the engine could not start
 //! ([`EngineError`]), and a snapshot of its jobs and ledger ([`EngineStatus`]).
 
+use std::time::Duration;
+
 use crate::config::ConfigError;
 use crate::ledger::{LedgerSnapshot, Stage};
+use crate::proof::Proof;
+use crate::scheduler::Priority;
 
 /// Why the engine refused or failed a request, or could not start.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -23,6 +27,12 @@ pub enum EngineError {
         actor: &'static str,
         /// The last cause.
         cause: String,
+    },
+    /// The job was cancelled ([`Engine::cancel`](crate::Engine::cancel)).
+    #[error("job {job} was cancelled")]
+    Cancelled {
+        /// Job id.
+        job: u64,
     },
     /// The engine no longer takes requests.
     #[error("the engine is shutting down")]
@@ -76,10 +86,38 @@ pub struct JobStatus {
     pub id: u64,
     /// Each partition's state.
     pub partitions: Vec<PartitionState>,
-    /// Whether the job has failed (its remaining buffers are being settled).
+    /// Whether the job has failed or was cancelled (its remaining buffers are being settled).
     pub failed: bool,
     /// The ledger bytes each of its partitions is charged on the host.
     pub footprint_bytes: u64,
+    /// Its admission level.
+    pub priority: Priority,
+}
+
+/// What a finished job hands back: its proofs and where its time went.
+#[derive(Clone, Debug)]
+pub struct JobReport {
+    /// The proofs, in request order.
+    pub proofs: Vec<Proof>,
+    /// From submission to its first partition's grant.
+    pub queue_wait: Duration,
+    /// Synthesis, summed over partitions (grant to synthesized).
+    pub synthesis: Duration,
+    /// H and G1 MSMs, summed over partitions (taken by a GPU actor to handed to B_G2).
+    pub gpu: Duration,
+}
+
+/// What [`Engine::cancel`](crate::Engine::cancel) found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// No such job in flight (never submitted, or already answered).
+    NotFound,
+    /// Cancelled; `was_running` when some partition had been granted (those are abandoned:
+    /// the next stage each reaches frees its buffers through Dealloc).
+    Cancelled {
+        /// Whether any partition had started.
+        was_running: bool,
+    },
 }
 
 /// A snapshot of the engine.
@@ -89,8 +127,12 @@ pub struct EngineStatus {
     pub jobs: Vec<JobStatus>,
     /// Partitions waiting for a grant.
     pub queued: usize,
+    /// Partitions waiting per priority level, lowest first.
+    pub queued_by_priority: [usize; Priority::COUNT],
     /// The ledger by class and stage.
     pub ledger: LedgerSnapshot,
+    /// Each partition on a GPU actor now: the device label and the job id.
+    pub on_gpu: Vec<(String, u64)>,
     /// Partitions synthesized and not yet taken by a GPU actor.
     pub synthesized_alive: usize,
     /// The most of those at once since start.

@@ -341,3 +341,31 @@ pub fn submit_detached(engine: &Engine, request: Request) {
         tracing::debug!(ready = r.is_ok(), "detached submit answered at once");
     }
 }
+
+/// A circuit whose synthesis first sleeps for a while: sets the pace of daemon tests (the
+/// built-in kinds' `synth_delay_ms`), so that queues fill and cancels land mid-job.
+#[derive(Clone, Debug)]
+pub struct Paced<C> {
+    inner: C,
+    delay: Duration,
+}
+
+impl<C> Paced<C> {
+    /// `inner`, synthesized after `delay_ms` milliseconds of sleep.
+    pub fn new(inner: C, delay_ms: u64) -> Self {
+        Paced {
+            inner,
+            delay: Duration::from_millis(delay_ms),
+        }
+    }
+}
+
+impl<C: bellperson::Circuit<Scalar>> bellperson::Circuit<Scalar> for Paced<C> {
+    fn synthesize<CS: bellperson::ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> std::result::Result<(), bellperson::SynthesisError> {
+        std::thread::sleep(self.delay);
+        self.inner.synthesize(cs)
+    }
+}

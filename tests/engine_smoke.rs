@@ -123,7 +123,8 @@ fn metrics_endpoint_serves_prometheus_text() {
     let engine = Engine::start(cfg).expect("start");
     let addr = engine.metrics_addr().expect("endpoint bound");
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    // The endpoint keeps HTTP/1.1 connections alive (hyper); a client reading to EOF says close.
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .expect("send");
     let mut body = String::new();
     s.read_to_string(&mut body).expect("read");
@@ -137,7 +138,8 @@ fn metrics_endpoint_serves_prometheus_text() {
         "{body}"
     );
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    s.write_all(b"GET /nope HTTP/1.1\r\n\r\n").expect("send");
+    s.write_all(b"GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("send");
     let mut body = String::new();
     s.read_to_string(&mut body).expect("read");
     assert!(body.starts_with("HTTP/1.1 404"), "{body}");

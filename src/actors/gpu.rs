@@ -120,6 +120,7 @@ impl Handler<Prove> for GpuActor {
         links.tell(Delivered {
             part,
             grant: grant.id(),
+            device: self.device.clone(),
         });
         let queued_secs = synthesized_at.elapsed().as_secs_f64();
         links.metrics.observe(Step::QueuedGpu, queued_secs);

@@ -4,10 +4,12 @@
 //! are handled in `supervisor/events.rs`.
 
 mod admission;
+mod control;
 mod events;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use actix::{Actor, AsyncContext, Context, Handler, Recipient, WeakAddr};
 use tokio::sync::oneshot;
@@ -24,7 +26,8 @@ use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
 use crate::request::Request;
-use crate::status::{EngineError, EngineStatus, JobStatus, PartitionState};
+use crate::scheduler::Priority;
+use crate::status::{EngineError, EngineStatus, JobReport, JobStatus, PartitionState};
 
 /// What the supervisor is started with.
 pub struct SupervisorParts {
@@ -50,8 +53,17 @@ struct Job {
     states: Vec<PartitionState>,
     attempts: Vec<u32>,
     in_flight: usize,
-    reply: Option<oneshot::Sender<Result<Vec<Proof>, EngineError>>>,
+    reply: Option<oneshot::Sender<Result<JobReport, EngineError>>>,
     failed: bool,
+    priority: Priority,
+    submitted: Instant,
+    /// When its first partition was granted.
+    first_grant: Option<Instant>,
+    /// When each partition entered its current timed step (synthesis, GPU).
+    since: Vec<Option<Instant>>,
+    /// Synthesis and GPU time, summed over partitions.
+    synthesis: Duration,
+    gpu: Duration,
     /// Set with `failed`: tells the stages to skip this job's partitions still in flight.
     abandoned: Abandoned,
     span: tracing::Span,
@@ -63,8 +75,6 @@ pub struct Supervisor {
     jobs: HashMap<u64, Job>,
     admission: Admission,
     grants: HashMap<GrantId, PartRef>,
-    retry_attempts: u32,
-    next_job: u64,
     synthesis: Option<Recipient<Synthesize>>,
     metrics: Metrics,
     recordings: Arc<Recordings>,
@@ -74,6 +84,10 @@ pub struct Supervisor {
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
     alive_now: usize,
     alive_peak: usize,
+    /// Keys pinned resident (each counts as one use of its key in the ledger).
+    pinned: std::collections::HashSet<u64>,
+    /// Partitions on a GPU actor now (job, index) → device label.
+    on_gpu: HashMap<(u64, usize), String>,
 }
 
 /// Tells the Supervisor of every grant dropped unsettled (the ledger's [`GrantWatch`]). Weak:
@@ -124,10 +138,8 @@ impl Supervisor {
         Supervisor {
             ledger: parts.ledger,
             jobs: HashMap::new(),
-            admission: Admission::new(parts.synthesis_workers),
+            admission: Admission::new(parts.synthesis_workers, parts.retry_attempts),
             grants: HashMap::new(),
-            retry_attempts: parts.retry_attempts,
-            next_job: 1,
             synthesis: None,
             metrics: parts.metrics,
             recordings: parts.recordings,
@@ -136,6 +148,8 @@ impl Supervisor {
             refuse_new: false,
             alive_now: 0,
             alive_peak: 0,
+            pinned: std::collections::HashSet::new(),
+            on_gpu: HashMap::new(),
         }
     }
 
@@ -163,6 +177,9 @@ impl Supervisor {
                     };
                     job.in_flight += 1;
                     job.states[part.index] = PartitionState::At(Stage::Synthesizing);
+                    let now = Instant::now();
+                    job.first_grant.get_or_insert(now);
+                    job.since[part.index] = Some(now);
                     self.grants.insert(grant.id(), part);
                     let span = tracing::info_span!(parent: &job.span, "partition", index = part.index, attempt = part.attempt);
                     let msg = Synthesize {
@@ -234,7 +251,8 @@ impl Supervisor {
         if let Some(reply) = job.reply.take() {
             let _ = reply.send(Err(err));
         }
-        self.admission.forget_job(job_id);
+        // Its waiting partitions leave the queue (a no-op when the scheduler failed it).
+        self.admission.cancel(job_id);
         self.finish_if_done(job_id);
     }
 
@@ -258,6 +276,8 @@ impl Supervisor {
         };
         if done {
             if let Some(job) = self.jobs.remove(&job_id) {
+                self.admission.forget(job_id);
+                self.on_gpu.retain(|(j, _), _| *j != job_id);
                 let key = job.pk.id();
                 self.ledger.unuse_key(key);
                 if !self.jobs.values().any(|j| j.pk.id() == key) {
@@ -282,7 +302,7 @@ impl Handler<Submit> for Supervisor {
 
     fn handle(&mut self, msg: Submit, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
-        let Submit { request, reply } = msg;
+        let Submit { id, request, reply } = msg;
         if self.refuse_new {
             let _ = reply.send(Err(EngineError::ShuttingDown));
             return;
@@ -311,16 +331,20 @@ impl Handler<Submit> for Supervisor {
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
             return;
         }
-        let id = self.next_job;
-        self.next_job += 1;
         let n = request.circuits.len();
+        let priority = request.priority();
+        if let Err(e) = self.admission.push_job(id, priority, n) {
+            self.ledger.unuse_key(key);
+            let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
+            return;
+        }
         tracing::info!(
             job = id,
             partitions = n,
+            %priority,
             footprint_bytes = footprint.total_bytes(),
             "job admitted"
         );
-        self.admission.push_job(id, n);
         self.jobs.insert(
             id,
             Job {
@@ -333,6 +357,12 @@ impl Handler<Submit> for Supervisor {
                 in_flight: 0,
                 reply: Some(reply),
                 failed: false,
+                priority,
+                submitted: Instant::now(),
+                first_grant: None,
+                since: vec![None; n],
+                synthesis: Duration::ZERO,
+                gpu: Duration::ZERO,
                 abandoned: Abandoned::default(),
                 span: tracing::info_span!(parent: None, "job", id, partitions = n),
             },
@@ -354,12 +384,19 @@ impl Handler<Status> for Supervisor {
                 partitions: j.states.clone(),
                 failed: j.failed,
                 footprint_bytes: j.footprint.total_bytes(),
+                priority: j.priority,
             })
             .collect();
         jobs.sort_by_key(|j| j.id);
         let _ = msg.reply.send(EngineStatus {
             jobs,
             queued: self.admission.waiting(),
+            queued_by_priority: self.admission.waiting_by_level(),
+            on_gpu: self
+                .on_gpu
+                .iter()
+                .map(|((job, _), device)| (device.clone(), *job))
+                .collect(),
             ledger: self.ledger.snapshot(),
             synthesized_alive: self.alive_now,
             synthesized_alive_peak: self.alive_peak,

@@ -1,56 +1,89 @@
 //! Admission: which queued partition starts next. The Supervisor's one place that decides it
-//! (no actor framework here): partitions wait in arrival order, retries go first, and the head
-//! starts when a synthesis worker is idle and the ledger grants its footprint.
-
-use std::collections::VecDeque;
+//! (no actor framework here): the order comes from the [`Scheduler`] (highest priority first,
+//! FIFO within a level, retries in front), the fit from the ledger, and the head starts when a
+//! synthesis worker is idle and the ledger grants its footprint. A head that does not fit waits:
+//! a lower level never overtakes a higher one.
 
 use crate::ledger::{Footprint, Grant, Ledger, LedgerError};
 use crate::messages::PartRef;
+use crate::scheduler::{Cancelled, Failure, Finished, Priority, Scheduler, SchedulerError, Ticket};
 
 /// What [`Admission::next`] decided.
 #[derive(Debug)]
 pub(super) enum Next {
     /// Start this partition under this grant (a worker is now counted busy).
     Start(PartRef, Grant),
-    /// This partition can never be granted; its job must fail.
+    /// This partition can never be granted; its job must fail (the scheduler has abandoned it).
     Refused(PartRef, LedgerError),
     /// Nothing can start now (no idle worker, no partition, or the ledger says wait).
     Wait,
 }
 
-/// The queue of partitions waiting for a grant, and the idle synthesis workers.
+fn ticket(p: PartRef) -> Ticket {
+    Ticket {
+        job: p.job,
+        index: p.index,
+        attempt: p.attempt,
+    }
+}
+
+fn part(t: Ticket) -> PartRef {
+    PartRef {
+        job: t.job,
+        index: t.index,
+        attempt: t.attempt,
+    }
+}
+
+/// The scheduler of waiting partitions, and the idle synthesis workers.
 #[derive(Debug)]
 pub(super) struct Admission {
-    queue: VecDeque<PartRef>,
+    scheduler: Scheduler,
     idle_workers: usize,
 }
 
 impl Admission {
-    /// An empty queue with `workers` idle workers.
-    pub(super) fn new(workers: usize) -> Self {
+    /// No job yet, `workers` idle workers, `max_attempts` attempts per partition.
+    pub(super) fn new(workers: usize, max_attempts: u32) -> Self {
         Admission {
-            queue: VecDeque::new(),
+            scheduler: Scheduler::new(max_attempts),
             idle_workers: workers,
         }
     }
 
-    /// Queues the first attempt at partitions `0..n` of `job`, behind everything waiting.
-    pub(super) fn push_job(&mut self, job: u64, n: usize) {
-        self.queue.extend((0..n).map(|index| PartRef {
-            job,
-            index,
-            attempt: 1,
-        }));
+    /// Queues partitions `0..n` of `job` at `priority`; returns how many wait ahead of them.
+    pub(super) fn push_job(
+        &mut self,
+        job: u64,
+        priority: Priority,
+        n: usize,
+    ) -> Result<usize, SchedulerError> {
+        self.scheduler.submit(job, priority, n)
     }
 
-    /// Queues a new attempt ahead of everything waiting.
-    pub(super) fn push_retry(&mut self, part: PartRef) {
-        self.queue.push_front(part);
+    /// A started partition failed: the scheduler retries it (front of its level) or fails its
+    /// job (its waiting partitions leave the queue).
+    pub(super) fn failed(&mut self, p: PartRef, retryable: bool) -> Failure {
+        self.scheduler
+            .failed(ticket(p), retryable)
+            .unwrap_or(Failure::Ignored)
     }
 
-    /// Drops every waiting partition of `job`.
-    pub(super) fn forget_job(&mut self, job: u64) {
-        self.queue.retain(|p| p.job != job);
+    /// A started partition produced its proof.
+    pub(super) fn finished(&mut self, p: PartRef) -> Finished {
+        self.scheduler
+            .finished(ticket(p))
+            .unwrap_or(Finished::Ignored)
+    }
+
+    /// Cancels `job`: waiting partitions leave, started ones are abandoned.
+    pub(super) fn cancel(&mut self, job: u64) -> Cancelled {
+        self.scheduler.cancel(job)
+    }
+
+    /// Forgets `job` once the Supervisor's own entry for it has ended.
+    pub(super) fn forget(&mut self, job: u64) {
+        self.scheduler.forget(job);
     }
 
     /// A synthesis worker is idle again.
@@ -60,34 +93,40 @@ impl Admission {
 
     /// Partitions waiting.
     pub(super) fn waiting(&self) -> usize {
-        self.queue.len()
+        self.scheduler.waiting()
+    }
+
+    /// Partitions waiting per level, lowest first.
+    pub(super) fn waiting_by_level(&self) -> [usize; Priority::COUNT] {
+        self.scheduler.waiting_by_level()
     }
 
     /// Decides on the head of the queue. `footprint(job)` is the job's per-partition footprint,
-    /// `None` for a job that is gone or failed (its partitions are dropped).
+    /// `None` for a job that is gone (its partitions are dropped).
     pub(super) fn next(
         &mut self,
         ledger: &mut Ledger,
         footprint: impl Fn(u64) -> Option<Footprint>,
     ) -> Next {
         while self.idle_workers > 0 {
-            let Some(part) = self.queue.front().copied() else {
+            let Some(head) = self.scheduler.peek() else {
                 break;
             };
-            let Some(fp) = footprint(part.job) else {
-                self.queue.pop_front();
+            let Some(fp) = footprint(head.job) else {
+                self.scheduler.cancel(head.job);
                 continue;
             };
             return match ledger.try_grant(&fp) {
                 Ok(Some(grant)) => {
-                    self.queue.pop_front();
+                    self.scheduler.pop();
                     self.idle_workers -= 1;
-                    Next::Start(part, grant)
+                    Next::Start(part(head), grant)
                 }
                 Ok(None) => Next::Wait,
                 Err(e) => {
-                    self.queue.pop_front();
-                    Next::Refused(part, e)
+                    self.scheduler.pop();
+                    self.failed(part(head), false);
+                    Next::Refused(part(head), e)
                 }
             };
         }

@@ -1,6 +1,8 @@
 //! The Supervisor's handlers for the actors' events: a partition moving down the pipeline, bytes
 //! freed, a proof made, a failure (retried or final) and a grant dropped unsettled.
 
+use std::time::Instant;
+
 use actix::{Context, Handler};
 
 use super::Supervisor;
@@ -10,7 +12,8 @@ use crate::messages::{
     Delivered, Failed, Freed, GrantDropped, HandedOff, PartRef, PartitionDone, Synthesized,
 };
 use crate::metrics::{ActorKind, ProofResult};
-use crate::status::{EngineError, PartitionState};
+use crate::scheduler::Failure;
+use crate::status::{EngineError, JobReport, PartitionState};
 
 impl Supervisor {
     /// Credits bytes Dealloc (or a dropped grant) confirmed gone; a grant that ends lets its
@@ -46,29 +49,17 @@ impl Supervisor {
         }
         let r = self.ledger.cancel(msg.grant);
         self.ledger_op("cancel", r);
-        let max = self.retry_attempts;
-        let retry = match self.jobs.get_mut(&part.job) {
-            Some(job) if !job.failed && msg.retryable && job.attempts[part.index] < max => {
-                job.attempts[part.index] += 1;
-                job.states[part.index] = PartitionState::Queued;
-                Some(PartRef {
-                    attempt: job.attempts[part.index],
-                    ..part
-                })
-            }
-            _ => None,
-        };
-        match retry {
-            Some(next) => {
+        self.on_gpu.remove(&(part.job, part.index));
+        match self.admission.failed(part, msg.retryable) {
+            Failure::Retry(next) => {
+                if let Some(job) = self.jobs.get_mut(&part.job) {
+                    job.attempts[part.index] = next.attempt;
+                    job.states[part.index] = PartitionState::Queued;
+                }
                 tracing::warn!(job = part.job, partition = part.index, attempt = next.attempt, cause = %msg.cause, "retrying partition");
                 self.metrics.proof(ProofResult::Retried);
-                self.admission.push_retry(next);
             }
-            None => {
-                let attempts = self
-                    .jobs
-                    .get(&part.job)
-                    .map_or(part.attempt, |j| j.attempts[part.index]);
+            Failure::JobFailed { attempts, .. } => {
                 self.set_state(part, PartitionState::Failed);
                 let err = EngineError::PartitionFailed {
                     job: part.job,
@@ -78,6 +69,27 @@ impl Supervisor {
                     cause: msg.cause,
                 };
                 self.fail_job(part.job, err);
+            }
+            // Its job was already failed or cancelled: the attempt was abandoned.
+            Failure::Ignored => {}
+        }
+    }
+
+    /// Adds the time since `part` entered its current step to its job's `total` and restarts
+    /// the clock.
+    fn lap(&mut self, part: PartRef, gpu: bool) {
+        let Some(job) = self.jobs.get_mut(&part.job) else {
+            return;
+        };
+        let now = Instant::now();
+        if let Some(t) = job.since.get_mut(part.index) {
+            if let Some(start) = t.replace(now) {
+                let d = now.saturating_duration_since(start);
+                if gpu {
+                    job.gpu += d;
+                } else {
+                    job.synthesis += d;
+                }
             }
         }
     }
@@ -93,6 +105,7 @@ impl Handler<Synthesized> for Supervisor {
         self.alive_peak = self.alive_peak.max(self.alive_now);
         let r = self.ledger.synthesized(msg.grant);
         self.ledger_op("synthesized", r);
+        self.lap(msg.part, false);
         self.set_state(msg.part, PartitionState::At(Stage::QueuedForGpu));
         self.pump();
     }
@@ -106,6 +119,16 @@ impl Handler<Delivered> for Supervisor {
         self.alive_now = self.alive_now.saturating_sub(1);
         let r = self.ledger.delivered(msg.grant);
         self.ledger_op("delivered", r);
+        self.on_gpu
+            .insert((msg.part.job, msg.part.index), msg.device);
+        // The GPU clock starts when a GPU actor takes the partition.
+        if let Some(t) = self
+            .jobs
+            .get_mut(&msg.part.job)
+            .and_then(|j| j.since.get_mut(msg.part.index))
+        {
+            *t = Some(Instant::now());
+        }
         self.set_state(msg.part, PartitionState::At(Stage::OnGpu));
         self.pump();
     }
@@ -120,6 +143,8 @@ impl Handler<HandedOff> for Supervisor {
         self.ledger_op("advance", r);
         if msg.stage == Stage::Bg2 {
             self.set_state(msg.part, PartitionState::At(Stage::Bg2));
+            self.lap(msg.part, true);
+            self.on_gpu.remove(&(msg.part.job, msg.part.index));
         }
         self.metrics.observe_ledger(&self.ledger.snapshot());
     }
@@ -142,6 +167,7 @@ impl Handler<PartitionDone> for Supervisor {
     fn handle(&mut self, msg: PartitionDone, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
         let part = msg.part;
+        self.admission.finished(part);
         if let Some(job) = self.jobs.get_mut(&part.job) {
             if !job.failed {
                 job.proofs[part.index] = Some(msg.proof);
@@ -150,7 +176,13 @@ impl Handler<PartitionDone> for Supervisor {
                 if job.proofs.iter().all(Option::is_some) {
                     // Answer now; the entry stays until Dealloc has settled every charge.
                     if let Some(reply) = job.reply.take() {
-                        let _ = reply.send(Ok(job.proofs.iter().flatten().copied().collect()));
+                        let first = job.first_grant.unwrap_or(job.submitted);
+                        let _ = reply.send(Ok(JobReport {
+                            proofs: job.proofs.iter().flatten().copied().collect(),
+                            queue_wait: first.saturating_duration_since(job.submitted),
+                            synthesis: job.synthesis,
+                            gpu: job.gpu,
+                        }));
                     }
                 }
             }

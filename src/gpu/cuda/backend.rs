@@ -194,4 +194,34 @@ impl Backend for CudaBackend {
     ) -> Result<G2Projective> {
         self.msm::<host::G2>(bases, scalars, density, "msm_g2", crate::msm::msm_g2)
     }
+
+    fn resident_key_bytes(&self, key_id: u64) -> u64 {
+        self.state().map_or(0, |st| {
+            st.bases
+                .iter()
+                .filter(|(k, _)| k.0 == key_id)
+                .map(|(_, r)| r.points.num_bytes() as u64)
+                .sum()
+        })
+    }
+
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        let (free, total) = self.dev.ctx.mem_get_info().ok()?;
+        Some((free as u64, total as u64))
+    }
+
+    fn evict_key(&self, key_id: u64) -> u64 {
+        let Ok(mut st) = self.state() else {
+            return 0;
+        };
+        let mut freed = 0;
+        st.bases.retain(|k, r| {
+            let keep = k.0 != key_id;
+            if !keep {
+                freed += r.points.num_bytes() as u64;
+            }
+            keep
+        });
+        freed
+    }
 }

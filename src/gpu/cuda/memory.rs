@@ -233,7 +233,7 @@ impl State {
         log_n: u32,
         extra: u64,
     ) -> GpuResult<&Twiddles> {
-        if !self.twiddles.as_ref().is_some_and(|t| t.log_tw >= log_n) {
+        if self.twiddles.as_ref().is_none_or(|t| t.log_tw < log_n) {
             self.twiddles = None;
             self.make_room(dev, cap, (16u64 << log_n) + extra, &[], "twiddles")?;
             self.twiddles = Some(dev.twiddles(log_n)?);

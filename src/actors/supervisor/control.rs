@@ -1,0 +1,81 @@
+//! The Supervisor's handlers for the embedder's controls: cancelling a job, and pinning a
+//! proving key resident and unpinning it. A pinned key counts as one more use of the key in the
+//! ledger (`Ledger::use_key`): set aside from an auto budget, or checked to fit beside a stated
+//! one, exactly as a job's key is; it comes back with the last use.
+
+use actix::{Context, Handler};
+
+use super::Supervisor;
+use crate::actors::mailbox::took;
+use crate::ledger::available_memory_bytes;
+use crate::messages::{Cancel, PinKey, UnpinKey};
+use crate::metrics::ActorKind;
+use crate::scheduler::Cancelled;
+use crate::status::{CancelOutcome, EngineError};
+
+impl Handler<Cancel> for Supervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Cancel, _: &mut Context<Self>) {
+        took(&self.metrics, ActorKind::Supervisor);
+        let outcome = match self.admission.cancel(msg.job) {
+            Cancelled::Done { was_running, .. } => {
+                if let Some(job) = self.jobs.get_mut(&msg.job) {
+                    job.failed = true;
+                    // Started partitions skip their next stage; their buffers go to Dealloc.
+                    job.abandoned.set();
+                    if let Some(reply) = job.reply.take() {
+                        let _ = reply.send(Err(EngineError::Cancelled { job: msg.job }));
+                    }
+                }
+                tracing::info!(job = msg.job, was_running, "job cancelled");
+                self.finish_if_done(msg.job);
+                CancelOutcome::Cancelled { was_running }
+            }
+            Cancelled::Unknown | Cancelled::AlreadyAbandoned => CancelOutcome::NotFound,
+        };
+        let _ = msg.reply.send(outcome);
+        self.pump();
+    }
+}
+
+impl Handler<PinKey> for Supervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: PinKey, _: &mut Context<Self>) {
+        took(&self.metrics, ActorKind::Supervisor);
+        let (id, bytes) = (msg.pk.id(), msg.pk.heap_bytes());
+        let before = self.ledger.resident_bytes();
+        let r = if self.pinned.insert(id) {
+            self.ledger
+                .use_key(id, bytes, available_memory_bytes)
+                .inspect_err(|_| {
+                    self.pinned.remove(&id);
+                })
+        } else {
+            Ok(())
+        };
+        let set_aside = self.ledger.resident_bytes().saturating_sub(before);
+        let _ = msg.reply.send(
+            r.map(|()| set_aside)
+                .map_err(|e| EngineError::Rejected(e.to_string())),
+        );
+        self.metrics.observe_ledger(&self.ledger.snapshot());
+    }
+}
+
+impl Handler<UnpinKey> for Supervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: UnpinKey, _: &mut Context<Self>) {
+        took(&self.metrics, ActorKind::Supervisor);
+        let before = self.ledger.resident_bytes();
+        if self.pinned.remove(&msg.key_id) {
+            self.ledger.unuse_key(msg.key_id);
+        }
+        let freed = before.saturating_sub(self.ledger.resident_bytes());
+        let _ = msg.reply.send(freed);
+        self.metrics.observe_ledger(&self.ledger.snapshot());
+        self.pump();
+    }
+}

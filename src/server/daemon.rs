@@ -1,0 +1,422 @@
+//! The daemon's job table: accepting a job (journal first), answering waiters, cancelling, and
+//! ending each job exactly once (journal first, then the waiters), so that an answer given is
+//! never contradicted after a restart.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use prost::Message;
+use sha2::{Digest, Sha256};
+use tokio::sync::{mpsc, watch, Notify};
+
+use super::error::CallError;
+use super::journal::{JobRecord, JobState, Journal, Timings};
+use super::keys::KeyStore;
+use super::kinds::{self, JobSpec};
+use super::proto::SubmitProofRequest;
+use crate::engine::{CancelOutcome, Engine};
+
+/// How a job ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Proved.
+    Completed {
+        /// The proof bytes.
+        proof: Vec<u8>,
+        /// Phase timings.
+        timings: Timings,
+    },
+    /// Failed for good.
+    Failed {
+        /// Why.
+        error: String,
+        /// Phase timings.
+        timings: Timings,
+    },
+    /// Cancelled by a client.
+    Cancelled,
+}
+
+/// A job not yet ended.
+struct Live {
+    record: JobRecord,
+    done: watch::Sender<Option<Outcome>>,
+    /// The engine's id for it once submitted there (0 before).
+    engine_job: Arc<AtomicU64>,
+    /// Set once it is ending (only the first ender writes the journal).
+    ending: bool,
+}
+
+/// A job in [`Daemon::live_jobs`].
+#[derive(Clone, Debug)]
+pub struct LiveView {
+    /// Job id.
+    pub id: String,
+    /// The wire proof kind.
+    pub kind: i32,
+    /// The engine's job id (0 while its key loads).
+    pub engine_job: u64,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The daemon's shared state.
+pub struct Daemon {
+    pub(super) engine: Arc<Engine>,
+    pub(super) journal: Arc<Journal>,
+    pub(super) keys: Arc<KeyStore>,
+    jobs: Mutex<HashMap<String, Live>>,
+    seq: AtomicU64,
+    pub(super) started: Instant,
+    pub(super) completed: AtomicU64,
+    pub(super) failed: AtomicU64,
+    draining: AtomicBool,
+    idle: Notify,
+    /// One ordered lane per circuit id: its jobs reach the engine in acceptance order (a key
+    /// that is still loading holds back only its own jobs).
+    lanes: Mutex<HashMap<String, mpsc::UnboundedSender<Accepted>>>,
+}
+
+/// An accepted job on its way to the engine.
+pub(super) struct Accepted {
+    /// Job id.
+    pub id: String,
+    /// Its work.
+    pub spec: JobSpec,
+    /// Where its engine id goes.
+    pub engine_job: Arc<AtomicU64>,
+    /// When it was (re)started here.
+    pub since: Instant,
+}
+
+/// The longest request id accepted.
+pub const MAX_REQUEST_ID: usize = 256;
+
+impl Daemon {
+    /// A daemon around a started engine and an open journal (jobs are resumed separately).
+    pub fn new(
+        engine: Arc<Engine>,
+        journal: Arc<Journal>,
+        keys: Arc<KeyStore>,
+        last_seq: u64,
+    ) -> Arc<Self> {
+        Arc::new(Daemon {
+            engine,
+            journal,
+            keys,
+            jobs: Mutex::new(HashMap::new()),
+            seq: AtomicU64::new(last_seq),
+            started: Instant::now(),
+            completed: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            draining: AtomicBool::new(false),
+            idle: Notify::new(),
+            lanes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
+        // Entries stay consistent under a panic (each update is a single insert or flag).
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Accepts a job: checks it, records it in the journal, starts it. Returns its id and how
+    /// many jobs wait ahead of it. The same request id with the same request answers with the
+    /// job already accepted.
+    pub async fn submit(
+        self: &Arc<Self>,
+        req: SubmitProofRequest,
+    ) -> Result<(String, u32), CallError> {
+        if req.request_id.len() > MAX_REQUEST_ID || req.request_id.chars().any(char::is_control) {
+            return Err(CallError::Invalid(format!(
+                "request_id must be at most {MAX_REQUEST_ID} printable characters"
+            )));
+        }
+        let spec = kinds::parse(&req)?;
+        if self.draining.load(Ordering::SeqCst) {
+            return Err(CallError::Draining);
+        }
+        let bytes = req.encode_to_vec();
+        let digest = hex::encode(Sha256::digest(&bytes));
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let id = if req.request_id.is_empty() {
+            format!("baton-{seq}")
+        } else {
+            req.request_id.clone()
+        };
+        if let Some(same) = self.known(&id, &digest).await? {
+            return Ok((same, 0));
+        }
+        let record = JobRecord {
+            seq,
+            kind: req.proof_kind,
+            priority: spec.priority as u8,
+            digest,
+            accepted_ms: now_ms(),
+            state: JobState::Accepted,
+            finished_ms: None,
+            error: None,
+            timings: Timings::default(),
+        };
+        let ahead = {
+            let mut table = self.table();
+            if let Some(l) = table.get(&id) {
+                // Accepted by a concurrent call since `known` looked.
+                return match l.record.digest == record.digest {
+                    true => Ok((id, 0)),
+                    false => Err(CallError::Conflict(id)),
+                };
+            }
+            let ahead = table.len();
+            table.insert(id.clone(), Live::new(record.clone()));
+            ahead as u32
+        };
+        let (journal, jid, rec) = (self.journal.clone(), id.clone(), record.clone());
+        let written = tokio::task::spawn_blocking(move || journal.accept(&jid, &rec, &bytes)).await;
+        match written {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(self.unaccept(&id, e.to_string())),
+            Err(e) => return Err(self.unaccept(&id, e.to_string())),
+        }
+        self.start(id.clone(), spec, record);
+        Ok((id, ahead))
+    }
+
+    fn unaccept(&self, id: &str, why: String) -> CallError {
+        self.table().remove(id);
+        self.idle.notify_waiters();
+        CallError::Internal(format!("the journal refused the job: {why}"))
+    }
+
+    /// `Some(id)` when a job `id` with this digest is already known (live or journaled).
+    async fn known(&self, id: &str, digest: &str) -> Result<Option<String>, CallError> {
+        let same = |d: &str| match d == digest {
+            true => Ok(Some(id.to_string())),
+            false => Err(CallError::Conflict(id.to_string())),
+        };
+        if let Some(l) = self.table().get(id) {
+            return same(&l.record.digest);
+        }
+        let (journal, jid) = (self.journal.clone(), id.to_string());
+        let found = tokio::task::spawn_blocking(move || journal.get(&jid))
+            .await
+            .map_err(|e| CallError::Internal(e.to_string()))??;
+        match found {
+            Some((r, _)) => same(&r.digest),
+            None => Ok(None),
+        }
+    }
+
+    /// Puts a journaled job in the table and starts it (acceptance and resume after restart).
+    pub(super) fn start(self: &Arc<Self>, id: String, spec: JobSpec, record: JobRecord) {
+        let engine_job = {
+            let mut table = self.table();
+            let live = table.entry(id.clone()).or_insert_with(|| Live::new(record));
+            live.engine_job.clone()
+        };
+        let lane = spec.key.circuit_id();
+        let job = Accepted {
+            id,
+            spec,
+            engine_job,
+            since: Instant::now(),
+        };
+        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = lanes.entry(lane).or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let me = self.clone();
+            tokio::spawn(async move { me.lane(rx).await });
+            tx
+        });
+        // The lane lives as long as the daemon, so the send cannot fail.
+        let _ = tx.send(job);
+    }
+
+    /// Waits for job `id` to end, at most `timeout` (`None`: forever). `Ok(None)`: timed out.
+    pub async fn wait(
+        &self,
+        id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Option<Outcome>, CallError> {
+        let rx = self.table().get(id).map(|l| l.done.subscribe());
+        let Some(mut rx) = rx else {
+            return self.ended(id).await.map(Some);
+        };
+        let ended = async {
+            match rx.wait_for(Option::is_some).await {
+                Ok(o) => Ok(o.clone()),
+                // The sender only goes with the entry, after the outcome was sent.
+                Err(_) => Err(()),
+            }
+        };
+        let got = match timeout {
+            Some(t) => match tokio::time::timeout(t, ended).await {
+                Ok(r) => r,
+                Err(_) => return Ok(None),
+            },
+            None => ended.await,
+        };
+        match got {
+            Ok(Some(o)) => Ok(Some(o)),
+            _ => self.ended(id).await.map(Some),
+        }
+    }
+
+    /// How a job no longer in the table ended, from the journal.
+    async fn ended(&self, id: &str) -> Result<Outcome, CallError> {
+        let (journal, jid) = (self.journal.clone(), id.to_string());
+        let found = tokio::task::spawn_blocking(move || journal.get(&jid))
+            .await
+            .map_err(|e| CallError::Internal(e.to_string()))??;
+        let not_found = || {
+            CallError::NotFound(format!(
+                "no job {id:?} (never accepted, or pruned after its retention)"
+            ))
+        };
+        let (r, proof) = found.ok_or_else(not_found)?;
+        Ok(match r.state {
+            JobState::Completed => Outcome::Completed {
+                proof: proof.unwrap_or_default(),
+                timings: r.timings,
+            },
+            JobState::Failed => Outcome::Failed {
+                error: r.error.unwrap_or_default(),
+                timings: r.timings,
+            },
+            JobState::Cancelled => Outcome::Cancelled,
+            JobState::Accepted => return Err(not_found()),
+        })
+    }
+
+    /// Ends job `id` with `outcome`: journal first, then waiters. Only the first call for a job
+    /// does anything; returns whether it was that call.
+    pub(super) async fn finish(&self, id: &str, outcome: Outcome) -> bool {
+        let record = {
+            let mut table = self.table();
+            let Some(live) = table.get_mut(id) else {
+                return false;
+            };
+            if live.ending {
+                return false;
+            }
+            live.ending = true;
+            let mut r = live.record.clone();
+            r.finished_ms = Some(now_ms());
+            match &outcome {
+                Outcome::Completed { timings, .. } => {
+                    r.state = JobState::Completed;
+                    r.timings = *timings;
+                }
+                Outcome::Failed { error, timings } => {
+                    r.state = JobState::Failed;
+                    r.error = Some(error.clone());
+                    r.timings = *timings;
+                }
+                Outcome::Cancelled => r.state = JobState::Cancelled,
+            }
+            r
+        };
+        let proof = match &outcome {
+            Outcome::Completed { proof, .. } => Some(proof.clone()),
+            _ => None,
+        };
+        let (journal, jid) = (self.journal.clone(), id.to_string());
+        let written =
+            tokio::task::spawn_blocking(move || journal.finish(&jid, &record, proof.as_deref()))
+                .await;
+        if !matches!(written, Ok(Ok(()))) {
+            // The waiters still get their answer; after a restart the job would run again.
+            tracing::error!(job = id, "the journal did not record the end of the job");
+        }
+        match &outcome {
+            Outcome::Completed { .. } => self.completed.fetch_add(1, Ordering::Relaxed),
+            Outcome::Failed { .. } => self.failed.fetch_add(1, Ordering::Relaxed),
+            Outcome::Cancelled => 0,
+        };
+        let live = self.table().remove(id);
+        if let Some(l) = live {
+            l.done.send_replace(Some(outcome));
+        }
+        self.idle.notify_waiters();
+        true
+    }
+
+    /// Cancels job `id`. Returns whether some of its work had started; NOT_FOUND when it is not
+    /// live (unknown, or already ended).
+    pub async fn cancel(&self, id: &str) -> Result<bool, CallError> {
+        let engine_job = match self.table().get(id) {
+            Some(l) if !l.ending => l.engine_job.load(Ordering::SeqCst),
+            _ => {
+                return Err(CallError::NotFound(format!(
+                    "no job {id:?} is queued or running"
+                )))
+            }
+        };
+        // Ended here first, so that the runner's outcome (cancelled, or a proof that raced the
+        // cancel) cannot answer differently.
+        if !self.finish(id, Outcome::Cancelled).await {
+            return Err(CallError::NotFound(format!("job {id:?} has just ended")));
+        }
+        if engine_job == 0 {
+            return Ok(false);
+        }
+        match self.engine.cancel(engine_job).await {
+            Ok(CancelOutcome::Cancelled { was_running }) => Ok(was_running),
+            // Its proofs were already made: it had run.
+            Ok(CancelOutcome::NotFound) => Ok(true),
+            Err(e) => Err(CallError::Internal(e.to_string())),
+        }
+    }
+
+    /// Whether job `id` is still live (not ended).
+    pub fn is_live(&self, id: &str) -> bool {
+        self.table().get(id).is_some_and(|l| !l.ending)
+    }
+
+    /// The jobs not yet ended.
+    pub fn live_jobs(&self) -> Vec<LiveView> {
+        self.table()
+            .iter()
+            .map(|(id, l)| LiveView {
+                id: id.clone(),
+                kind: l.record.kind,
+                engine_job: l.engine_job.load(Ordering::SeqCst),
+            })
+            .collect()
+    }
+
+    /// Stops taking jobs and waits until every live job has ended.
+    pub async fn drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+        loop {
+            let idle = self.idle.notified();
+            if self.table().is_empty() {
+                return;
+            }
+            idle.await;
+        }
+    }
+
+    /// Whether [`drain`](Self::drain) was called.
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+}
+
+impl Live {
+    fn new(record: JobRecord) -> Self {
+        Live {
+            record,
+            done: watch::channel(None).0,
+            engine_job: Arc::new(AtomicU64::new(0)),
+            ending: false,
+        }
+    }
+}

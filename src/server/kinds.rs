@@ -1,0 +1,297 @@
+//! From a `SubmitProofRequest` to the work it stands for: which key, which partition circuits,
+//! and how their proofs become the bytes the client's verifier takes. Bad input is refused here,
+//! before anything is journaled or queued.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::proto::{ProofKind, SubmitProofRequest};
+use crate::circuits::{KnownCircuit, MimcChain, Synthetic};
+use crate::pipeline::PartitionCircuit;
+use crate::proof::Proof;
+use crate::scheduler::Priority;
+
+/// Why a request cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KindError {
+    /// The request is malformed (maps to INVALID_ARGUMENT).
+    #[error("{0}")]
+    Invalid(String),
+    /// The kind exists on the wire but this build does not prove it (UNIMPLEMENTED).
+    #[error("proof kind {0} is not served by this build of baton")]
+    Unimplemented(&'static str),
+}
+
+/// Which built-in circuit family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    /// [`Synthetic`].
+    Synthetic,
+    /// [`MimcChain`].
+    Mimc,
+}
+
+/// Everything needed to find, load or make a proving key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeySource {
+    /// A built-in circuit of `constraints` constraints (its key is made once and cached).
+    Builtin {
+        /// The family.
+        circuit: Builtin,
+        /// Constraints per partition.
+        constraints: usize,
+    },
+}
+
+impl KeySource {
+    /// The circuit id clients use in PreloadSRS, EvictSRS and GetStatus.
+    pub fn circuit_id(&self) -> String {
+        match self {
+            KeySource::Builtin {
+                circuit,
+                constraints,
+            } => format!("baton-{}-{constraints}", builtin_name(*circuit)),
+        }
+    }
+
+    /// The key source a circuit id names.
+    pub fn from_circuit_id(id: &str) -> Result<Self, KindError> {
+        let unknown = || {
+            KindError::Invalid(format!(
+                "unknown circuit id {id:?} (built-in ids look like \"baton-synthetic-1024\" or \"baton-mimc-1024\")"
+            ))
+        };
+        let rest = id.strip_prefix("baton-").ok_or_else(unknown)?;
+        let (name, n) = rest.rsplit_once('-').ok_or_else(unknown)?;
+        let circuit = match name {
+            "synthetic" => Builtin::Synthetic,
+            "mimc" => Builtin::Mimc,
+            _ => return Err(unknown()),
+        };
+        let constraints = n.parse().map_err(|_| unknown())?;
+        check_constraints(constraints)?;
+        Ok(KeySource::Builtin {
+            circuit,
+            constraints,
+        })
+    }
+
+    /// A circuit of this shape with any witness (what key generation needs).
+    pub fn sample(&self) -> BuiltinCircuit {
+        match *self {
+            KeySource::Builtin {
+                circuit,
+                constraints,
+            } => BuiltinCircuit::new(circuit, constraints, 0),
+        }
+    }
+}
+
+fn builtin_name(c: Builtin) -> &'static str {
+    match c {
+        Builtin::Synthetic => "synthetic",
+        Builtin::Mimc => "mimc",
+    }
+}
+
+/// A built-in circuit of either family, as one type (for key generation).
+#[derive(Clone, Debug)]
+pub enum BuiltinCircuit {
+    /// See [`Synthetic`].
+    Synthetic(Synthetic),
+    /// See [`MimcChain`].
+    Mimc(MimcChain),
+}
+
+impl BuiltinCircuit {
+    /// The family's circuit with `constraints` constraints and witness seed `seed`.
+    pub fn new(c: Builtin, constraints: usize, seed: u64) -> Self {
+        match c {
+            Builtin::Synthetic => BuiltinCircuit::Synthetic(Synthetic::new(constraints, seed)),
+            Builtin::Mimc => BuiltinCircuit::Mimc(MimcChain::with_constraints(constraints, seed)),
+        }
+    }
+
+    /// The shared circuit the engine proves.
+    fn shared(self) -> Arc<dyn PartitionCircuit> {
+        match self {
+            BuiltinCircuit::Synthetic(c) => Arc::new(c),
+            BuiltinCircuit::Mimc(c) => Arc::new(c),
+        }
+    }
+
+    /// The key file name of this shape.
+    pub fn shape_name(&self) -> String {
+        match self {
+            BuiltinCircuit::Synthetic(c) => c.shape_name(),
+            BuiltinCircuit::Mimc(c) => c.shape_name(),
+        }
+    }
+}
+
+/// Constraints per partition the daemon accepts for a built-in circuit.
+pub const BUILTIN_CONSTRAINTS: std::ops::RangeInclusive<usize> = 16..=(1 << 22);
+/// Partitions per built-in job.
+pub const BUILTIN_PARTITIONS: std::ops::RangeInclusive<usize> = 1..=64;
+
+fn check_constraints(n: usize) -> Result<(), KindError> {
+    if BUILTIN_CONSTRAINTS.contains(&n) {
+        Ok(())
+    } else {
+        Err(KindError::Invalid(format!(
+            "constraints must be within {}..={}, got {n}",
+            BUILTIN_CONSTRAINTS.start(),
+            BUILTIN_CONSTRAINTS.end()
+        )))
+    }
+}
+
+/// The `vanilla_proof` JSON of the baton kinds.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BuiltinInput {
+    constraints: usize,
+    seed: u64,
+    #[serde(default = "one")]
+    partitions: usize,
+    /// Test hook: each partition's synthesis sleeps this long first (builds with `test-util`).
+    #[serde(default)]
+    synth_delay_ms: u64,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// A request turned into work.
+pub struct JobSpec {
+    /// The wire kind.
+    pub kind: ProofKind,
+    /// The admission level.
+    pub priority: Priority,
+    /// The key to prove under.
+    pub key: KeySource,
+    /// One circuit per partition.
+    pub circuits: Vec<Arc<dyn PartitionCircuit>>,
+}
+
+impl JobSpec {
+    /// The bytes the client gets for the partitions' proofs, in order.
+    pub fn proof_bytes(&self, proofs: &[Proof]) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(proofs.len() * 192);
+        for p in proofs {
+            p.write(&mut out).map_err(|e| e.to_string())?;
+        }
+        Ok(out)
+    }
+}
+
+/// The kind's name as the proto spells it.
+pub fn kind_name(kind: i32) -> String {
+    ProofKind::try_from(kind)
+        .map(|k| k.as_str_name().to_string())
+        .unwrap_or_else(|_| format!("{kind}"))
+}
+
+/// The level a request asks for, or its kind's default when unset.
+fn priority_of(req: &SubmitProofRequest, kind: ProofKind) -> Result<Priority, KindError> {
+    use super::proto::Priority as Wire;
+    Ok(match Wire::try_from(req.priority) {
+        Ok(Wire::Low) => Priority::Low,
+        Ok(Wire::Normal) => Priority::Normal,
+        Ok(Wire::High) => Priority::High,
+        Ok(Wire::Critical) => Priority::Critical,
+        Ok(Wire::Unspecified) => match kind {
+            ProofKind::WinningPost => Priority::Critical,
+            ProofKind::WindowPostPartition => Priority::High,
+            _ => Priority::Normal,
+        },
+        Err(_) => {
+            return Err(KindError::Invalid(format!(
+                "unknown priority {} (expected LOW, NORMAL, HIGH or CRITICAL)",
+                req.priority
+            )))
+        }
+    })
+}
+
+/// Checks a request and builds its work.
+pub fn parse(req: &SubmitProofRequest) -> Result<JobSpec, KindError> {
+    let kind = ProofKind::try_from(req.proof_kind)
+        .map_err(|_| KindError::Invalid(format!("unknown proof_kind {}", req.proof_kind)))?;
+    let priority = priority_of(req, kind)?;
+    let builtin = match kind {
+        ProofKind::Unspecified => {
+            return Err(KindError::Invalid("proof_kind is not set".into()));
+        }
+        ProofKind::PorepSealCommit
+        | ProofKind::SnapDealsUpdate
+        | ProofKind::WindowPostPartition
+        | ProofKind::WinningPost => return Err(KindError::Unimplemented(kind.as_str_name())),
+        ProofKind::BatonSynthetic => Builtin::Synthetic,
+        ProofKind::BatonMimc => Builtin::Mimc,
+    };
+    if req.vanilla_proof.is_empty() {
+        return Err(KindError::Invalid(format!(
+            "{}: vanilla_proof is empty (expected JSON {{\"constraints\": n, \"seed\": s}})",
+            kind.as_str_name()
+        )));
+    }
+    let input: BuiltinInput = serde_json::from_slice(&req.vanilla_proof).map_err(|e| {
+        KindError::Invalid(format!(
+            "{}: vanilla_proof is not the expected JSON {{\"constraints\": n, \"seed\": s, \"partitions\": p}}: {e}",
+            kind.as_str_name()
+        ))
+    })?;
+    check_constraints(input.constraints)?;
+    if !BUILTIN_PARTITIONS.contains(&input.partitions) {
+        return Err(KindError::Invalid(format!(
+            "partitions must be within {}..={}, got {}",
+            BUILTIN_PARTITIONS.start(),
+            BUILTIN_PARTITIONS.end(),
+            input.partitions
+        )));
+    }
+    let circuits = (0..input.partitions as u64)
+        .map(|i| {
+            let c = BuiltinCircuit::new(builtin, input.constraints, input.seed.wrapping_add(i));
+            paced(c, input.synth_delay_ms)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(JobSpec {
+        kind,
+        priority,
+        key: KeySource::Builtin {
+            circuit: builtin,
+            constraints: input.constraints,
+        },
+        circuits,
+    })
+}
+
+#[cfg(feature = "test-util")]
+fn paced(c: BuiltinCircuit, delay_ms: u64) -> Result<Arc<dyn PartitionCircuit>, KindError> {
+    if delay_ms == 0 {
+        return Ok(c.shared());
+    }
+    if delay_ms > 60_000 {
+        return Err(KindError::Invalid(format!(
+            "synth_delay_ms is at most 60000, got {delay_ms}"
+        )));
+    }
+    Ok(match c {
+        BuiltinCircuit::Synthetic(c) => Arc::new(crate::testing::Paced::new(c, delay_ms)),
+        BuiltinCircuit::Mimc(c) => Arc::new(crate::testing::Paced::new(c, delay_ms)),
+    })
+}
+
+#[cfg(not(feature = "test-util"))]
+fn paced(c: BuiltinCircuit, delay_ms: u64) -> Result<Arc<dyn PartitionCircuit>, KindError> {
+    if delay_ms != 0 {
+        return Err(KindError::Invalid(
+            "synth_delay_ms is a test hook of builds with the test-util feature".into(),
+        ));
+    }
+    Ok(c.shared())
+}

@@ -1,0 +1,171 @@
+//! `baton serve`: a proving daemon speaking cuzk's gRPC API (`cuzk.v1.ProvingEngine`, our own
+//! `proto/cuzk/v1/proving.proto`), with a journal that survives restarts, keys that can be
+//! preloaded and evicted, `/metrics` and `/healthz` over HTTP, a bearer token and TLS.
+//!
+//! Rooms: `access` (token, request size) → `service` (wire ↔ daemon) → `daemon` (job table,
+//! journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns requests
+//! into circuits, `keys` holds the proving keys, `journal` persists.
+
+pub mod access;
+pub mod daemon;
+pub mod error;
+pub mod journal;
+pub mod keys;
+pub mod kinds;
+pub mod proto;
+pub mod runner;
+pub mod service;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::signal::unix::{signal, SignalKind};
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
+
+use crate::config::{Config, Listen};
+use crate::engine::Engine;
+pub use error::{CallError, ServerError};
+
+/// How often finished jobs past their retention are pruned from the journal.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
+
+/// Resolves at the first SIGTERM or SIGINT; a second one ends the process at once (the journal
+/// keeps the jobs not yet finished for the next start).
+async fn first_signal() {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot listen for SIGTERM/SIGINT; stop the daemon with SIGKILL");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    eprintln!(
+        "baton serve: draining (a second signal stops at once; the journal keeps what is left)"
+    );
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        eprintln!("baton serve: stopped before draining; unfinished jobs resume at the next start");
+        std::process::exit(130);
+    });
+}
+
+fn tls(cfg: &Config) -> Result<Option<ServerTlsConfig>, ServerError> {
+    let Some((cert, key)) = &cfg.server.tls else {
+        return Ok(None);
+    };
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| ServerError::Tls(format!("{}: {e}", p.display())))
+    };
+    let identity = Identity::from_pem(read(cert)?, read(key)?);
+    Ok(Some(ServerTlsConfig::new().identity(identity)))
+}
+
+/// Runs the daemon until SIGTERM (or SIGINT) has drained it: accepted jobs finish and are
+/// journaled, then the engine stops. Prints the bound addresses on stdout first.
+pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
+    cfg.server.validate()?;
+    if cfg.metrics_listen.is_none() {
+        cfg.metrics_listen = Some("127.0.0.1:9821".into());
+    }
+    let state = cfg.server.state_dir.clone();
+    let journal = Arc::new(journal::Journal::open(&state)?);
+    let retention_ms = cfg.server.retention_secs.saturating_mul(1000);
+    let pruned = journal.prune(daemon::now_ms(), retention_ms)?;
+    let last_seq = journal.last_seq()?;
+    let engine_cfg = cfg.clone();
+    let engine = tokio::task::spawn_blocking(move || Engine::start(engine_cfg))
+        .await
+        .map_err(|e| crate::EngineError::Start(e.to_string()))??;
+    let engine = Arc::new(engine);
+    let keys = keys::KeyStore::new(state.join("keys"));
+    let d = daemon::Daemon::new(engine.clone(), journal.clone(), keys, last_seq);
+    let resumed = d.resume()?;
+    tracing::info!(pruned, resumed, state = %state.display(), "journal opened");
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(PRUNE_EVERY).await;
+            let j = journal.clone();
+            let _ =
+                tokio::task::spawn_blocking(move || j.prune(daemon::now_ms(), retention_ms)).await;
+        }
+    });
+
+    let max = usize::try_from(cfg.server.max_request_bytes).unwrap_or(usize::MAX);
+    let svc =
+        proto::proving_engine_server::ProvingEngineServer::new(service::Service::new(d.clone()))
+            .max_decoding_message_size(max)
+            .max_encoding_message_size(usize::MAX);
+    let mut builder = Server::builder();
+    if let Some(t) = tls(&cfg)? {
+        builder = builder.tls_config(t)?;
+    }
+    let router = builder
+        .layer(access::AccessLayer::new(
+            cfg.server.token.clone(),
+            cfg.server.max_request_bytes,
+        ))
+        .add_service(svc);
+    let http = engine
+        .metrics_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let drained = {
+        let d = d.clone();
+        async move {
+            first_signal().await;
+            d.drain().await;
+        }
+    };
+    match &cfg.server.listen {
+        Listen::Tcp(addr) => {
+            let incoming = TcpIncoming::bind(*addr).map_err(|source| ServerError::Bind {
+                addr: addr.to_string(),
+                source,
+            })?;
+            let local = incoming.local_addr().map_err(|source| ServerError::Bind {
+                addr: addr.to_string(),
+                source,
+            })?;
+            println!(
+                "baton serve: grpc {local} http {http} state {}",
+                state.display()
+            );
+            router
+                .serve_with_incoming_shutdown(incoming, drained)
+                .await?;
+        }
+        Listen::Unix(path) => {
+            // A socket file left by a killed daemon would make the bind fail.
+            if std::fs::symlink_metadata(path)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
+            {
+                let _ = std::fs::remove_file(path);
+            }
+            let listener =
+                tokio::net::UnixListener::bind(path).map_err(|source| ServerError::Bind {
+                    addr: cfg.server.listen.to_string(),
+                    source,
+                })?;
+            println!(
+                "baton serve: grpc {} http {http} state {}",
+                cfg.server.listen,
+                state.display()
+            );
+            let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+            router
+                .serve_with_incoming_shutdown(incoming, drained)
+                .await?;
+        }
+    }
+    engine.shutdown().await;
+    eprintln!("baton serve: drained and stopped");
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! `baton serve` driven by a client not written in Rust: Python grpcio, with stubs generated from
+//! our .proto by grpcio-tools inside the test (tests/python/cuzk_client.py). Skipped, saying so,
+//! where grpcio is missing, unless BATON_REQUIRE_PYTHON=1 (CI sets it).
+
+#[path = "daemon/harness.rs"]
+mod harness;
+
+use harness::{config, python, scenario, scenario_with, scratch, verify_proofs, Daemon};
+
+#[test]
+fn submit_await_prove_status_metrics_preload_evict() {
+    let Some(py) = python() else { return };
+    let dir = scratch("basic");
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let r = scenario(&py, "basic", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 4);
+}
+
+#[test]
+fn bad_input_gets_its_status_while_a_good_job_proves() {
+    let Some(py) = python() else { return };
+    let dir = scratch("bad-input");
+    let toml = config("[server]\nmax_request_bytes = \"1MiB\"\n");
+    let d = Daemon::start(&dir, &toml, "127.0.0.1:0").expect("daemon starts");
+    let r = scenario(&py, "bad_input", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+    scenario(&py, "slow_http", &d, "");
+}
+
+#[test]
+fn a_reachable_listener_needs_the_token() {
+    let Some(py) = python() else { return };
+    let dir = scratch("auth");
+    let err = Daemon::start(&dir, &config(""), "0.0.0.0:0")
+        .err()
+        .expect("refused without a token");
+    assert!(err.contains("server.token"), "{err}");
+    let toml = config("[server]\ntoken = \"s3cret-token\"\n");
+    // Bound on every interface, reached here through loopback only.
+    let d = Daemon::start(&dir, &toml, "0.0.0.0:0").expect("daemon starts with a token");
+    let r = scenario(&py, "auth", &d, "s3cret-token");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+}
+
+#[test]
+fn tls_through_rustls() {
+    let Some(py) = python() else { return };
+    let dir = scratch("tls");
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .expect("self-signed certificate");
+    let (cert_pem, key_pem) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert_pem, cert.cert.pem()).expect("write");
+    std::fs::write(&key_pem, cert.signing_key.serialize_pem()).expect("write");
+    let toml = config(&format!(
+        "[server]\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
+        cert_pem.display(),
+        key_pem.display()
+    ));
+    let d = Daemon::start(&dir, &toml, "127.0.0.1:0").expect("daemon starts with TLS");
+    let ca = cert_pem.display().to_string();
+    let r = scenario_with(&py, "tls", &d, &["--ca", &ca]);
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+}
+
+#[test]
+fn sigkill_with_jobs_queued_running_and_finished_loses_nothing() {
+    let Some(py) = python() else { return };
+    let dir = scratch("restart");
+    let mut d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    scenario(&py, "restart_before", &d, "");
+    d.kill();
+    let before = dir.join("restart_before.json").display().to_string();
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts again");
+    assert!(d.log().contains("resumed unfinished jobs"), "{}", d.log());
+    let r = scenario_with(&py, "restart_after", &d, &["--prev", &before]);
+    assert_eq!(verify_proofs(&d.state, &r), 4);
+}
+
+#[test]
+fn sigterm_drains_accepted_jobs_then_exits() {
+    let Some(py) = python() else { return };
+    let dir = scratch("drain");
+    let mut d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let pid = d.pid().expect("running").to_string();
+    let r = scenario_with(&py, "drain", &d, &["--pid", &pid]);
+    assert_eq!(verify_proofs(&d.state, &r), 2);
+    let status = d.wait().expect("exits");
+    assert!(status.success(), "{status:?}\n{}", d.log());
+    assert!(d.log().contains("drained and stopped"), "{}", d.log());
+    let journal = baton::server::journal::Journal::open(&d.state).expect("journal free again");
+    for id in ["d-1", "d-2"] {
+        let (rec, proof) = journal.get(id).expect("read").expect("journaled");
+        assert_eq!(rec.state, baton::server::journal::JobState::Completed);
+        assert_eq!(proof.map(|p| p.len()), Some(192));
+    }
+}
+
+#[test]
+fn a_critical_job_submitted_last_is_answered_before_the_low_queue() {
+    let Some(py) = python() else { return };
+    let dir = scratch("priority");
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let r = scenario(&py, "priority", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 7);
+}
+
+#[test]
+fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
+    let Some(py) = python() else { return };
+    let dir = scratch("cancel");
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let r = scenario(&py, "cancel", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+}

@@ -1,0 +1,170 @@
+//! The scheduler inside the engine: priorities across requests, cancellation (queued and
+//! running: exact `was_running`, the ledger back to zero, the next job proves) and pinned keys
+//! in the ledger's resident bytes. Synthesis is paced by `testing::Paced` so queues fill.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use baton::circuits::Synthetic;
+use baton::engine::{CancelOutcome, PartitionState};
+use baton::scheduler::Priority;
+use baton::testing::Paced;
+use baton::{Engine, EngineError, Request};
+use support::{check_proofs, circuits, config, key, wait_for, wait_settled};
+
+fn paced(seed: u64, ms: u64) -> Paced<Synthetic> {
+    Paced::new(Synthetic::new(support::CONSTRAINTS, seed), ms)
+}
+
+#[test]
+fn a_critical_request_overtakes_the_waiting_low_ones_and_low_stays_fifo() {
+    let engine = Engine::start(config(1 << 30, 1, None, 3)).expect("start");
+    let pk = key();
+    let ends: Arc<Mutex<Vec<(Instant, &str)>>> = Arc::default();
+    let mut tickets = Vec::new();
+    for (i, name) in ["low-0", "low-1", "low-2", "low-3", "low-4"]
+        .into_iter()
+        .enumerate()
+    {
+        let r = Request::new(pk.clone(), vec![paced(i as u64, 60)]).with_priority(Priority::Low);
+        tickets.push((name, engine.submit(r)));
+    }
+    // The first LOW partition holds the one worker; the rest wait.
+    wait_for(&engine, Duration::from_secs(10), |st| st.queued == 4);
+    let r = Request::new(pk.clone(), vec![paced(9, 60)]).with_priority(Priority::Critical);
+    tickets.push(("critical", engine.submit(r)));
+    let st = engine.status_blocking().expect("status");
+    assert_eq!(st.queued_by_priority, [4, 0, 0, 1]);
+    std::thread::scope(|s| {
+        for (name, t) in tickets {
+            let ends = ends.clone();
+            s.spawn(move || {
+                let report = t.blocking_outcome().expect("proved");
+                assert_eq!(report.proofs.len(), 1);
+                ends.lock().expect("ends").push((Instant::now(), name));
+            });
+        }
+    });
+    let mut ends = ends.lock().expect("ends").clone();
+    ends.sort();
+    let order: Vec<&str> = ends.iter().map(|e| e.1).collect();
+    assert_eq!(
+        order,
+        ["low-0", "critical", "low-1", "low-2", "low-3", "low-4"],
+        "only the LOW partition already granted finishes before CRITICAL"
+    );
+    wait_settled(&engine);
+    engine.shutdown_blocking();
+}
+
+#[test]
+fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
+    let engine = Engine::start(config(1 << 30, 1, None, 3)).expect("start");
+    let pk = key();
+    let running = engine.submit(Request::new(pk.clone(), vec![paced(1, 400), paced(2, 400)]));
+    let queued = engine.submit(Request::new(pk.clone(), vec![paced(3, 10)]));
+    wait_for(&engine, Duration::from_secs(10), |st| {
+        st.jobs
+            .iter()
+            .any(|j| j.partitions[0] == PartitionState::At(baton::ledger::Stage::Synthesizing))
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let c = rt.block_on(engine.cancel(queued.id)).expect("engine up");
+    assert_eq!(c, CancelOutcome::Cancelled { was_running: false });
+    let c = rt.block_on(engine.cancel(running.id)).expect("engine up");
+    assert_eq!(c, CancelOutcome::Cancelled { was_running: true });
+    assert_eq!(
+        rt.block_on(engine.cancel(running.id)).ok(),
+        Some(CancelOutcome::NotFound)
+    );
+    assert_eq!(
+        rt.block_on(engine.cancel(999)).ok(),
+        Some(CancelOutcome::NotFound)
+    );
+    let (r, q) = (running.id, queued.id);
+    assert!(matches!(running.blocking_outcome(), Err(EngineError::Cancelled { job }) if job == r));
+    assert!(matches!(queued.blocking_outcome(), Err(EngineError::Cancelled { job }) if job == q));
+    let st = wait_settled(&engine);
+    assert!(
+        st.ledger.peak_charged_bytes > 0,
+        "the running job had been charged"
+    );
+    assert!(support::metric(
+        &engine,
+        "baton_proofs_total{result=\"abandoned\"} 1"
+    ));
+    let next = circuits(10..12);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), next.clone()))
+        .expect("the next job proves");
+    check_proofs(&pk, &proofs, &next);
+    wait_settled(&engine);
+    engine.shutdown_blocking();
+}
+
+#[test]
+fn a_pinned_key_is_set_aside_from_the_budget_until_unpinned() {
+    // An auto budget: keys in use (and pinned ones) come out of it as resident bytes.
+    let cfg = baton::Config {
+        budget_bytes: None,
+        ..config(1 << 30, 1, None, 3)
+    };
+    let engine = Engine::start(cfg).expect("start");
+    let pk = key();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let bytes = pk.heap_bytes();
+    assert_eq!(rt.block_on(engine.pin_key(pk.clone())).ok(), Some(bytes));
+    assert_eq!(
+        rt.block_on(engine.pin_key(pk.clone())).ok(),
+        Some(0),
+        "already pinned"
+    );
+    let st = engine.status_blocking().expect("status");
+    assert_eq!(st.ledger.resident_bytes, bytes);
+    // Jobs on a pinned key do not set it aside twice, and it stays after they end.
+    let cs = circuits(20..22);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), cs.clone()))
+        .expect("proves");
+    check_proofs(&pk, &proofs, &cs);
+    let st = wait_settled(&engine);
+    assert_eq!(st.ledger.resident_bytes, bytes);
+    assert_eq!(rt.block_on(engine.unpin_key(pk.id())).ok(), Some(bytes));
+    assert_eq!(
+        engine
+            .status_blocking()
+            .expect("status")
+            .ledger
+            .resident_bytes,
+        0
+    );
+    assert_eq!(rt.block_on(engine.unpin_key(pk.id())).ok(), Some(0));
+    engine.shutdown_blocking();
+}
+
+#[test]
+fn status_names_the_job_on_each_gpu_actor() {
+    use baton::testing::{cpu_stages, FakeGpu};
+    let gpu = FakeGpu::new().delay(Duration::from_millis(400));
+    let stages = baton::pipeline::Stages {
+        gpu: gpu.factory(),
+        ..cpu_stages()
+    };
+    let engine = Engine::start_with(config(1 << 30, 1, None, 3), stages).expect("start");
+    let pk = key();
+    let cs = circuits(30..31);
+    let ticket = engine.submit(Request::new(pk.clone(), cs.clone()));
+    let st = wait_for(&engine, Duration::from_secs(10), |st| !st.on_gpu.is_empty());
+    assert_eq!(st.on_gpu, vec![("fake-gpu:0".to_string(), ticket.id)]);
+    let proofs = ticket.blocking_outcome().expect("proves").proofs;
+    check_proofs(&pk, &proofs, &cs);
+    let st = wait_settled(&engine);
+    assert!(st.on_gpu.is_empty(), "{:?}", st.on_gpu);
+    engine.shutdown_blocking();
+}

@@ -1,0 +1,423 @@
+"""A cuzk.v1.ProvingEngine client for baton's daemon tests, with stubs generated from our .proto.
+
+Run by tests/daemon_python.rs as `python3 cuzk_client.py SCENARIO --grpc HOST:PORT --http
+HOST:PORT --out RESULT.json [--token T]`. Each scenario asserts what it can see on the wire and
+writes what the Rust side must check (proof bytes to verify, job ids) to RESULT.json.
+"""
+
+import argparse
+import json
+import os
+import socket
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROTO_DIR = os.path.join(ROOT, "proto")
+
+
+def load_stubs():
+    """Generates the Python stubs from proto/cuzk/v1/proving.proto with grpcio-tools."""
+    from grpc_tools import protoc
+    import grpc_tools
+
+    out = tempfile.mkdtemp(prefix="baton-stubs-")
+    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+    rc = protoc.main([
+        "protoc", f"-I{PROTO_DIR}", f"-I{include}", f"--python_out={out}",
+        f"--grpc_python_out={out}", os.path.join(PROTO_DIR, "cuzk/v1/proving.proto"),
+    ])
+    assert rc == 0, f"grpcio-tools failed on our .proto (exit {rc})"
+    sys.path.insert(0, out)
+    from cuzk.v1 import proving_pb2, proving_pb2_grpc
+    return proving_pb2, proving_pb2_grpc
+
+
+import grpc  # noqa: E402
+
+pb, pbg = load_stubs()
+CALL_TIMEOUT = 300
+
+
+def channel(addr):
+    return grpc.insecure_channel(addr, options=[
+        ("grpc.max_send_message_length", 512 << 20),
+        ("grpc.max_receive_message_length", 512 << 20),
+    ])
+
+
+def builtin(constraints=1024, seed=1, partitions=1, delay_ms=0, kind=None, priority=0, rid=""):
+    body = {"constraints": constraints, "seed": seed, "partitions": partitions}
+    if delay_ms:
+        body["synth_delay_ms"] = delay_ms
+    return pb.SubmitProofRequest(
+        request_id=rid,
+        proof_kind=kind if kind is not None else pb.BATON_SYNTHETIC,
+        priority=priority,
+        vanilla_proof=json.dumps(body).encode(),
+    )
+
+
+def expect_error(code, fn, *args, needle=None, **kw):
+    try:
+        fn(*args, timeout=CALL_TIMEOUT, **kw)
+    except grpc.RpcError as e:
+        assert e.code() == code, f"expected {code}, got {e.code()}: {e.details()}"
+        if needle:
+            assert needle in e.details(), f"{needle!r} not in {e.details()!r}"
+        return e.details()
+    raise AssertionError(f"expected {code}, the call succeeded")
+
+
+def completed(result, what):
+    assert result.status == pb.AwaitProofResponse.COMPLETED, \
+        f"{what}: status {result.status}, error {result.error_message!r}"
+    assert len(result.proof) % 192 == 0 and result.proof, f"{what}: {len(result.proof)} proof bytes"
+    return result.proof.hex()
+
+
+def until_running(stub, seconds=120):
+    """GetStatus until some job is in progress and the ledger holds its bytes."""
+    deadline = time.time() + seconds
+    while True:
+        st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+        if st.ledger_charged_bytes > 0 and sum(q.in_progress for q in st.queues) >= 1:
+            return st
+        assert time.time() < deadline, f"nothing started: {st}"
+        time.sleep(0.02)
+
+
+def ledger_settles(stub, seconds=60):
+    """GetStatus until the ledger holds no bytes; the metrics text must agree."""
+    deadline = time.time() + seconds
+    while True:
+        st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+        if st.ledger_charged_bytes == 0:
+            break
+        assert time.time() < deadline, f"ledger still holds {st.ledger_charged_bytes} bytes"
+        time.sleep(0.05)
+    text = stub.GetMetrics(pb.GetMetricsRequest(), timeout=CALL_TIMEOUT).prometheus_text
+    for line in text.splitlines():
+        if line.startswith("baton_ledger_bytes{"):
+            assert line.rsplit(" ", 1)[1] == "0", f"metrics disagree: {line}"
+    return st
+
+
+def http_get(http, path):
+    with urllib.request.urlopen(f"http://{http}{path}", timeout=10) as r:
+        return r.status, r.read().decode()
+
+
+def scenario_basic(stub, args, out):
+    proofs = []
+    # Submit + Await.
+    sub = stub.SubmitProof(builtin(seed=11, partitions=2, rid="basic-submit"), timeout=CALL_TIMEOUT)
+    assert sub.job_id == "basic-submit", sub.job_id
+    res = stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id), timeout=CALL_TIMEOUT)
+    proofs.append({"job": sub.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 11,
+                   "partitions": 2, "proof": completed(res, "submit/await")})
+    assert res.total_ms >= res.srs_load_ms
+    # The same request id with the same request: the same job, the same bytes.
+    again = stub.SubmitProof(builtin(seed=11, partitions=2, rid="basic-submit"), timeout=CALL_TIMEOUT)
+    assert again.job_id == sub.job_id
+    res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id), timeout=CALL_TIMEOUT)
+    assert res2.proof == res.proof, "answered twice with different bytes"
+    expect_error(grpc.StatusCode.ALREADY_EXISTS, stub.SubmitProof,
+                 builtin(seed=12, rid="basic-submit"), needle="basic-submit")
+    # Prove, MiMC kind, daemon-chosen id.
+    pr = stub.Prove(pb.ProveRequest(submit=builtin(seed=5, kind=pb.BATON_MIMC)), timeout=CALL_TIMEOUT)
+    proofs.append({"job": pr.result.job_id, "circuit": "mimc", "constraints": 1024, "seed": 5,
+                   "partitions": 1, "proof": completed(pr.result, "prove")})
+    # Preload, status, evict.
+    pre = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="baton-synthetic-2048"), timeout=CALL_TIMEOUT)
+    assert not pre.already_loaded
+    pre2 = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="baton-synthetic-2048"), timeout=CALL_TIMEOUT)
+    assert pre2.already_loaded and pre2.load_time_ms == 0
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    keys = {k.circuit_id: k for k in st.loaded_srs}
+    assert "baton-synthetic-2048" in keys, keys
+    assert keys["baton-synthetic-2048"].size_bytes > 0 and keys["baton-synthetic-2048"].ref_count == 0
+    assert st.total_proofs_completed >= 2 and st.gpus, st
+    assert st.ledger_budget_bytes > 0
+    ev = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="baton-synthetic-2048"), timeout=CALL_TIMEOUT)
+    assert ev.was_loaded and ev.freed_bytes == keys["baton-synthetic-2048"].size_bytes, ev
+    ev2 = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="baton-synthetic-2048"), timeout=CALL_TIMEOUT)
+    assert not ev2.was_loaded and ev2.freed_bytes == 0
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    assert "baton-synthetic-2048" not in {k.circuit_id for k in st.loaded_srs}
+    # A key in use cannot be evicted.
+    stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="baton-synthetic-1024"), timeout=CALL_TIMEOUT)
+    busy = stub.SubmitProof(builtin(seed=21, delay_ms=1500, rid="basic-busy"), timeout=CALL_TIMEOUT)
+    time.sleep(0.3)
+    expect_error(grpc.StatusCode.FAILED_PRECONDITION, stub.EvictSRS,
+                 pb.EvictSrsRequest(circuit_id="baton-synthetic-1024"), needle="in use")
+    res = stub.AwaitProof(pb.AwaitProofRequest(job_id=busy.job_id), timeout=CALL_TIMEOUT)
+    proofs.append({"job": busy.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 21,
+                   "partitions": 1, "proof": completed(res, "busy")})
+    assert stub.EvictSRS(pb.EvictSrsRequest(circuit_id="baton-synthetic-1024"),
+                         timeout=CALL_TIMEOUT).was_loaded
+    # Metrics: the gRPC text and /metrics agree on the names; /healthz answers.
+    text = stub.GetMetrics(pb.GetMetricsRequest(), timeout=CALL_TIMEOUT).prometheus_text
+    assert "baton_proofs_total" in text and "baton_ledger_budget_bytes" in text
+    code, body = http_get(args.http, "/metrics")
+    assert code == 200 and "baton_proofs_total" in body
+    assert http_get(args.http, "/healthz") == (200, "ok\n")
+    # Unknown job.
+    expect_error(grpc.StatusCode.NOT_FOUND, stub.AwaitProof, pb.AwaitProofRequest(job_id="nope"))
+    expect_error(grpc.StatusCode.NOT_FOUND, stub.CancelProof, pb.CancelProofRequest(job_id="nope"))
+    ledger_settles(stub)
+    out["proofs"] = proofs
+
+
+def scenario_bad_input(stub, args, out):
+    """Each bad request gets its status while a good job in flight still proves."""
+    good = stub.SubmitProof(builtin(seed=31, delay_ms=500, rid="bad-good"), timeout=CALL_TIMEOUT)
+    ch = channel(args.grpc)
+    raw = ch.unary_unary("/cuzk.v1.ProvingEngine/SubmitProof")
+    msg = expect_error(grpc.StatusCode.INTERNAL, raw, b"\xff\xff\xff\xff\x0f")
+    assert "decode" in msg, msg
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(proof_kind=77, vanilla_proof=b"{}"), needle="unknown proof_kind 77")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(vanilla_proof=b"{}"), needle="proof_kind is not set")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC), needle="vanilla_proof is empty")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, vanilla_proof=b"\x00garbage{"),
+                 needle="not the expected JSON")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 builtin(constraints=1 << 30), needle="constraints must be within")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, priority=9,
+                                       vanilla_proof=b'{"constraints":1024,"seed":1}'),
+                 needle="unknown priority 9")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.Prove, pb.ProveRequest(), needle="submit")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.PreloadSRS,
+                 pb.PreloadSrsRequest(circuit_id="porep-99g"), needle="unknown circuit id")
+    for kind in (pb.POREP_SEAL_COMMIT, pb.SNAP_DEALS_UPDATE, pb.WINDOW_POST_PARTITION, pb.WINNING_POST):
+        req = pb.SubmitProofRequest(proof_kind=kind, vanilla_proof=b"garbage")
+        name = pb.ProofKind.Name(kind)
+        details = None
+        try:
+            stub.SubmitProof(req, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            details = (e.code(), e.details())
+        assert details is not None, f"{name} with a garbage vanilla proof was accepted"
+        assert details[0] in (grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.INVALID_ARGUMENT), details
+        if details[0] == grpc.StatusCode.UNIMPLEMENTED:
+            assert name in details[1], details
+        out.setdefault("kinds", {})[name] = details[0].name
+    # Oversized: refused from the frame header, before the message is read.
+    big = pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, vanilla_proof=b"x" * (3 << 20))
+    expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, stub.SubmitProof, big,
+                 needle="max_request_bytes")
+    res = stub.AwaitProof(pb.AwaitProofRequest(job_id=good.job_id), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": good.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 31,
+                      "partitions": 1, "proof": completed(res, "good job beside bad input")}]
+
+
+def scenario_slow_http(stub, args, out):
+    """A client that connects to /metrics and sends nothing blocks neither HTTP nor gRPC."""
+    host, port = args.http.rsplit(":", 1)
+    silent = socket.create_connection((host, int(port)))
+    half = socket.create_connection((host, int(port)))
+    half.sendall(b"GET /metr")
+    t = time.time()
+    code, body = http_get(args.http, "/metrics")
+    assert code == 200 and "baton_" in body
+    text = stub.GetMetrics(pb.GetMetricsRequest(), timeout=CALL_TIMEOUT).prometheus_text
+    names = lambda s: {l.split("{")[0].split(" ")[0] for l in s.splitlines() if l.startswith("baton_")}
+    assert names(text) == names(body), names(text) ^ names(body)
+    assert time.time() - t < 5
+    silent.close()
+    half.close()
+
+
+def scenario_auth(stub, args, out):
+    """A listener other machines can reach: every call needs the token."""
+    ch = channel(args.grpc)
+    plain = pbg.ProvingEngineStub(ch)
+    expect_error(grpc.StatusCode.UNAUTHENTICATED, plain.GetStatus, pb.GetStatusRequest(),
+                 needle="bearer token")
+    expect_error(grpc.StatusCode.UNAUTHENTICATED, plain.GetStatus, pb.GetStatusRequest(),
+                 metadata=[("authorization", "Bearer wrong")], needle="wrong")
+    expect_error(grpc.StatusCode.UNAUTHENTICATED, plain.SubmitProof, builtin(seed=3),
+                 metadata=[("authorization", "Basic " + args.token)])
+    good = [("authorization", "Bearer " + args.token)]
+    st = plain.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT, metadata=good)
+    assert st.ledger_budget_bytes > 0
+    pr = plain.Prove(pb.ProveRequest(submit=builtin(seed=41)), timeout=CALL_TIMEOUT, metadata=good)
+    out["proofs"] = [{"job": pr.result.job_id, "circuit": "synthetic", "constraints": 1024,
+                      "seed": 41, "partitions": 1, "proof": completed(pr.result, "with token")}]
+
+
+def scenario_tls(stub, args, out):
+    """TLS: a client trusting the daemon's certificate proves; a plaintext one gets nowhere."""
+    with open(args.ca, "rb") as f:
+        creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+    ch = grpc.secure_channel(args.grpc, creds, options=[("grpc.ssl_target_name_override", "localhost")])
+    tls = pbg.ProvingEngineStub(ch)
+    pr = tls.Prove(pb.ProveRequest(submit=builtin(seed=51)), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": pr.result.job_id, "circuit": "synthetic", "constraints": 1024,
+                      "seed": 51, "partitions": 1, "proof": completed(pr.result, "over TLS")}]
+    expect_error(grpc.StatusCode.UNAVAILABLE, stub.GetStatus, pb.GetStatusRequest())
+
+
+def scenario_restart_before(stub, args, out):
+    """One job finished, one running, two queued; then the test SIGKILLs the daemon."""
+    done = stub.Prove(pb.ProveRequest(submit=builtin(seed=61, rid="r-done")), timeout=CALL_TIMEOUT)
+    jobs = {"r-done": {"seed": 61, "proof": completed(done.result, "before the kill")}}
+    for rid, seed, delay in (("r-run", 62, 4000), ("r-q1", 63, 300), ("r-q2", 64, 300)):
+        stub.SubmitProof(builtin(seed=seed, delay_ms=delay, rid=rid), timeout=CALL_TIMEOUT)
+        jobs[rid] = {"seed": seed}
+    until_running(stub)
+    r = stub.AwaitProof(pb.AwaitProofRequest(job_id="r-q2", timeout_ms=50), timeout=CALL_TIMEOUT)
+    assert r.status == pb.AwaitProofResponse.TIMEOUT, r.status
+    out["jobs"] = jobs
+
+
+def scenario_restart_after(stub, args, out):
+    """After the restart: every job finishes, the finished proof is served unchanged."""
+    with open(args.prev) as f:
+        jobs = json.load(f)["jobs"]
+    proofs = []
+    for rid, j in jobs.items():
+        res = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=CALL_TIMEOUT)
+        hexproof = completed(res, f"{rid} after the restart")
+        if "proof" in j:
+            assert hexproof == j["proof"], f"{rid} answered twice with different bytes"
+        again = stub.SubmitProof(builtin(seed=j["seed"], delay_ms=0 if rid == "r-done" else
+                                         {"r-run": 4000}.get(rid, 300), rid=rid), timeout=CALL_TIMEOUT)
+        assert again.job_id == rid
+        res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=CALL_TIMEOUT)
+        assert res2.proof.hex() == hexproof, f"{rid}: a resubmission changed the answer"
+        proofs.append({"job": rid, "circuit": "synthetic", "constraints": 1024, "seed": j["seed"],
+                       "partitions": 1, "proof": hexproof})
+    out["proofs"] = proofs
+
+
+def scenario_drain(stub, args, out):
+    """SIGTERM drains: new jobs are refused, accepted ones still finish and are answered."""
+    import signal
+    for rid, seed in (("d-1", 71), ("d-2", 72)):
+        stub.SubmitProof(builtin(seed=seed, delay_ms=1000, rid=rid), timeout=CALL_TIMEOUT)
+    os.kill(int(args.pid), signal.SIGTERM)
+    time.sleep(0.3)
+    expect_error(grpc.StatusCode.UNAVAILABLE, stub.SubmitProof, builtin(seed=73), needle="shutting down")
+    proofs = []
+    for rid, seed in (("d-1", 71), ("d-2", 72)):
+        res = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=CALL_TIMEOUT)
+        proofs.append({"job": rid, "circuit": "synthetic", "constraints": 1024, "seed": seed,
+                       "partitions": 1, "proof": completed(res, f"{rid} while draining")})
+    out["proofs"] = proofs
+
+
+def await_all(stub, ids):
+    """Awaits every id on its own thread; returns {id: (monotonic end time, response)}."""
+    done = {}
+
+    def wait(i):
+        r = stub.AwaitProof(pb.AwaitProofRequest(job_id=i), timeout=CALL_TIMEOUT)
+        done[i] = (time.monotonic(), r)
+
+    threads = [threading.Thread(target=wait, args=(i,)) for i in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return done
+
+
+def scenario_priority(stub, args, out):
+    """The queue full of LOW jobs; a CRITICAL one submitted last is answered before them."""
+    low = [f"p-low-{i}" for i in range(6)]
+    for i, rid in enumerate(low):
+        stub.SubmitProof(builtin(seed=80 + i, delay_ms=400, priority=pb.LOW, rid=rid),
+                         timeout=CALL_TIMEOUT)
+    time.sleep(0.2)
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    started = sum(q.in_progress for q in st.queues)
+    crit = stub.SubmitProof(builtin(seed=90, delay_ms=400, priority=pb.CRITICAL, rid="p-crit"),
+                            timeout=CALL_TIMEOUT)
+    assert crit.queue_position == 6, f"six LOW jobs were ahead when it came: {crit.queue_position}"
+    done = await_all(stub, low + ["p-crit"])
+    order = sorted(done, key=lambda i: done[i][0])
+    # Only LOW jobs already granted when CRITICAL came may finish before it.
+    rank = order.index("p-crit")
+    assert rank <= max(started, 1), f"CRITICAL finished {rank + 1}th ({started} LOW had started): {order}"
+    assert [i for i in order if i != "p-crit"] == low, f"LOW jobs out of FIFO order: {order}"
+    proofs = []
+    for i, rid in enumerate(low):
+        proofs.append({"job": rid, "circuit": "synthetic", "constraints": 1024, "seed": 80 + i,
+                       "partitions": 1, "proof": completed(done[rid][1], rid)})
+    proofs.append({"job": "p-crit", "circuit": "synthetic", "constraints": 1024, "seed": 90,
+                   "partitions": 1, "proof": completed(done["p-crit"][1], "critical")})
+    out["order"] = order
+    out["proofs"] = proofs
+
+
+def scenario_cancel(stub, args, out):
+    """Cancel a running and a queued job: was_running exact, ledger back to zero, next proves."""
+    run = stub.SubmitProof(builtin(seed=101, partitions=2, delay_ms=2500, rid="c-run"),
+                           timeout=CALL_TIMEOUT)
+    queued = stub.SubmitProof(builtin(seed=102, delay_ms=300, rid="c-queued"), timeout=CALL_TIMEOUT)
+    until_running(stub)
+    c = stub.CancelProof(pb.CancelProofRequest(job_id=queued.job_id), timeout=CALL_TIMEOUT)
+    assert not c.was_running, "a queued job said it was running"
+    c = stub.CancelProof(pb.CancelProofRequest(job_id=run.job_id), timeout=CALL_TIMEOUT)
+    assert c.was_running, "a running job said it was not running"
+    for j in (run.job_id, queued.job_id):
+        r = stub.AwaitProof(pb.AwaitProofRequest(job_id=j), timeout=CALL_TIMEOUT)
+        assert r.status == pb.AwaitProofResponse.CANCELLED, (j, r.status, r.error_message)
+        assert not r.proof
+    expect_error(grpc.StatusCode.NOT_FOUND, stub.CancelProof, pb.CancelProofRequest(job_id=run.job_id))
+    st = ledger_settles(stub)
+    assert not [q for q in st.queues if q.pending or q.in_progress], st.queues
+    nxt = stub.Prove(pb.ProveRequest(submit=builtin(seed=103, rid="c-next")), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": "c-next", "circuit": "synthetic", "constraints": 1024, "seed": 103,
+                      "partitions": 1, "proof": completed(nxt.result, "after the cancels")}]
+    ledger_settles(stub)
+    text = stub.GetMetrics(pb.GetMetricsRequest(), timeout=CALL_TIMEOUT).prometheus_text
+    abandoned = [l for l in text.splitlines() if l.startswith('baton_proofs_total{result="abandoned"}')]
+    assert abandoned and float(abandoned[0].rsplit(" ", 1)[1]) >= 1, abandoned
+
+
+SCENARIOS = {
+    "basic": scenario_basic,
+    "bad_input": scenario_bad_input,
+    "slow_http": scenario_slow_http,
+    "auth": scenario_auth,
+    "tls": scenario_tls,
+    "restart_before": scenario_restart_before,
+    "restart_after": scenario_restart_after,
+    "drain": scenario_drain,
+    "priority": scenario_priority,
+    "cancel": scenario_cancel,
+}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("scenario", choices=sorted(SCENARIOS))
+    p.add_argument("--grpc", required=True)
+    p.add_argument("--http", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--token", default="")
+    p.add_argument("--ca", default="")
+    p.add_argument("--prev", default="")
+    p.add_argument("--pid", default="")
+    args = p.parse_args()
+    ch = channel(args.grpc)
+    stub = pbg.ProvingEngineStub(ch)
+    out = {}
+    SCENARIOS[args.scenario](stub, args, out)
+    with open(args.out, "w") as f:
+        json.dump(out, f)
+    print(f"scenario {args.scenario}: ok")
+
+
+if __name__ == "__main__":
+    main()
