@@ -9,10 +9,16 @@
 //! BATON_BENCH_MAX_LOG caps everything; BATON_BENCH_MSM="20,22,24,26",
 //! BATON_BENCH_G2="20,22,24", BATON_BENCH_NTT="20,...,27", BATON_BENCH_PARTITION="24,26",
 //! BATON_BENCH_SPARSE="20,22" (a/b/c from a recorded R1CS, compiled synthesis), BATON_BENCH_REPS=5,
-//! BATON_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once).
+//! BATON_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once),
+//! BATON_BENCH_PART_BEFORE=0 (the partition's per-call and no-B_G2 rows left out; the checks
+//! stay). The G1 MSM rows run once per MSM variant (`BATON_MSM_VARIANTS`, default
+//! `baton::gpu::options::MSM_VARIANTS`), each on its own backend; every other row runs on the
+//! first variant's.
 
 use std::time::{Duration, Instant};
 
+#[path = "gpu/msm.rs"]
+mod msm;
 #[path = "gpu/partition.rs"]
 mod partition;
 #[path = "gpu/sparse.rs"]
@@ -97,40 +103,6 @@ fn cpu_runs(log: u32, reps: usize) -> usize {
         l if l > cap => 0,
         l if l > 22 => 1,
         _ => reps.min(3),
-    }
-}
-
-fn bench_msm(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
-    for log in env_logs("BATON_BENCH_MSM", &[20, 22, 24, 26]) {
-        let n = 1usize << log;
-        let b = Bases {
-            key_id: 0xbe9c_0000 + log as u64,
-            query: Query::H,
-            offset: 0,
-            points: &bases.points[..n],
-        };
-        for (kind, scalars) in [
-            ("dense", dense_scalars(n, 1000 + log as u64)),
-            ("PoRep-like", porep_scalars(n, 2000 + log as u64)),
-        ] {
-            let want = bases.msm_check(&scalars).expect("check sum");
-            let (got, times) = time_reps(reps, || gpu.msm_g1(b, &scalars, None).expect("GPU MSM"));
-            assert_eq!(got, want, "MSM 2^{log} {kind}: GPU differs from the CPU");
-            let cpu = cpu_reference(
-                cpu_runs(log, reps),
-                &want,
-                "CPU MSM vs the check sum",
-                || CpuBackend.msm_g1(b, &scalars, None).expect("CPU MSM"),
-            );
-            t.row(
-                &format!("G1 MSM {kind}"),
-                log,
-                median_ms(times),
-                cpu,
-                "bases resident",
-            );
-        }
-        gpu.clear_resident().expect("clear");
     }
 }
 
@@ -249,13 +221,12 @@ fn main() {
             return;
         }
     };
-    let gpu = match CudaBackend::with_options(0, &opts) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("no CUDA backend: {e}");
-            return;
-        }
-    };
+    // One backend per MSM variant (the first, the default, also runs every other row).
+    let mut variants = msm::open_variants(&opts);
+    if variants.is_empty() {
+        eprintln!("no CUDA backend");
+        return;
+    }
     let reps = env_u32("BATON_BENCH_REPS", 5).max(1) as usize;
     let threads = rayon::current_num_threads();
     let mut t = Table { rows: Vec::new() };
@@ -270,11 +241,16 @@ fn main() {
         .unwrap_or(10);
     let bases = DistinctBases::new(1 << most, 42);
     eprintln!("bases 2^{most}: {:.1} s", clock.elapsed().as_secs_f64());
-    bench_msm(&gpu, &bases, &mut t, reps);
-    bench_msm_g2(&gpu, &mut t, reps);
-    bench_ntt(&gpu, &mut t, reps);
-    partition::bench_partition(&gpu, &bases, &mut t, reps);
-    sparse::bench_sparse(&gpu, &mut t, reps);
+    msm::bench_msm(&mut variants, &bases, &mut t, reps);
+    // Printed now, so that it is in the log even if a later row runs out of time.
+    msm::print_variants(&variants, reps);
+    let others = variants.split_off(1);
+    drop(others.into_iter().map(|v| v.gpu).collect::<Vec<_>>());
+    let gpu = &variants[0].gpu;
+    bench_msm_g2(gpu, &mut t, reps);
+    bench_ntt(gpu, &mut t, reps);
+    partition::bench_partition(gpu, &bases, &mut t, reps);
+    sparse::bench_sparse(gpu, &mut t, reps);
     println!(
         "\n## baton GPU bench: {} ({}), CPU reference on {threads} threads, {reps} GPU runs after a warm-up, medians\n",
         gpu.device_name(),

@@ -6,6 +6,14 @@ extern "C" __global__ void msm_count(const fr_t* scalars, u32 n, u32 c, u32 nwin
     msm_digits_dev(scalars, n, c, nwin, counts, 0, 0, false);
 }
 
+extern "C" __global__ void msm_nontrivial(const fr_t* scalars, u32 n, u32* count) {
+    msm_nontrivial_dev(scalars, n, count);
+}
+
+extern "C" __global__ void msm_seg_keys(const u32* starts, u32 nbk, u32 S, u32* segkeys) {
+    msm_seg_keys_dev(starts, nbk, S, segkeys);
+}
+
 extern "C" __global__ void msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* keys,
                                        u32* vals) {
     msm_digits_dev(scalars, n, c, nwin, counts, keys, vals, true);
@@ -25,14 +33,16 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 // msm_accumulate: 128 threads per block; MSM_ACC_MINB caps registers so that
 // that many blocks fit on one SM (tuning knob, see NOTES.md).  G2 points are
 // twice the size: one block per SM is the only bound asked for there.
+// ACC_INL: inline the products of the accumulation's mixed addition; for G1 all
+// but MSM_ACC_MUL == 1 (`gpu.msm_mul = "call"`: one out-of-line product, ec/g1.cuh).
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 4
 #endif
-#define BATON_MSM_CURVE_KERNELS(SUFFIX, F, ACC_MINB, INL)                                                              \
+#define BATON_MSM_CURVE_KERNELS(SUFFIX, F, ACC_MINB, ACC_INL, INL)                                                     \
     extern "C" __global__ void __launch_bounds__(128, ACC_MINB)                                                 \
         msm_accumulate##SUFFIX(const ec_affine<F>* bases, const u32* keys, const u32* vals, const u32* starts,    \
                                u32 nbk, u32 S, ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {     \
-        msm_accumulate_dev<F>(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);                       \
+        msm_accumulate_dev<F, ACC_INL>(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);              \
     }                                                                                                            \
     extern "C" __global__ void msm_finalize##SUFFIX(const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* buckets,      \
                                                     const ec_xyzz<F>* pfirst, const ec_xyzz<F>* plast) {        \
@@ -51,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
         ec_sum_dev<F>(in, count, out);                                                                          \
     }
 
-BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, true)
-BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, false)
+BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, (MSM_ACC_MUL != 1), true)
+BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, true, false)
 
 #endif // BATON_MSM_CU

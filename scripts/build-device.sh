@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds, here, the binaries scripts/device-check.sh and scripts/device-final.sh run on the GPU
-# machine (which has no Rust): the CUDA conformance, partition and kernel-compile tests, the GPU
+# machine (which has no Rust): the CUDA conformance, partition, MSM-variant and kernel-compile tests, the GPU
 # bench, the baton CLI and the multi-GPU example, release mode without debug info, stripped,
 # into .device/ (ignored by git; send it with `carry: [".device"]`), with the device scripts
 # beside them. Add the sppark harness with `cp -r ../shared/bench/sppark .device/sppark`.
@@ -25,12 +25,13 @@ for line in sys.stdin:
 ' "$1" | tail -1
 }
 
-tests=$(cargo test --release --features cuda --test cuda_conformance --test cuda_partition --test kernels_compile --no-run --message-format=json)
+tests=$(cargo test --release --features cuda --test cuda_conformance --test cuda_partition --test cuda_msm_variants --test kernels_compile --no-run --message-format=json)
 bench=$(cargo bench --features cuda --bench gpu --no-run --message-format=json)
 cli=$(cargo build --release --features cuda --bin baton --example 05-multi-gpu --message-format=json)
 cp "$(pick cuda_conformance <<<"$tests")" "$out/cuda_conformance"
 cp "$(pick kernels_compile <<<"$tests")" "$out/kernels_compile"
 cp "$(pick cuda_partition <<<"$tests")" "$out/cuda_partition"
+cp "$(pick cuda_msm_variants <<<"$tests")" "$out/cuda_msm_variants"
 cp "$(pick gpu <<<"$bench")" "$out/bench_gpu"
 cp "$(pick baton <<<"$cli")" "$out/baton"
 cp "$(pick 05-multi-gpu <<<"$cli")" "$out/05-multi-gpu"
@@ -38,4 +39,4 @@ cp scripts/device-check.sh scripts/device-final.sh "$out/"
 if command -v strip >/dev/null; then
     strip "$out"/* 2>/dev/null || true
 fi
-du -ch "$out"/* | tail -n 5
+du -ch "$out"/* | tail -n 8

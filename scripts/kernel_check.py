@@ -96,9 +96,9 @@ def nvrtc_compile(src, opts=NVRTC_OPTS, name="baton.cu"):
     return rc, logtxt, ptx, dt
 
 
-def compile_check(ptx_out=None):
-    src = source()
-    rc, log, ptx, dt = nvrtc_compile(src)
+def compile_check(ptx_out=None, defines=(), with_tests=True):
+    src = source(with_tests)
+    rc, log, ptx, dt = nvrtc_compile(src, NVRTC_OPTS + [f"-D{d}" for d in defines])
     if log.strip():
         print(log)
     if rc != 0:
@@ -686,12 +686,15 @@ def main():
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--big", action="store_true", help="2^28 twiddle table (for NTT 2^27)")
     ap.add_argument("--ptx")
+    ap.add_argument("-D", dest="defines", action="append", default=[],
+                    help="NAME=VALUE passed to NVRTC (a [gpu] knob's define, e.g. MSM_ACC_MINB=4)")
+    ap.add_argument("--production", action="store_true", help="leave the test kernels out")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     args = ap.parse_args()
     if args.gpu:
         ok = gpu_main(args)
     else:
-        ok = compile_check(args.ptx)
+        ok = compile_check(args.ptx, args.defines, not args.production)
     sys.exit(0 if ok else 1)
 
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::gpu::options::GpuOptions;
+use crate::gpu::options::{flag, GpuOptions};
 use crate::ledger::{effective_slots, Policy};
 
 pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
@@ -91,7 +91,8 @@ pub struct Config {
     pub gpu_devices: Vec<usize>,
     /// Backend choice.
     pub backend: BackendChoice,
-    /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch, partition).
+    /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch, msm_mul,
+    /// msm_window, msm_scatter, partition).
     pub gpu: GpuOptions,
     /// B_G2 threads.
     pub bg2_workers: usize,
@@ -195,6 +196,9 @@ struct RawGpu {
     host_threads: Option<String>,
     msm_acc_minb: Option<String>,
     msm_prefetch: Option<String>,
+    msm_mul: Option<String>,
+    msm_window: Option<String>,
+    msm_scatter: Option<String>,
     partition: Option<String>,
 }
 
@@ -300,41 +304,22 @@ fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usize>, Config
     Ok(list)
 }
 
-fn flag(key: &'static str, v: &str) -> Result<bool, ConfigError> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "on" => Ok(true),
-        "false" | "0" | "off" => Ok(false),
-        _ => Err(invalid(key, format!("expected true or false, got {v:?}"))),
-    }
-}
-
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    if let Some(t) = &raw.host_threads {
-        o.host_threads = if t.trim().eq_ignore_ascii_case("auto") {
-            None
-        } else {
-            Some(count("gpu.host_threads", t, 1)?)
-        };
-    }
-    if let Some(m) = &raw.msm_acc_minb {
-        o.msm_acc_minb = count("gpu.msm_acc_minb", m, 1)? as u32;
-    }
-    if let Some(p) = &raw.msm_prefetch {
-        o.msm_prefetch = flag("gpu.msm_prefetch", p)?;
-    }
-    if let Some(p) = &raw.partition {
-        o.device_partition = match p.trim() {
-            "device" => true,
-            "calls" => false,
-            other => {
-                return Err(invalid(
-                    "gpu.partition",
-                    format!("expected device or calls, got {other:?}"),
-                ))
-            }
-        };
+    let keys: [(&'static str, &'static str, &Option<String>); 7] = [
+        ("host_threads", "gpu.host_threads", &raw.host_threads),
+        ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
+        ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
+        ("msm_mul", "gpu.msm_mul", &raw.msm_mul),
+        ("msm_window", "gpu.msm_window", &raw.msm_window),
+        ("msm_scatter", "gpu.msm_scatter", &raw.msm_scatter),
+        ("partition", "gpu.partition", &raw.partition),
+    ];
+    for (key, name, value) in keys {
+        if let Some(v) = value {
+            o.set(key, v).map_err(|reason| invalid(name, reason))?;
+        }
     }
     Ok(o)
 }
@@ -431,7 +416,7 @@ impl Config {
             c.synthesis_workers = count("synthesis.workers", &w, 1)?;
         }
         if let Some(v) = synthesis.compiled {
-            c.compiled = flag("synthesis.compiled", &v)?;
+            c.compiled = flag(&v).map_err(|e| invalid("synthesis.compiled", e))?;
         }
         let bg2 = raw.bg2.unwrap_or_default();
         if let Some(w) = bg2.workers {
@@ -656,6 +641,9 @@ mod tests {
             ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
             ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
             ("BATON_GPU_PARTITION".to_string(), "calls".to_string()),
+            ("BATON_GPU_MSM_MUL".to_string(), "call".to_string()),
+            ("BATON_GPU_MSM_WINDOW".to_string(), "nontrivial".to_string()),
+            ("BATON_GPU_MSM_SCATTER".to_string(), "starts".to_string()),
             ("BATON_BENCH_MSM".to_string(), "20".to_string()),
             ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
         ];
@@ -666,6 +654,10 @@ mod tests {
             "BATON_GPU_* wins; BATON_MSM_* is no key"
         );
         assert!(c.gpu.msm_prefetch && !c.gpu.device_partition);
+        assert_eq!(
+            c.gpu.msm_label(),
+            "msm_mul=call,msm_window=nontrivial,msm_scatter=starts,msm_acc_minb=3,msm_prefetch=true"
+        );
         assert_eq!(Config::default().gpu, GpuOptions::default());
         let c =
             Config::from_toml("[gpu]\nhost_threads = \"auto\"\nmsm_acc_minb = 2\n").expect("gpu");
@@ -676,6 +668,9 @@ mod tests {
             "[gpu]\nhost_threads = 0\n",
             "[gpu]\nmsm_prefetch = \"maybe\"\n",
             "[gpu]\npartition = \"cloud\"\n",
+            "[gpu]\nmsm_mul = \"asm\"\n",
+            "[gpu]\nmsm_window = \"bits\"\n",
+            "[gpu]\nmsm_scatter = \"sort\"\n",
         ] {
             let err = Config::from_toml(bad).expect_err(bad);
             assert!(err.to_string().contains("gpu."), "{bad}: {err}");

@@ -1,7 +1,8 @@
 //! Proving and verifying keys in bellperson's `.params` layout: the verifying key, then the H,
 //! L, A, B_G1 and B_G2 queries, each a big-endian u32 count followed by uncompressed points.
-//! Reading maps the file and decodes points in parallel, checked (on curve and in the subgroup)
-//! or unchecked (for keys this process wrote itself).
+//! Reading maps the file and decodes points in parallel, checked (every point on the curve, the
+//! subgroup tested in batches: `subgroup`) or unchecked (for keys this process wrote itself or
+//! already checked: `key_trust`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -20,7 +21,8 @@ const G2_BYTES: usize = 192;
 /// How much to trust the points of a key file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
-    /// Every point must be on the curve and in the prime-order subgroup.
+    /// Every point must be on the curve and in the prime-order subgroup (the subgroup is tested
+    /// in random batches, missing a bad point with probability below 2^-64; see `subgroup`).
     Full,
     /// Points are taken as they are (only for files this system produced).
     None,
@@ -293,13 +295,17 @@ impl<'a> Reader<'a> {
     fn one_g1(&mut self, what: &'static str) -> Result<G1Affine> {
         let start = self.pos;
         let b = self.take(G1_BYTES, what)?;
-        decode_g1(b, Check::Full).ok_or_else(|| bad_point(start, what))
+        decode_g1(b, Check::Full)
+            .filter(crate::subgroup::Subgroup::in_subgroup)
+            .ok_or_else(|| bad_point(start, what))
     }
 
     fn one_g2(&mut self, what: &'static str) -> Result<G2Affine> {
         let start = self.pos;
         let b = self.take(G2_BYTES, what)?;
-        decode_g2(b, Check::Full).ok_or_else(|| bad_point(start, what))
+        decode_g2(b, Check::Full)
+            .filter(crate::subgroup::Subgroup::in_subgroup)
+            .ok_or_else(|| bad_point(start, what))
     }
 
     fn g1_section(&mut self, what: &'static str) -> Result<Vec<G1Affine>> {
@@ -311,7 +317,13 @@ impl<'a> Reader<'a> {
             .par_chunks(G1_BYTES)
             .map(|c| decode_g1(c, check))
             .collect();
-        collect_points(pts, start, G1_BYTES, what)
+        subgroup_checked(
+            collect_points(pts, start, G1_BYTES, what)?,
+            check,
+            start,
+            G1_BYTES,
+            what,
+        )
     }
 
     fn g2_section(&mut self, what: &'static str) -> Result<Vec<G2Affine>> {
@@ -323,7 +335,13 @@ impl<'a> Reader<'a> {
             .par_chunks(G2_BYTES)
             .map(|c| decode_g2(c, check))
             .collect();
-        collect_points(pts, start, G2_BYTES, what)
+        subgroup_checked(
+            collect_points(pts, start, G2_BYTES, what)?,
+            check,
+            start,
+            G2_BYTES,
+            what,
+        )
     }
 }
 
@@ -344,26 +362,47 @@ fn bad_point(offset: usize, what: &str) -> Error {
     Error::Malformed {
         what: "proving key",
         offset: offset as u64,
-        reason: format!("{what}: not a valid point (off the curve, outside the subgroup, or the point at infinity)"),
+        reason: format!("{what}: not a valid point (a bad encoding, off the curve, outside the subgroup, or the point at infinity)"),
     }
 }
 
+/// The points of one section, after the batched subgroup test when `check` is full.
+fn subgroup_checked<P: crate::subgroup::Subgroup>(
+    points: Vec<P>,
+    check: Check,
+    start: usize,
+    size: usize,
+    what: &str,
+) -> Result<Vec<P>> {
+    if check == Check::None {
+        return Ok(points);
+    }
+    match crate::subgroup::first_outside(&points) {
+        None => Ok(points),
+        Some(i) => Err(Error::Malformed {
+            what: "proving key",
+            offset: (start + i * size) as u64,
+            reason: format!(
+                "{what}: point {i} is on the curve but outside the prime-order subgroup"
+            ),
+        }),
+    }
+}
+
+// A full check tests the curve equation here, per point (cheap); the subgroup test follows in
+// batches over the whole section.
 fn decode_g1(b: &[u8], check: Check) -> Option<G1Affine> {
     let mut repr = [0u8; G1_BYTES];
     repr.copy_from_slice(b);
-    let p: Option<G1Affine> = match check {
-        Check::Full => G1Affine::from_uncompressed(&repr).into(),
-        Check::None => G1Affine::from_uncompressed_unchecked(&repr).into(),
-    };
+    let p: Option<G1Affine> = G1Affine::from_uncompressed_unchecked(&repr).into();
     p.filter(|p| !bool::from(p.is_identity()))
+        .filter(|p| check == Check::None || bool::from(p.is_on_curve()))
 }
 
 fn decode_g2(b: &[u8], check: Check) -> Option<G2Affine> {
     let mut repr = [0u8; G2_BYTES];
     repr.copy_from_slice(b);
-    let p: Option<G2Affine> = match check {
-        Check::Full => G2Affine::from_uncompressed(&repr).into(),
-        Check::None => G2Affine::from_uncompressed_unchecked(&repr).into(),
-    };
+    let p: Option<G2Affine> = G2Affine::from_uncompressed_unchecked(&repr).into();
     p.filter(|p| !bool::from(p.is_identity()))
+        .filter(|p| check == Check::None || bool::from(p.is_on_curve()))
 }

@@ -27,12 +27,19 @@ pub mod domain;
 pub mod engine;
 /// The crate's error type.
 pub mod error;
+/// Filecoin proofs (PoRep C2, PoSt, SnapDeals) through the engine (feature `filecoin`).
+#[cfg(feature = "filecoin")]
+pub mod filecoin;
 /// GPU backends (CUDA behind the `cuda` feature).
 pub mod gpu;
 /// HTTP endpoints `/metrics` and `/healthz` (axum).
 pub mod http;
 /// Proving and verifying keys in bellperson's `.params` layout.
 pub mod key;
+/// A process-wide store of proving keys, shared by every job (preload, list, evict).
+pub mod key_store;
+/// Checking a key file once, then trusting it by identity or content.
+pub mod key_trust;
 /// The memory-budget ledger (no actix inside).
 pub mod ledger;
 /// Messages between the actors.
@@ -59,6 +66,8 @@ pub mod server;
 pub mod setup;
 /// Engine errors and status snapshots.
 pub mod status;
+/// Batched prime-order subgroup checks.
+pub mod subgroup;
 /// Fake stages and counters for actor tests (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -71,6 +80,7 @@ pub use config::Config;
 pub use engine::Engine;
 pub use error::{Error, Result};
 pub use key::{Check, ProvingKey, VerifyingKey};
+pub use key_store::KeyStore;
 pub use proof::Proof;
 pub use prover::{prove, prove_timed};
 pub use request::Request;

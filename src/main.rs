@@ -15,6 +15,11 @@ use baton::ledger::Stage;
 use baton::status::PartitionState;
 use baton::{Check, Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
 
+/// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params).
+#[cfg(feature = "filecoin")]
+#[path = "cli/filecoin.rs"]
+mod filecoin_cli;
+
 #[derive(Parser)]
 #[command(
     name = "baton",
@@ -147,6 +152,9 @@ enum Command {
         #[command(flatten)]
         overrides: Overrides,
     },
+    #[cfg(feature = "filecoin")]
+    #[command(flatten)]
+    Filecoin(filecoin_cli::Command),
 }
 
 /// Where the CLI keeps the keys it makes: [`baton::cache_dir`], else the temp dir.
@@ -218,6 +226,33 @@ fn progress_line(engine: &Engine, total: usize, started: Instant) -> Option<Stri
     ))
 }
 
+/// Shows `line` until `done`: rewritten in place on a terminal (5 times a second), else
+/// printed when it changes (once a second).
+fn show_progress(done: impl Fn() -> bool, line: impl Fn() -> Option<String>) {
+    let tty = std::io::stderr().is_terminal();
+    let mut last = String::new();
+    let every = Duration::from_millis(if tty { 200 } else { 1000 });
+    let mut next = Instant::now() + every;
+    while !done() {
+        std::thread::sleep(Duration::from_millis(20));
+        if Instant::now() < next {
+            continue;
+        }
+        next += every;
+        if let Some(line) = line() {
+            if tty {
+                eprint!("\r{line}\x1b[K");
+            } else if line != last {
+                eprintln!("{line}");
+            }
+            last = line;
+        }
+    }
+    if tty {
+        eprintln!();
+    }
+}
+
 struct ProveOpts {
     proofs: usize,
     requests: usize,
@@ -236,7 +271,6 @@ fn prove_all<C: KnownCircuit + Sync>(
     let circuits: Vec<C> = (0..o.proofs).map(|i| make(i as u64 + 1)).collect();
     let per = o.proofs.div_ceil(o.requests.max(1)).max(1);
     let started = Instant::now();
-    let tty = std::io::stderr().is_terminal();
     let results = std::thread::scope(|s| {
         let handles: Vec<_> = circuits
             .chunks(per)
@@ -245,27 +279,10 @@ fn prove_all<C: KnownCircuit + Sync>(
                 s.spawn(move || engine.prove_blocking(Request::new(pk, chunk)))
             })
             .collect();
-        let mut last = String::new();
-        let every = Duration::from_millis(if tty { 200 } else { 1000 });
-        let mut next = Instant::now() + every;
-        while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(20));
-            if Instant::now() < next {
-                continue;
-            }
-            next += every;
-            if let Some(line) = progress_line(&engine, o.proofs, started) {
-                if tty {
-                    eprint!("\r{line}\x1b[K");
-                } else if line != last {
-                    eprintln!("{line}");
-                }
-                last = line;
-            }
-        }
-        if tty {
-            eprintln!();
-        }
+        show_progress(
+            || handles.iter().all(|h| h.is_finished()),
+            || progress_line(&engine, o.proofs, started),
+        );
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(baton::EngineError::Stopped)))
@@ -446,6 +463,8 @@ fn run(cli: Cli) -> Result<bool, String> {
             };
             r.map(|_| true).map_err(|e| e.to_string())
         }
+        #[cfg(feature = "filecoin")]
+        Command::Filecoin(c) => filecoin_cli::run(c),
     }
 }
 

@@ -3,6 +3,7 @@
 #![cfg(feature = "cuda")]
 
 use baton::gpu::kernels::{self, KernelSet};
+use baton::gpu::options::{variants, GpuOptions};
 
 fn nvrtc_present() -> bool {
     // SAFETY: only probes whether the shared library can be opened.
@@ -19,13 +20,17 @@ fn nvrtc_present() -> bool {
 }
 
 fn check(set: KernelSet, expected: &[&str]) {
+    check_with(set, &GpuOptions::default(), expected);
+}
+
+fn check_with(set: KernelSet, opts: &GpuOptions, expected: &[&str]) {
     if !nvrtc_present() {
         return;
     }
     let clock = std::time::Instant::now();
-    let ptx = match kernels::compile_uncached(set, "compute_90") {
+    let ptx = match kernels::compile_with_cache(set, "compute_90", opts, None) {
         Ok(p) => p.to_src(),
-        Err(e) => panic!("{set:?}: {e}"),
+        Err(e) => panic!("{set:?} {}: {e}", opts.msm_label()),
     };
     let entries: Vec<&str> = ptx
         .lines()
@@ -33,7 +38,8 @@ fn check(set: KernelSet, expected: &[&str]) {
         .map(|l| l.split('(').next().unwrap_or(l))
         .collect();
     eprintln!(
-        "{set:?}: {} PTX chars, {} kernels in {:.1} s",
+        "{set:?} {}: {} PTX chars, {} kernels in {:.1} s",
+        opts.msm_label(),
         ptx.len(),
         entries.len(),
         clock.elapsed().as_secs_f64()
@@ -56,6 +62,8 @@ const PRODUCTION: &[&str] = &[
     "fr_powers",
     "msm_count",
     "msm_scatter",
+    "msm_nontrivial",
+    "msm_seg_keys",
     "scan_block",
     "scan_add",
     "msm_accumulate",
@@ -79,6 +87,16 @@ const PRODUCTION: &[&str] = &[
 #[test]
 fn production_kernels_compile() {
     check(KernelSet::Production, PRODUCTION);
+}
+
+/// Every MSM variant the bench compares (the knobs reach the kernels as defines), so that no
+/// variant first fails to compile on the device.
+#[test]
+fn every_msm_variant_compiles() {
+    let all = variants(&GpuOptions::default(), None).expect("variants");
+    for opts in all.iter().skip(1) {
+        check_with(KernelSet::Production, opts, PRODUCTION);
+    }
 }
 
 #[test]

@@ -110,15 +110,22 @@ pub fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, 
         );
         let (mut h_ms, mut all_ms) = (Vec::new(), Vec::new());
         // The per-call path is the "before" column: three runs, one at 2^26 and above (each
-        // takes seconds there).
-        let call_runs = if log >= 26 { 1 } else { reps.min(3) };
+        // takes seconds there); none with BATON_BENCH_PART_BEFORE=0 (the warm-up above still
+        // checks the device against it).
+        let before = std::env::var("BATON_BENCH_PART_BEFORE").map_or(true, |v| v.trim() != "0");
+        let call_runs = match (before, log >= 26) {
+            (false, _) => 0,
+            (true, true) => 1,
+            (true, false) => reps.min(3),
+        };
         for _ in 0..call_runs {
             let (h, all, _) = per_call(gpu, &abc, &pk, &w);
             h_ms.push(h);
             all_ms.push(all);
         }
-        let (d1, s1, runs1) = timed(reps, || device(gpu, &abc, &pk, &w, false));
+        let without = before.then(|| timed(reps, || device(gpu, &abc, &pk, &w, false)));
         let (d2, s2, runs2) = timed(reps, || device(gpu, &abc, &pk, &w, true));
+        let runs1 = without.as_ref().map(|x| x.2.clone());
         eprintln!("device partition 2^{log} runs: {runs1:.0?} / with B_G2 {runs2:.0?}");
         let (cpu_h, cpu_all, note) = if cpu_runs(log, reps) > 0 {
             let (h, all, csum) = per_call(&CpuBackend, &abc, &pk, &w);
@@ -140,27 +147,31 @@ pub fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, 
         } else {
             (None, None, "checked vs the per-call GPU path (CPU skipped)")
         };
-        t.row(
-            "compute_h (PoRep-like witness), per call",
-            log,
-            median_ms(h_ms),
-            cpu_h,
-            note,
-        );
-        t.row(
-            "partition per call: compute_h + 4 G1 MSMs",
-            log,
-            median_ms(all_ms),
-            cpu_all,
-            note,
-        );
-        t.row(
-            "device partition: H + 4 G1 MSMs",
-            log,
-            d1,
-            None,
-            &phases(&s1),
-        );
+        if before {
+            t.row(
+                "compute_h (PoRep-like witness), per call",
+                log,
+                median_ms(h_ms),
+                cpu_h,
+                note,
+            );
+            t.row(
+                "partition per call: compute_h + 4 G1 MSMs",
+                log,
+                median_ms(all_ms),
+                cpu_all,
+                note,
+            );
+        }
+        if let Some((d1, s1, _)) = &without {
+            t.row(
+                "device partition: H + 4 G1 MSMs",
+                log,
+                *d1,
+                None,
+                &phases(s1),
+            );
+        }
         t.row(
             "device partition: H + 4 G1 MSMs + B_G2",
             log,

@@ -6,6 +6,11 @@
 #ifndef BATON_EC_G1_CUH
 #define BATON_EC_G1_CUH
 
+// MSM_ACC_MUL (`gpu.msm_mul`): how the G1 MSM's hot mixed additions (bucket accumulation,
+// sums of the ones) compute their products. 0: inlined f_mul; 1: the accumulation calls the
+// one out-of-line copy (msm.cu); 2: inlined f_mul_rolled (small code, the same rows).
+// Defaults to 0 in ec/xyzz.cuh, its first user.
+
 // Fp as the coordinate field of ec/xyzz.cuh.
 struct FpOps {
     typedef fp_t T;
@@ -18,7 +23,11 @@ struct FpOps {
     static DEVI T neg(const T& a) { return f_neg<FpParams>(a); }
     static DEVI T cneg(const T& a, bool n) { return f_cneg<FpParams>(a, n); }
     template <bool INL> static DEVI T mul(const T& a, const T& b) {
+#if MSM_ACC_MUL == 2
+        if (INL) return f_mul_rolled<FpParams>(a, b);
+#else
         if (INL) return f_mul<FpParams>(a, b);
+#endif
         return fp_mul_noinline(a, b);
     }
     static DEVI T ldg(const T* p) { return f_ldg<FpParams>(p); }

@@ -20,6 +20,11 @@
 #ifndef BATON_EC_XYZZ_CUH
 #define BATON_EC_XYZZ_CUH
 
+// `gpu.msm_mul` (see ec/g1.cuh); 1 reorders the out-of-line mixed addition below.
+#ifndef MSM_ACC_MUL
+#define MSM_ACC_MUL 0
+#endif
+
 template <class F> struct ec_affine {
     typename F::T x, y;
 };
@@ -161,6 +166,20 @@ DEVI void ec_add_affine_xy_impl(ec_xyzz<F>& acc, const typename F::T& x2, const 
     T PP = ec_s<F, INL>(P);
     T PPP = ec_m<F, INL>(P, PP);
     T Q = ec_m<F, INL>(acc.x, PP);
+#if MSM_ACC_MUL == 1
+    if (!INL) {
+        // `gpu.msm_mul = "call"`: the same products, each factor's last use as early as it can
+        // come, so fewer values stay live across the calls (inlined code keeps the order
+        // below, which the default's machine code was measured with).
+        acc.zz = ec_m<F, INL>(acc.zz, PP);
+        T X3 = F::sub(F::sub(ec_s<F, INL>(R), PPP), F::dbl(Q));
+        T YP = ec_m<F, INL>(acc.y, PPP);
+        acc.zzz = ec_m<F, INL>(acc.zzz, PPP);
+        acc.y = F::sub(ec_m<F, INL>(R, F::sub(Q, X3)), YP);
+        acc.x = X3;
+        return;
+    }
+#endif
     T X3 = F::sub(F::sub(ec_s<F, INL>(R), PPP), F::dbl(Q));
     acc.y = F::sub(ec_m<F, INL>(R, F::sub(Q, X3)), ec_m<F, INL>(acc.y, PPP));
     acc.x = X3;

@@ -36,15 +36,37 @@ DEVI u32 msm_bits(const fr_t& s, u32 off, u32 c) {
     return (u32)(w >> sh) & ((1u << c) - 1);
 }
 
+// MSM_KEYLESS = 1 (`gpu.msm_scatter = "starts"`): the scatter writes no keys; the
+// accumulation takes each segment's first bucket from msm_seg_keys and walks the
+// bucket starts from there.
+#ifndef MSM_KEYLESS
+#define MSM_KEYLESS 0
+#endif
+
+// Scalars 0 and 1 (Montgomery form) make no digits: the one test every pass uses.
+DEVI bool msm_trivial(const fr_t& m) { return f_is_zero<FrParams>(m) || f_is_one<FrParams>(m); }
+
+// *count += number of scalars that are neither 0 nor 1 (grid-stride, one atomic per warp;
+// *count starts at zero). The host picks the window from it (`gpu.msm_window`).
+DEVI void msm_nontrivial_dev(const fr_t* scalars, u32 n, u32* count) {
+    u32 mine = 0;
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        mine += msm_trivial(f_ldg<FrParams>(scalars + i)) ? 0u : 1u;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mine += __shfl_down_sync(0xffffffffu, mine, o);
+    if ((threadIdx.x & 31) == 0 && mine != 0) atomicAdd(count, mine);
+}
+
 // Pass 0 (scatter == false): counts[key] += 1 for every non-zero digit.
 // Pass 1 (scatter == true): pos = --counts[key] (counts holds the inclusive
-// scan); keys[pos] = key; vals[pos] = point index | (negative << 31).
+// scan); keys[pos] = key (not with MSM_KEYLESS); vals[pos] = point index |
+// (negative << 31).
 DEVI void msm_digits_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* keys, u32* vals,
                          bool scatter) {
     const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const fr_t m = f_ldg<FrParams>(scalars + i);
-    if (f_is_zero<FrParams>(m) || f_is_one<FrParams>(m)) return;
+    if (msm_trivial(m)) return;
     const fr_t s = f_from_mont<FrParams>(m);
     const u32 half = 1u << (c - 1);
     u32 carry = 0;
@@ -59,7 +81,9 @@ DEVI void msm_digits_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* count
                 atomicAdd(counts + key, 1u);
             } else {
                 const u32 pos = atomicSub(counts + key, 1u) - 1u;
+#if !MSM_KEYLESS
                 keys[pos] = key;
+#endif
                 vals[pos] = i | (neg ? 0x80000000u : 0u);
             }
         }
@@ -135,7 +159,18 @@ DEVI void msm_flush(u32 key, const ec_xyzz<F>& acc, u32 seg_lo, u32 seg_hi, bool
     else ec_store(plast + seg, acc);
 }
 
-template <class F>
+// segkeys[s] = the bucket holding entry s*S, for every segment s with an entry (one thread
+// per bucket; empty buckets hold no segment start). Only with MSM_KEYLESS.
+DEVI void msm_seg_keys_dev(const u32* starts, u32 nbk, u32 S, u32* segkeys) {
+    const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nbk) return;
+    const u64 lo = starts[b], hi = starts[b + 1];
+    for (u64 s = (lo + S - 1) / S; s * S < hi; s++) segkeys[s] = b;
+}
+
+// keys: the key of every entry, or with MSM_KEYLESS the first bucket of every segment
+// (msm_seg_keys). INL: inline every product of the mixed addition (`gpu.msm_mul`).
+template <class F, bool INL>
 DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u32* vals, const u32* starts,
                              u32 nbk, u32 S, ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {
     typedef typename F::T T;
@@ -145,7 +180,12 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
     if (lo64 >= total) return;
     const u32 seg_lo = (u32)lo64;
     const u32 seg_hi = min(total - seg_lo, S) + seg_lo;
+#if MSM_KEYLESS
+    u32 cur = keys[seg];
+    u32 end = starts[cur + 1];  // cur holds entries [starts[cur], end)
+#else
     u32 cur = keys[seg_lo];
+#endif
     bool first = true;
     ec_xyzz<F> acc = ec_inf<F>();
 #if MSM_PREFETCH
@@ -155,6 +195,18 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
     T xn = F::ldg(&bases[vn & 0x7fffffffu].x), yn = F::ldg(&bases[vn & 0x7fffffffu].y);
 #endif
     for (u32 j = seg_lo; j < seg_hi; j++) {
+#if MSM_KEYLESS
+        if (j >= end) {
+            msm_flush<F>(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
+            first = false;
+            // The next bucket holding entry j (empty ones hold none); j < total keeps cur < nbk.
+            do {
+                cur++;
+                end = starts[cur + 1];
+            } while (end <= j);
+            ec_set_inf(acc);
+        }
+#else
         const u32 k = keys[j];
         if (k != cur) {
             msm_flush<F>(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
@@ -162,6 +214,7 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
             cur = k;
             ec_set_inf(acc);
         }
+#endif
 #if MSM_PREFETCH
         const u32 v = vn;
         const T x = xn;
@@ -180,7 +233,7 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
 #endif
         if (F::is_zero(x) && F::is_zero(y)) continue;  // infinity base
         y = F::cneg(y, v >> 31);
-        ec_add_affine_xy<F, true>(acc, x, y);
+        ec_add_affine_xy_impl<F, INL>(acc, x, y);
     }
     msm_flush<F>(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
 }

@@ -45,7 +45,7 @@ const TESTS: [(&str, &str); 2] = [
     ("test.cu", include_str!("../../kernels/test.cu")),
 ];
 
-use super::options::GpuOptions;
+use super::options::{GpuOptions, MsmMul, MsmScatter};
 
 /// The concatenated translation unit of `set`.
 pub fn source(set: KernelSet) -> String {
@@ -65,15 +65,27 @@ pub fn source(set: KernelSet) -> String {
 }
 
 /// NVRTC options for a virtual architecture such as `compute_90`, with the MSM knobs of
-/// `opts` (`gpu.msm_acc_minb`: register cap of `msm_accumulate`; `gpu.msm_prefetch`: load the
-/// next base one addition ahead).
+/// `opts` as defines (kernels/NOTES.md): `gpu.msm_acc_minb` the register cap of
+/// `msm_accumulate`, `gpu.msm_prefetch` the next base loaded one addition ahead,
+/// `gpu.msm_mul` the accumulation's products (`MSM_ACC_MUL` 0 inline, 1 call, 2 rolled),
+/// `gpu.msm_scatter = "starts"` the keyless scatter (`MSM_KEYLESS`).
 pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
+    let mul = match opts.msm_mul {
+        MsmMul::Inline => 0,
+        MsmMul::Call => 1,
+        MsmMul::Rolled => 2,
+    };
     vec![
         format!("--gpu-architecture={arch}"),
         "-default-device".into(),
         "--std=c++17".into(),
         format!("-DMSM_ACC_MINB={}", opts.msm_acc_minb),
         format!("-DMSM_PREFETCH={}", u32::from(opts.msm_prefetch)),
+        format!("-DMSM_ACC_MUL={mul}"),
+        format!(
+            "-DMSM_KEYLESS={}",
+            u32::from(opts.msm_scatter == MsmScatter::Starts)
+        ),
     ]
 }
 
@@ -202,11 +214,22 @@ mod tests {
         let opts = GpuOptions {
             msm_acc_minb: 2,
             msm_prefetch: true,
+            msm_mul: MsmMul::Rolled,
+            msm_scatter: MsmScatter::Starts,
             ..GpuOptions::default()
         };
         let o = nvrtc_options("compute_90", &opts);
-        assert!(o.contains(&"-DMSM_ACC_MINB=2".to_string()), "{o:?}");
-        assert!(o.contains(&"-DMSM_PREFETCH=1".to_string()), "{o:?}");
+        for d in [
+            "-DMSM_ACC_MINB=2",
+            "-DMSM_PREFETCH=1",
+            "-DMSM_ACC_MUL=2",
+            "-DMSM_KEYLESS=1",
+        ] {
+            assert!(o.contains(&d.to_string()), "{d}: {o:?}");
+        }
+        let d = nvrtc_options("compute_90", &GpuOptions::default());
+        assert!(d.contains(&"-DMSM_ACC_MUL=0".to_string()), "{d:?}");
+        assert!(d.contains(&"-DMSM_KEYLESS=0".to_string()), "{d:?}");
         assert_ne!(
             cache_key("x", &o),
             cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))

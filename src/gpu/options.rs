@@ -1,11 +1,91 @@
 //! The GPU tuning knobs of the `[gpu]` config section, as the CUDA backend takes them. Plain
-//! data, no device: `config.rs` parses and validates them, `CudaBackend::with_options` reads
-//! them at start (the kernels are compiled with the MSM knobs).
+//! data, no device: `config.rs` hands each key's text to [`GpuOptions::set`] and validates the
+//! result; `CudaBackend::with_options` reads them at start (the kernels are compiled with the
+//! MSM knobs as defines).
 
 /// Register cap of `msm_accumulate` (blocks per multiprocessor) unless configured.
 pub const DEFAULT_MSM_ACC_MINB: u32 = 4;
 /// Largest register cap `gpu.msm_acc_minb` takes (8 blocks of 128 threads: 64 registers each).
 pub const MAX_MSM_ACC_MINB: u32 = 8;
+
+/// A knob with a fixed set of spellings.
+pub trait Choice: Sized + Copy + 'static {
+    /// Every value with its spelling, the default first.
+    const ALL: &'static [(&'static str, Self)];
+}
+
+/// The value spelled `text`, or why not (the spellings it takes).
+pub fn parse_choice<T: Choice>(text: &str) -> Result<T, String> {
+    let t = text.trim();
+    T::ALL
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(t))
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = T::ALL.iter().map(|(n, _)| *n).collect();
+            format!("expected one of {}, got {text:?}", names.join(", "))
+        })
+}
+
+/// The spelling of `v`.
+pub fn choice_name<T: Choice + PartialEq>(v: T) -> &'static str {
+    T::ALL.iter().find(|(_, x)| *x == v).map_or("?", |(n, _)| n)
+}
+
+/// How the bucket accumulation's mixed addition computes its Fp products (`gpu.msm_mul`,
+/// G1 only; define `MSM_ACC_INLINE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmMul {
+    /// Every product inlined: the fastest arithmetic, a loop body larger than the
+    /// instruction cache (kernels/NOTES.md).
+    Inline,
+    /// One out-of-line product called ten times: a small loop body, a call per product.
+    Call,
+    /// Every product inlined with its row loop rolled (`f_mul_rolled`: a twelfth of the code,
+    /// the same multiply-adds plus register moves); also in the sums of the ones.
+    Rolled,
+}
+
+impl Choice for MsmMul {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("inline", MsmMul::Inline),
+        ("call", MsmMul::Call),
+        ("rolled", MsmMul::Rolled),
+    ];
+}
+
+/// What the MSM window is chosen from (`gpu.msm_window`, host side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmWindow {
+    /// The number of points (one window per size).
+    Points,
+    /// The number of scalars that are neither 0 nor 1, counted on the device first (the others
+    /// make no bucket entries; PoRep-like witnesses have ~10 % of them).
+    Nontrivial,
+}
+
+impl Choice for MsmWindow {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("points", MsmWindow::Points),
+        ("nontrivial", MsmWindow::Nontrivial),
+    ];
+}
+
+/// How the bucket accumulation learns which bucket each sorted entry belongs to
+/// (`gpu.msm_scatter`; define `MSM_KEYLESS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmScatter {
+    /// The scatter writes a key beside every entry.
+    Keys,
+    /// No keys: each segment's first bucket comes from the bucket starts (`msm_seg_keys`), the
+    /// rest by walking them; half the scatter's scattered writes.
+    Starts,
+}
+
+impl Choice for MsmScatter {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("keys", MsmScatter::Keys), ("starts", MsmScatter::Starts)];
+}
 
 /// The CUDA backend's knobs. The defaults are the measured best (BENCHMARKS.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +97,12 @@ pub struct GpuOptions {
     pub msm_acc_minb: u32,
     /// Whether `msm_accumulate` loads the next base one addition ahead.
     pub msm_prefetch: bool,
+    /// The products of the accumulation's mixed addition (G1).
+    pub msm_mul: MsmMul,
+    /// What the window is chosen from.
+    pub msm_window: MsmWindow,
+    /// Keys beside the sorted entries, or bucket boundaries from the starts.
+    pub msm_scatter: MsmScatter,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
@@ -29,12 +115,65 @@ impl Default for GpuOptions {
             host_threads: None,
             msm_acc_minb: DEFAULT_MSM_ACC_MINB,
             msm_prefetch: false,
+            msm_mul: MsmMul::Inline,
+            msm_window: MsmWindow::Points,
+            msm_scatter: MsmScatter::Keys,
             device_partition: true,
         }
     }
 }
 
+/// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
+pub const KNOBS: [&str; 7] = [
+    "host_threads",
+    "msm_acc_minb",
+    "msm_prefetch",
+    "msm_mul",
+    "msm_window",
+    "msm_scatter",
+    "partition",
+];
+
+fn whole(v: &str, min: usize) -> Result<usize, String> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(format!("expected a whole number ≥ {min}, got {v:?}")),
+    }
+}
+
+/// A boolean knob's text (`true`/`1`/`on`, `false`/`0`/`off`), or why it is none.
+pub(crate) fn flag(v: &str) -> Result<bool, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" => Ok(true),
+        "false" | "0" | "off" => Ok(false),
+        _ => Err(format!("expected true or false, got {v:?}")),
+    }
+}
+
 impl GpuOptions {
+    /// Sets the knob `key` (one of [`KNOBS`]) from its text, or says why the text is no value
+    /// of it. Ranges are checked by [`GpuOptions::problem`].
+    pub fn set(&mut self, key: &str, v: &str) -> Result<(), String> {
+        match key {
+            "host_threads" if v.trim().eq_ignore_ascii_case("auto") => self.host_threads = None,
+            "host_threads" => self.host_threads = Some(whole(v, 1)?),
+            "msm_acc_minb" => self.msm_acc_minb = whole(v, 1)?.min(u32::MAX as usize) as u32,
+            "msm_prefetch" => self.msm_prefetch = flag(v)?,
+            "msm_mul" => self.msm_mul = parse_choice(v)?,
+            "msm_window" => self.msm_window = parse_choice(v)?,
+            "msm_scatter" => self.msm_scatter = parse_choice(v)?,
+            "partition" => {
+                self.device_partition = match v.trim() {
+                    "device" => true,
+                    "calls" => false,
+                    other => return Err(format!("expected device or calls, got {other:?}")),
+                }
+            }
+            other => return Err(format!("no such [gpu] knob {other:?}")),
+        }
+        Ok(())
+    }
+
     /// Why these knobs cannot be used, naming the key, if they cannot.
     pub fn problem(&self) -> Option<(&'static str, String)> {
         if self.host_threads == Some(0) {
@@ -50,5 +189,132 @@ impl GpuOptions {
             ));
         }
         None
+    }
+
+    /// The MSM knobs that differ from the defaults, as `key=value` joined by commas
+    /// (`"default"` when none do): a variant's name in benchmark tables.
+    pub fn msm_label(&self) -> String {
+        let d = GpuOptions::default();
+        let mut parts = Vec::new();
+        if self.msm_mul != d.msm_mul {
+            parts.push(format!("msm_mul={}", choice_name(self.msm_mul)));
+        }
+        if self.msm_window != d.msm_window {
+            parts.push(format!("msm_window={}", choice_name(self.msm_window)));
+        }
+        if self.msm_scatter != d.msm_scatter {
+            parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
+        }
+        if self.msm_acc_minb != d.msm_acc_minb {
+            parts.push(format!("msm_acc_minb={}", self.msm_acc_minb));
+        }
+        if self.msm_prefetch != d.msm_prefetch {
+            parts.push(format!("msm_prefetch={}", self.msm_prefetch));
+        }
+        if parts.is_empty() {
+            "default".into()
+        } else {
+            parts.join(",")
+        }
+    }
+}
+
+/// The MSM variants the GPU bench and the variant conformance test compare side by side, the
+/// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
+/// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
+pub const MSM_VARIANTS: [&str; 6] = [
+    "default",
+    "msm_mul=call,msm_acc_minb=3",
+    "msm_mul=rolled",
+    "msm_window=nontrivial",
+    "msm_scatter=starts",
+    "msm_window=nontrivial,msm_scatter=starts",
+];
+
+/// `base` with the knobs of `spec` (`"default"`, or `key=value` pairs separated by commas,
+/// keys as in [`KNOBS`]), checked as the config checks them.
+pub fn variant(base: &GpuOptions, spec: &str) -> Result<GpuOptions, String> {
+    let mut o = base.clone();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if part == "default" {
+            continue;
+        }
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("variant {spec:?}: {part:?} is no key=value"))?;
+        o.set(k.trim(), v)
+            .map_err(|e| format!("variant {spec:?}: {}: {e}", k.trim()))?;
+    }
+    match o.problem() {
+        Some((key, why)) => Err(format!("variant {spec:?}: {key}: {why}")),
+        None => Ok(o),
+    }
+}
+
+/// The variants of `list` (`;`-separated specs; [`MSM_VARIANTS`] when `None`) over `base`.
+pub fn variants(base: &GpuOptions, list: Option<&str>) -> Result<Vec<GpuOptions>, String> {
+    match list {
+        Some(l) => l
+            .split(';')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| variant(base, s))
+            .collect(),
+        None => MSM_VARIANTS.iter().map(|s| variant(base, s)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_parse_and_name_themselves() {
+        let mut o = GpuOptions::default();
+        assert_eq!(o.msm_label(), "default");
+        o.set("msm_mul", "Call").expect("call");
+        o.set("msm_window", "nontrivial").expect("window");
+        o.set("msm_scatter", " starts ").expect("scatter");
+        o.set("msm_acc_minb", "6").expect("minb");
+        assert_eq!(
+            o.msm_label(),
+            "msm_mul=call,msm_window=nontrivial,msm_scatter=starts,msm_acc_minb=6"
+        );
+        let err = o.set("msm_mul", "asm").expect_err("bad value");
+        assert!(
+            err.contains("inline, call, rolled") && err.contains("asm"),
+            "{err}"
+        );
+        assert!(o.set("msm_colour", "red").is_err());
+        o.set("msm_acc_minb", "9").expect("parses");
+        assert_eq!(o.problem().map(|p| p.0), Some("gpu.msm_acc_minb"));
+        for k in KNOBS {
+            assert!(GpuOptions::default().set(k, "").is_err(), "{k}");
+        }
+    }
+
+    #[test]
+    fn variants_are_named_by_their_spec() {
+        let base = GpuOptions::default();
+        let all = variants(&base, None).expect("the built-in list parses");
+        assert_eq!(all.len(), MSM_VARIANTS.len());
+        assert_eq!(all[0], base, "the default comes first");
+        for (o, spec) in all.iter().zip(MSM_VARIANTS) {
+            assert_eq!(o.msm_label(), spec, "a label is its spec");
+        }
+        let two = variants(&base, Some("default; msm_mul=rolled ;")).expect("list");
+        assert_eq!(two.len(), 2);
+        assert_eq!(two[1].msm_mul, MsmMul::Rolled);
+        for bad in ["msm_mul", "msm_mul=fast", "msm_acc_minb=0", "colour=red"] {
+            assert!(variant(&base, bad).is_err(), "{bad}");
+        }
+        let on = GpuOptions {
+            device_partition: false,
+            ..base
+        };
+        assert!(
+            !variant(&on, "msm_scatter=starts")
+                .expect("spec")
+                .device_partition
+        );
     }
 }

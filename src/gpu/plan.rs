@@ -2,6 +2,7 @@
 //! and the level plan of the bucket reduction. Pure and tested on the CPU.
 
 use super::host::{GpuGroup, XYZZ_LIMBS};
+use super::options::MsmWindow;
 
 /// NTT flags of `ntt_pass` (kernels/NOTES.md).
 pub mod flags {
@@ -58,6 +59,39 @@ pub fn msm_window(n: usize) -> u32 {
     }
 }
 
+/// The window for an MSM of n points, `nontrivial` of them with a scalar other than 0 and 1,
+/// under `rule`: from n ([`msm_window`]), or from the count (the 0/1 scalars make no bucket
+/// entries, so the count is the work the window trades against its buckets).
+pub fn window_for(rule: MsmWindow, n: usize, nontrivial: usize) -> u32 {
+    match rule {
+        MsmWindow::Points => msm_window(n),
+        MsmWindow::Nontrivial => msm_window(nontrivial.min(n).max(1)),
+    }
+}
+
+/// Device scratch bytes an MSM of n points of group `G` may need under `rule`, before the
+/// count is known: with the count-chosen window, the most over every count up to n (within
+/// one window's range of counts the scratch grows with the count, so the top of each range
+/// and n itself are the candidates).
+pub fn msm_scratch_bound<G: GpuGroup>(n: usize, rule: MsmWindow) -> u64 {
+    let n = n.max(1);
+    let at = |k: usize| {
+        MsmShape::for_group::<G>(n, window_for(rule, n, k))
+            .with_nontrivial(k)
+            .scratch_bytes(n)
+    };
+    match rule {
+        MsmWindow::Points => at(n),
+        MsmWindow::Nontrivial => (1..usize::BITS)
+            .flat_map(|j| [(1usize << j) - 1, 1usize << j])
+            .map(|k| k.min(n))
+            .chain([n])
+            .map(at)
+            .max()
+            .unwrap_or(0),
+    }
+}
+
 /// Segment length of `msm_accumulate`.
 pub const MSM_SEGMENT: usize = 64;
 
@@ -75,7 +109,9 @@ pub struct MsmShape {
     pub half: u32,
     /// All buckets.
     pub nbk: u32,
-    /// Accumulation segments.
+    /// Room for bucket entries (keys, values): windows × the scalars that may make digits.
+    pub entries: usize,
+    /// Accumulation segments (of [`MSM_SEGMENT`] entries).
     pub nseg: u32,
     /// Blocks of `msm_ones`.
     pub nb1: u32,
@@ -84,19 +120,31 @@ pub struct MsmShape {
 }
 
 impl MsmShape {
-    /// The shape for n scalars (n ≥ 1, n·nwin < 2^32).
+    /// The shape for n scalars (n ≥ 1, n·nwin < 2^32), each of which may make digits.
     pub fn new(n: usize, c: u32) -> Self {
         let nwin = 256u32.div_ceil(c);
         let half = 1u32 << (c - 1);
-        let entries = n as u64 * nwin as u64;
         MsmShape {
             c,
             nwin,
             half,
             nbk: nwin * half,
-            nseg: entries.div_ceil(MSM_SEGMENT as u64) as u32,
+            entries: 0,
+            nseg: 0,
             nb1: (n.div_ceil(128)).min(1024) as u32,
             xyzz_limbs: XYZZ_LIMBS,
+        }
+        .with_nontrivial(n)
+    }
+
+    /// The same shape with room for the entries of `k` scalars only (the count of scalars
+    /// other than 0 and 1, which alone make digits; at least one, so no buffer is empty).
+    pub fn with_nontrivial(self, k: usize) -> Self {
+        let entries = k.max(1) * self.nwin as usize;
+        MsmShape {
+            entries,
+            nseg: (entries as u64).div_ceil(MSM_SEGMENT as u64) as u32,
+            ..self
         }
     }
 
@@ -123,7 +171,7 @@ impl MsmShape {
     pub fn scratch_bytes(&self, n: usize) -> u64 {
         let n = n as u64;
         let xyzz = 8 * self.xyzz_limbs as u64;
-        let entries = n * self.nwin as u64;
+        let entries = self.entries as u64;
         // Two consecutive levels (T and R each) are alive at once; the first level's output
         // is the largest (at most half the buckets).
         let reduce = 4 * xyzz * self.nbk as u64 / 2;
@@ -202,7 +250,7 @@ pub fn reduce_plan(nwin: u32, half: u32, sms: u32) -> Vec<ReduceLevel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::host::{G2, G2_XYZZ_LIMBS};
+    use crate::gpu::host::{G1, G2, G2_XYZZ_LIMBS};
 
     #[test]
     fn plan_matches_notes() {
@@ -231,6 +279,34 @@ mod tests {
         let g2 = MsmShape::for_group::<G2>(1 << 20, 16);
         assert_eq!(g2.xyzz_limbs, G2_XYZZ_LIMBS);
         assert!(g2.scratch_bytes(1 << 20) > MsmShape::new(1 << 20, 16).scratch_bytes(1 << 20));
+    }
+
+    #[test]
+    fn count_chosen_windows_and_their_scratch_bound() {
+        let (p, nt) = (MsmWindow::Points, MsmWindow::Nontrivial);
+        // PoRep-like 2^24: ~10 % of the scalars make digits and want the window of 2^20.7.
+        assert_eq!(window_for(p, 1 << 24, 1_700_000), 20);
+        assert_eq!(window_for(nt, 1 << 24, 1_700_000), 16);
+        assert_eq!(window_for(nt, 1 << 26, 1 << 26), 20);
+        assert_eq!(window_for(nt, 1 << 20, 0), msm_window(1));
+        assert_eq!(window_for(nt, 1 << 20, 1 << 30), msm_window(1 << 20));
+        let sh = MsmShape::new(1 << 20, 16).with_nontrivial(1000);
+        assert_eq!((sh.entries, sh.nseg), (16_000, 250));
+        assert_eq!(MsmShape::new(1 << 20, 16).entries, 16 << 20);
+        // The bound covers every count, and is the points rule's figure under that rule.
+        for n in [1usize << 10, 5000, 1 << 20, (1 << 22) + 1000, 1 << 24] {
+            let bound = msm_scratch_bound::<G1>(n, nt);
+            for k in [0, 1, n / 10, n / 2, (1 << 22).min(n), (1 << 22) - 1, n] {
+                let k = k.min(n);
+                let need = MsmShape::new(n, window_for(nt, n, k))
+                    .with_nontrivial(k)
+                    .scratch_bytes(n);
+                assert!(need <= bound, "n {n} k {k}: {need} > {bound}");
+            }
+            let pts = MsmShape::new(n, msm_window(n)).scratch_bytes(n);
+            assert_eq!(msm_scratch_bound::<G1>(n, p), pts);
+            assert!(bound >= pts);
+        }
     }
 
     #[test]

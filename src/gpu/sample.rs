@@ -147,23 +147,29 @@ pub fn sample_abc(len: usize, seed: u64) -> crate::prover::Abc {
     crate::prover::Abc { a, b, c }
 }
 
+/// A density over n variables marking each with probability p (seeded).
+pub fn random_density(n: usize, p: f64, seed: u64) -> crate::cs::Density {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut d = crate::cs::Density::default();
+    for i in 0..n {
+        d.push();
+        if rng.gen_bool(p) {
+            d.mark(i);
+        }
+    }
+    d
+}
+
 /// A witness of `inputs` public inputs (the first is the constant one) and `aux` PoRep-like
 /// private values, each aux kept by the A and by the B density with probability `p` (inputs
 /// by B with probability `p` too).
 pub fn sample_witness(inputs: usize, aux: usize, p: f64, seed: u64) -> crate::prover::Witness {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xde45);
-    let mut density = |n: usize| {
-        let mut d = crate::cs::Density::default();
-        for i in 0..n {
-            d.push();
-            if rng.gen_bool(p) {
-                d.mark(i);
-            }
-        }
-        d
-    };
-    let (a_aux_density, b_aux_density, b_input_density) =
-        (density(aux), density(aux), density(inputs));
+    let s = seed ^ 0xde45;
+    let (a_aux_density, b_aux_density, b_input_density) = (
+        random_density(aux, p, s),
+        random_density(aux, p, s ^ 0xb),
+        random_density(inputs, p, s ^ 0x1),
+    );
     let mut ins = dense_scalars(inputs, seed ^ 0x1);
     if let Some(one) = ins.first_mut() {
         *one = Scalar::ONE;

@@ -102,9 +102,10 @@ impl CudaBackend {
         used: &[Scalar],
     ) -> GpuResult<G::Proj> {
         let n = used.len();
-        let c = plan::msm_window(n);
-        let chunk = MsmShape::max_points(c).min(n);
-        let scratch = MsmShape::for_group::<G>(chunk, c).scratch_bytes(chunk) + 32 * n as u64;
+        // The window from n is the largest any count of the chunk's scalars can choose, so the
+        // chunk fits one launch sequence under either rule.
+        let chunk = MsmShape::max_points(plan::msm_window(n)).min(n);
+        let scratch = plan::msm_scratch_bound::<G>(chunk, self.dev.msm_window) + 32 * n as u64;
         let limbs = G::AFFINE_LIMBS;
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
@@ -134,7 +135,7 @@ impl CudaBackend {
             let len = chunk.min(n - start);
             let b = points.slice(start * limbs..(start + len) * limbs);
             let s = scalars.slice(start * FR_LIMBS..(start + len) * FR_LIMBS);
-            let out = self.dev.msm::<G>(&b, &s, len, c)?;
+            let (out, c) = self.dev.msm::<G>(&b, &s, len)?;
             acc += host::combine_windows::<G>(&out, c);
             start += len;
         }

@@ -14,7 +14,7 @@ use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, GpuGroup};
 use crate::gpu::kernels;
 use crate::gpu::launch::{launch_checked, Launch};
-use crate::gpu::options::GpuOptions;
+use crate::gpu::options::{GpuOptions, MsmScatter, MsmWindow};
 
 /// Maps a driver error of `call` to [`GpuError::Driver`].
 pub(crate) fn drv(call: &'static str) -> impl Fn(DriverError) -> GpuError {
@@ -32,6 +32,8 @@ pub(crate) struct Kernels {
     pub fr_powers: CudaFunction,
     pub msm_count: CudaFunction,
     pub msm_scatter: CudaFunction,
+    pub msm_nontrivial: CudaFunction,
+    pub msm_seg_keys: CudaFunction,
     pub scan_block: CudaFunction,
     pub scan_add: CudaFunction,
     pub density_popc: CudaFunction,
@@ -93,6 +95,10 @@ pub(crate) struct Device {
     pub k: Kernels,
     /// Multiprocessors (the reduction plan sizes its levels by them).
     pub sms: u32,
+    /// What the MSM window is chosen from (`gpu.msm_window`).
+    pub msm_window: MsmWindow,
+    /// Whether the kernels were compiled for the keyless scatter (`gpu.msm_scatter`).
+    pub keyless: bool,
     /// Threads of this device's own for its host work (density filtering, staging copies) when
     /// `gpu.host_threads` is set; otherwise rayon's global pool. Measured on the 2-GPU host
     /// (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU than
@@ -150,6 +156,8 @@ impl Device {
             fr_powers: f("fr_powers")?,
             msm_count: f("msm_count")?,
             msm_scatter: f("msm_scatter")?,
+            msm_nontrivial: f("msm_nontrivial")?,
+            msm_seg_keys: f("msm_seg_keys")?,
             scan_block: f("scan_block")?,
             scan_add: f("scan_add")?,
             density_popc: f("density_popc")?,
@@ -181,6 +189,8 @@ impl Device {
             peak_used: std::sync::atomic::AtomicU64::new(0),
             k,
             sms: sms.max(1) as u32,
+            msm_window: opts.msm_window,
+            keyless: opts.msm_scatter == MsmScatter::Starts,
             host_pool,
         };
         Ok((dev, arch))

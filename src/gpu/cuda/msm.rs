@@ -1,13 +1,16 @@
-//! The device MSM launch sequence of kernels/NOTES.md: count digits, scan, scatter, accumulate
-//! buckets in segments, finalize, reduce windows level by level ([`crate::gpu::plan::reduce_plan`]),
-//! and sum the bases of the ones. Returns the `nwin + 1` XYZZ sums for the host to combine.
+//! The device MSM launch sequence of kernels/NOTES.md: the window (from n, or from a device
+//! count of the scalars other than 0 and 1), count digits, scan, scatter (with keys, or
+//! keyless and the segments' first buckets after it), accumulate buckets in segments,
+//! finalize, reduce windows level by level ([`crate::gpu::plan::reduce_plan`]), and sum the
+//! bases of the ones. Returns the `nwin + 1` XYZZ sums for the host to combine.
 
 use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 
 use super::device::{drv, Device, DeviceGroup};
 use crate::gpu::error::GpuResult;
-use crate::gpu::launch::{self, SCAN_SPAN};
-use crate::gpu::plan::{MsmShape, MSM_SEGMENT};
+use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
+use crate::gpu::options::MsmWindow;
+use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
 
 impl Device {
     /// Inclusive prefix sum of the first `m` entries of `data`, recursively over block sums.
@@ -34,27 +37,63 @@ impl Device {
         })
     }
 
+    /// How many of the first n scalars are neither 0 nor 1 (the ones that make digits),
+    /// counted on the device; waits for the count.
+    fn count_nontrivial(&self, scalars: &CudaView<'_, u64>, n: usize) -> GpuResult<usize> {
+        let mut count = self.alloc_zeros::<u32>(1, "MSM scalar count")?;
+        let n32 = n as u32;
+        let l = launch::msm_nontrivial(n, scalars.len(), count.len());
+        self.launch(&self.k.msm_nontrivial, l, |b| {
+            b.arg(scalars).arg(&n32).arg(&mut count);
+        })?;
+        let host = self
+            .stream
+            .clone_dtoh(&count)
+            .map_err(drv("download scalar count"))?;
+        self.stream.synchronize().map_err(drv("synchronize"))?;
+        Ok(host.first().copied().unwrap_or(0) as usize)
+    }
+
+    /// The window and the shape of an MSM over the first n of `scalars`, as `gpu.msm_window`
+    /// says: from n, or from the device's count of the scalars that make digits (the entry
+    /// buffers then hold only theirs).
+    fn shape<G: DeviceGroup>(&self, scalars: &CudaView<'_, u64>, n: usize) -> GpuResult<MsmShape> {
+        Ok(match self.msm_window {
+            MsmWindow::Points => MsmShape::for_group::<G>(n, plan::msm_window(n)),
+            MsmWindow::Nontrivial => {
+                let k = self.count_nontrivial(scalars, n)?.min(n);
+                MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, k))
+                    .with_nontrivial(k)
+            }
+        })
+    }
+
     /// XYZZ window sums (`nwin` windows, then the sum over scalars equal to one) of
-    /// Σ scalars[i]·bases[i], i < n, with window c. `bases` and `scalars` hold at least n
-    /// points and n scalars (checked); n·nwin < 2^32.
+    /// Σ scalars[i]·bases[i], i < n, and the window c they were made with. `bases` and
+    /// `scalars` hold at least n points and n scalars (checked); n·nwin < 2^32.
     pub(crate) fn msm<G: DeviceGroup>(
         &self,
         bases: &CudaView<'_, u64>,
         scalars: &CudaView<'_, u64>,
         n: usize,
-        c: u32,
-    ) -> GpuResult<Vec<u64>> {
-        let sh = MsmShape::for_group::<G>(n, c);
+    ) -> GpuResult<(Vec<u64>, u32)> {
+        let sh = self.shape::<G>(scalars, n)?;
         let gk = G::kernels(&self.k);
-        let (n32, nwin, nbk, seg) = (n as u32, sh.nwin, sh.nbk, MSM_SEGMENT as u32);
-        let entries = n * nwin as usize;
+        let (n32, c, nwin, nbk, seg) = (n as u32, sh.c, sh.nwin, sh.nbk, MSM_SEGMENT as u32);
         let xl = G::XYZZ_LIMBS;
         let mut counts = self.alloc_zeros::<u32>(nbk as usize + 1, "MSM bucket counts")?;
         // Every entry of the scratch buffers below that a kernel reads was written by an earlier
-        // one: scatter fills keys/vals up to counts[nbk]; accumulate and finalize write every
-        // bucket and segment piece; each reduce level writes its whole output.
-        let mut keys = self.alloc_scratch::<u32>(entries, "MSM keys")?;
-        let mut vals = self.alloc_scratch::<u32>(entries, "MSM values")?;
+        // one: scatter fills vals (and keys) up to counts[nbk], msm_seg_keys every segment
+        // below it; accumulate and finalize write every bucket and segment piece; each reduce
+        // level writes its whole output.
+        // The keys: one per entry, or with the keyless scatter one first bucket per segment.
+        let keys_len = if self.keyless {
+            sh.nseg as usize
+        } else {
+            sh.entries
+        };
+        let mut keys = self.alloc_scratch::<u32>(keys_len, "MSM keys")?;
+        let mut vals = self.alloc_scratch::<u32>(sh.entries, "MSM values")?;
         let xyzz = |count: usize, what| self.alloc_scratch::<u64>(count * xl, what);
         let mut buckets = xyzz(nbk as usize, "MSM buckets")?;
         let mut pfirst = xyzz(sh.nseg as usize, "MSM segments")?;
@@ -65,19 +104,34 @@ impl Device {
             b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
         })?;
         self.scan(&mut counts, nbk as usize + 1)?;
-        let kv = Some((keys.len(), vals.len()));
+        let null = 0u64;
+        let kv = Some(((!self.keyless).then_some(keys.len()), vals.len()));
         let l = launch::msm_digits("msm_scatter", n, &sh, scalars.len(), counts.len(), kv);
         self.launch(&self.k.msm_scatter, l, |b| {
             b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
-            b.arg(&mut keys).arg(&mut vals);
+            if self.keyless {
+                b.arg(&null);
+            } else {
+                b.arg(&mut keys);
+            }
+            b.arg(&mut vals);
         })?;
+        let acc_keys = if self.keyless {
+            let l = launch::msm_seg_keys(&sh, counts.len(), keys.len());
+            self.launch(&self.k.msm_seg_keys, l, |b| {
+                b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut keys);
+            })?;
+            AccKeys::Segments(keys.len())
+        } else {
+            AccKeys::Entries(keys.len())
+        };
         let segs = [pfirst.len(), plast.len()];
         let l = launch::msm_accumulate(
             n,
             &sh,
             G::AFFINE_LIMBS,
             bases.len(),
-            keys.len(),
+            acc_keys,
             vals.len(),
             counts.len(),
             buckets.len(),
@@ -130,7 +184,7 @@ impl Device {
             .clone_dtoh(&out)
             .map_err(drv("download window sums"))?;
         self.stream.synchronize().map_err(drv("synchronize"))?;
-        Ok(host)
+        Ok((host, c))
     }
 
     /// The window sums Σ_d d·B_d of `buckets` into the first `nwin` points of `out`, level by

@@ -13,7 +13,10 @@ pub use check::{
     SCALE_TABLE, SCAN_BLOCK, SCAN_SPAN, SUM_BLOCK,
 };
 pub use fr::{density_gather, density_popc, elementwise, ntt_pass, scan};
-pub use msm::{ec_sum, msm_accumulate, msm_digits, msm_finalize, msm_ones, msm_reduce_level};
+pub use msm::{
+    ec_sum, msm_accumulate, msm_digits, msm_finalize, msm_nontrivial, msm_ones, msm_reduce_level,
+    msm_seg_keys, AccKeys,
+};
 pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 
 #[cfg(test)]
@@ -66,7 +69,7 @@ mod tests {
                 &sh,
                 12,
                 12 << 16,
-                keys,
+                AccKeys::Entries(keys),
                 entries,
                 sh.nbk as usize + 1,
                 xyzz(sh.nbk),
@@ -86,13 +89,51 @@ mod tests {
             &sh,
             4 << 16,
             sh.nbk as usize,
-            Some((entries, entries)),
+            Some((Some(entries), entries)),
         ));
         assert_eq!(count, 0);
         assert!(matches!(
             err,
             Err(GpuError::BufferTooShort { arg: "counts", .. })
         ));
+        // The keyless path: no keys, one first bucket per segment; a shape sized for k scalars
+        // that make digits takes buffers of k · nwin entries.
+        let few = sh.with_nontrivial(1000);
+        let counts = sh.nbk as usize + 1;
+        let keyless = |vals: usize| {
+            msm_digits(
+                "msm_scatter",
+                1 << 16,
+                &few,
+                4 << 16,
+                counts,
+                Some((None, vals)),
+            )
+        };
+        assert!(keyless(few.entries).is_ok());
+        assert!(keyless(few.entries - 1).is_err());
+        assert!(msm_seg_keys(&few, counts, few.nseg as usize).is_ok());
+        assert!(msm_seg_keys(&few, counts, few.nseg as usize - 1).is_err());
+        let seg = |k: AccKeys| {
+            msm_accumulate(
+                1 << 16,
+                &few,
+                12,
+                12 << 16,
+                k,
+                few.entries,
+                counts,
+                xyzz(few.nbk),
+                [xyzz(few.nseg), xyzz(few.nseg)],
+            )
+        };
+        assert!(seg(AccKeys::Segments(few.nseg as usize)).is_ok());
+        assert!(matches!(
+            seg(AccKeys::Segments(few.nseg as usize - 1)),
+            Err(GpuError::BufferTooShort { arg: "segkeys", .. })
+        ));
+        assert!(msm_nontrivial(1 << 16, 4 << 16, 1).is_ok());
+        assert!(msm_nontrivial(1 << 16, 4 << 16, 0).is_err());
     }
 
     #[test]

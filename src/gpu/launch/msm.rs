@@ -8,30 +8,68 @@ use crate::gpu::error::GpuResult;
 use crate::gpu::host::FR_LIMBS;
 use crate::gpu::plan::{MsmShape, MSM_SEGMENT};
 
-/// `msm_count` (keys/vals `None`) or `msm_scatter` over n scalars (u64 limbs) with `shape`.
+/// Blocks of `msm_nontrivial` (a grid-stride loop: enough to fill the device).
+const NONTRIVIAL_BLOCKS: usize = 4096;
+
+/// `msm_nontrivial` over n scalars (u64 limbs) into one zeroed u32 count.
+pub fn msm_nontrivial(n: usize, scalars: usize, count: usize) -> GpuResult<Launch> {
+    let grid = blocks(n, ELEMENTWISE_BLOCK).min(NONTRIVIAL_BLOCKS as u64);
+    Check::new("msm_nontrivial", grid, ELEMENTWISE_BLOCK)
+        .rule(n < 1 << 31, || format!("{n} scalars"))
+        .buf("scalars", scalars, n * FR_LIMBS)
+        .buf("count", count, 1)
+        .done()
+}
+
+/// `msm_count` (`scatter` `None`) or `msm_scatter` over n scalars (u64 limbs) with `shape`;
+/// `scatter` holds the keys' length (`None`: the keyless scatter, a null pointer) and the
+/// values'. Every entry goes below `shape.entries`: the shape's count of scalars that make
+/// digits must be right (n, or the device's count).
 pub fn msm_digits(
     kernel: &'static str,
     n: usize,
     sh: &MsmShape,
     scalars: usize,
     counts: usize,
-    keys_vals: Option<(usize, usize)>,
+    scatter: Option<(Option<usize>, usize)>,
 ) -> GpuResult<Launch> {
-    let entries = n * sh.nwin as usize;
+    let entries = sh.entries;
     let ch = Check::new(kernel, blocks(n, ELEMENTWISE_BLOCK), ELEMENTWISE_BLOCK)
-        .rule(n >= 1 && (entries as u64) < 1 << 32, || {
-            format!("{n} scalars × {} windows", sh.nwin)
-        })
+        .rule(
+            (1..1 << 31).contains(&n) && (entries as u64) < 1 << 32,
+            || format!("{n} scalars, {entries} entries"),
+        )
         .rule(sh.c >= 2 && sh.c <= 31, || {
             format!("window of {} bits", sh.c)
         })
         .buf("scalars", scalars, n * FR_LIMBS)
         .buf("counts", counts, sh.nbk as usize + 1);
-    match keys_vals {
-        Some((k, v)) => ch.buf("keys", k, entries).buf("vals", v, entries),
+    match scatter {
+        Some((k, v)) => ch.opt("keys", k, entries).buf("vals", v, entries),
         None => ch,
     }
     .done()
+}
+
+/// `msm_seg_keys`: the first bucket of each of `shape.nseg` segments, from the bucket starts.
+pub fn msm_seg_keys(sh: &MsmShape, counts: usize, segkeys: usize) -> GpuResult<Launch> {
+    Check::new(
+        "msm_seg_keys",
+        blocks(sh.nbk as usize, ELEMENTWISE_BLOCK),
+        ELEMENTWISE_BLOCK,
+    )
+    .buf("counts", counts, sh.nbk as usize + 1)
+    .buf("segkeys", segkeys, sh.nseg as usize)
+    .done()
+}
+
+/// The accumulation's bucket keys: one per entry, or (keyless scatter) one per segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccKeys {
+    /// `keys` of every entry, this long.
+    Entries(usize),
+    /// `msm_seg_keys`'s first bucket of every segment, this long.
+    Segments(usize),
 }
 
 /// `msm_accumulate` over n points (u64 limbs per affine point `affine_limbs`) with `shape`.
@@ -41,21 +79,25 @@ pub fn msm_accumulate(
     sh: &MsmShape,
     affine_limbs: usize,
     bases: usize,
-    keys: usize,
+    keys: AccKeys,
     vals: usize,
     counts: usize,
     buckets: usize,
     segments: [usize; 2],
 ) -> GpuResult<Launch> {
-    let entries = n * sh.nwin as usize;
+    let entries = sh.entries;
     let x = sh.xyzz_limbs;
+    let (name, have, need) = match keys {
+        AccKeys::Entries(k) => ("keys", k, entries),
+        AccKeys::Segments(k) => ("segkeys", k, sh.nseg as usize),
+    };
     Check::new(
         "msm_accumulate",
         (sh.nseg as u64).div_ceil(ACCUMULATE_BLOCK as u64),
         ACCUMULATE_BLOCK,
     )
     .buf("bases", bases, n * affine_limbs)
-    .buf("keys", keys, entries)
+    .buf(name, have, need)
     .buf("vals", vals, entries)
     .buf("counts", counts, sh.nbk as usize + 1)
     .buf("buckets", buckets, sh.nbk as usize * x)

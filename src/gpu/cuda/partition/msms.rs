@@ -28,15 +28,15 @@ impl CudaBackend {
             .get(key)
             .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?
             .points;
-        let c = plan::msm_window(k);
-        if k > MsmShape::max_points(c) {
+        // The window from k is the largest a count-chosen one can be.
+        if k > MsmShape::max_points(plan::msm_window(k)) {
             return Err(GpuError::BadLaunch {
                 kernel: "msm",
                 reason: format!("{k} points exceed one launch sequence"),
             });
         }
         let bases = points.slice(..k * G::AFFINE_LIMBS);
-        let out = self.dev.msm::<G>(&bases, scalars, k, c)?;
+        let (out, c) = self.dev.msm::<G>(&bases, scalars, k)?;
         Ok(host::combine_windows::<G>(&out, c))
     }
 

@@ -54,7 +54,13 @@ impl CudaBackend {
             )?;
             keys.push(q.key(id));
         }
-        st.make_room(&self.dev, cap, sh.need_bytes(with_b_g2), &keys, "partition")?;
+        st.make_room(
+            &self.dev,
+            cap,
+            sh.need_bytes(with_b_g2, self.dev.msm_window),
+            &keys,
+            "partition",
+        )?;
         Ok(keys)
     }
 }

@@ -7,7 +7,8 @@ use crate::backend::Query;
 use crate::error::{Error, Result};
 use crate::gpu::cuda::memory::BasesKey;
 use crate::gpu::host::{G1, G2};
-use crate::gpu::plan::{self, MsmShape};
+use crate::gpu::options::MsmWindow;
+use crate::gpu::plan;
 use crate::key::ProvingKey;
 use crate::prover::Witness;
 
@@ -63,17 +64,16 @@ impl Shape {
     }
 
     /// Device bytes of the call beyond the resident bases: a, b, c (or, after H, h and the
-    /// largest MSM's scratch), the witness, the filtered scalars and the bitmaps.
-    pub fn need_bytes(&self, with_b_g2: bool) -> u64 {
+    /// largest MSM's scratch under the window rule `window`), the witness, the filtered
+    /// scalars and the bitmaps.
+    pub fn need_bytes(&self, with_b_g2: bool, window: MsmWindow) -> u64 {
         let fr = 32u64;
         let scratch = |k: usize, g2: bool| -> u64 {
-            let c = plan::msm_window(k.max(1));
-            let sh = if g2 {
-                MsmShape::for_group::<G2>(k.max(1), c)
+            if g2 {
+                plan::msm_scratch_bound::<G2>(k, window)
             } else {
-                MsmShape::for_group::<G1>(k.max(1), c)
-            };
-            sh.scratch_bytes(k.max(1))
+                plan::msm_scratch_bound::<G1>(k, window)
+            }
         };
         let largest = [
             scratch(self.n - 1, false),

@@ -1,0 +1,221 @@
+//! Filecoin benchmarks, printing tables.
+//!
+//! `c2`: PoRep C2 of one sealed sector through baton's engine and through filecoin-proofs' own
+//! `seal_commit_phase2` (bellperson on the CPU), same parameters (made by baton's setup, cached
+//! under `$BATON_TEST_CACHE`) and same C1, interleaved; medians and the ratio, with the
+//! constraint count per partition. Both sides include their verification of the output.
+//!
+//! `keys`: reading the PoRep `.params` file of that sector size: unchecked, with the full check
+//! (per-point curve check, batched subgroup test), remembered by its record, and the per-point
+//! subgroup check it replaces (one run: it is slow).
+//!
+//! `cargo bench --features filecoin,test-util --bench filecoin -- [c2] [keys]`
+//! (env: BATON_BENCH_SECTOR=2KiB|8MiB, BATON_BENCH_RUNS=3).
+
+use std::time::{Duration, Instant};
+
+use baton::filecoin::testing::{
+    all_circuits, ensure_params, porep_shape, seal_sector, use_test_cache,
+};
+use baton::filecoin::{parse_sector_size, seal_proof_for, CircuitId, CircuitKind, Filecoin};
+use baton::{Check, Config, Engine, KeyStore, ProvingKey};
+use rayon::prelude::*;
+
+/// The median (the mean of the middle two for an even count).
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    let n = v.len();
+    if n.is_multiple_of(2) {
+        (v[n / 2 - 1] + v[n / 2]) / 2
+    } else {
+        v[n / 2]
+    }
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let want = |s: &str| args.is_empty() || args.iter().any(|a| a == s);
+    let size_name = std::env::var("BATON_BENCH_SECTOR").unwrap_or_else(|_| "2KiB".into());
+    let size = parse_sector_size(&size_name).expect("BATON_BENCH_SECTOR");
+    let runs: usize = std::env::var("BATON_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let cache = use_test_cache();
+    let t = Instant::now();
+    let circuits: Vec<CircuitId> = all_circuits(size)
+        .into_iter()
+        .filter(|c| c.kind == CircuitKind::Porep)
+        .collect();
+    let made = ensure_params(&cache, &circuits).expect("parameters");
+    println!(
+        "parameters ({size_name}): {} in {:.1} s",
+        if made[0].made {
+            "made by baton's setup"
+        } else {
+            "cached"
+        },
+        secs(t.elapsed())
+    );
+    let porep = CircuitId {
+        kind: CircuitKind::Porep,
+        sector_size: size,
+    };
+    if want("c2") {
+        c2(size, &size_name, runs);
+    }
+    if want("keys") {
+        keys(&cache.files(porep).expect("named").params, runs);
+    }
+}
+
+fn c2(size: u64, size_name: &str, runs: usize) {
+    let dir = std::env::temp_dir().join(format!("baton-bench-c2-{}", std::process::id()));
+    let proof_type = seal_proof_for(size).expect("seal proof");
+    let t = Instant::now();
+    let s = seal_sector(&dir, proof_type, 1000, 1, 42).expect("seal");
+    println!(
+        "sealed offline (piece, PC1, PC2, C1) in {:.2} s",
+        secs(t.elapsed())
+    );
+    let fil = Filecoin::from_env();
+    let t = Instant::now();
+    let job = fil.porep_c2(&s.c1, s.prover_id, s.sector_id).expect("job");
+    println!(
+        "first job (key read with the full check or its record) in {:.1} s",
+        secs(t.elapsed())
+    );
+    let partitions = job.finisher.partitions();
+    let pk = fil.loaded().first().map(|k| k.bytes).unwrap_or(0);
+    drop(job);
+    let shape = porep_shape(&s).expect("counts");
+    let engine = Engine::start(Config {
+        budget_bytes: Some(16 << 30),
+        ..Config::default()
+    })
+    .expect("engine");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for run in 0..=runs {
+        let t = Instant::now();
+        let job = fil.porep_c2(&s.c1, s.prover_id, s.sector_id).expect("job");
+        let out = baton::filecoin::prove_job(&engine, job).expect("baton C2 verifies");
+        let d = t.elapsed();
+        assert_eq!(out.len(), 192 * partitions);
+        let t = Instant::now();
+        let theirs_out = filecoin_proofs_api::seal::seal_commit_phase2(
+            s.c1.clone(),
+            s.prover_id,
+            s.sector_id.into(),
+        )
+        .expect("filecoin-proofs C2");
+        let e = t.elapsed();
+        assert_eq!(theirs_out.proof.len(), out.len());
+        println!(
+            "run {run}: baton {:.2} s, filecoin-proofs {:.2} s{}",
+            secs(d),
+            secs(e),
+            if run == 0 {
+                " (warm-up, not counted)"
+            } else {
+                ""
+            }
+        );
+        if run > 0 {
+            ours.push(d);
+            theirs.push(e);
+        }
+    }
+    engine.shutdown_blocking();
+    let (a, b) = (median(ours), median(theirs));
+    println!();
+    println!("| sector | partitions | constraints/partition | inputs | aux | key bytes in memory | baton C2 (s) | filecoin-proofs C2 (s) | speed-up |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {size_name} | {partitions} | {} | {} | {} | {:.2} GiB | {:.2} | {:.2} | {:.2}x |",
+        shape.constraints,
+        shape.inputs,
+        shape.aux,
+        pk as f64 / (1u64 << 30) as f64,
+        secs(a),
+        secs(b),
+        secs(b) / secs(a)
+    );
+    println!("(medians of {runs} interleaved runs; both include their verify_seal)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn keys(path: &std::path::Path, runs: usize) {
+    let bytes = std::fs::read(path).expect("params file");
+    let gib = bytes.len() as f64 / (1u64 << 30) as f64;
+    let time = |check: Check| {
+        let v: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                ProvingKey::from_bytes(&bytes, check).expect("reads");
+                t.elapsed()
+            })
+            .collect();
+        median(v)
+    };
+    let none = time(Check::None);
+    let full = time(Check::Full);
+    let store = KeyStore::new();
+    let remembered = median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                store.load("bench", path).expect("loads");
+                let d = t.elapsed();
+                store.evict("bench");
+                d
+            })
+            .collect(),
+    );
+    // What the full check cost before: every point's subgroup check on its own.
+    let pk = ProvingKey::from_bytes(&bytes, Check::None).expect("reads");
+    let t = Instant::now();
+    let ok =
+        pk.h.par_iter()
+            .chain(&pk.l)
+            .chain(&pk.a)
+            .chain(&pk.b_g1)
+            .all(|p| bool::from(p.is_torsion_free()))
+            && pk.b_g2.par_iter().all(|p| bool::from(p.is_torsion_free()));
+    let per_point = none + t.elapsed();
+    assert!(ok);
+    let points = pk.h.len() + pk.l.len() + pk.a.len() + pk.b_g1.len() + pk.b_g2.len();
+    println!();
+    println!(
+        "| key read ({:.2} GiB, {} points, {} of them G2) | seconds | vs unchecked |",
+        gib,
+        points,
+        pk.b_g2.len()
+    );
+    println!("|---|---|---|");
+    for (name, d) in [
+        ("unchecked (Check::None)", none),
+        (
+            "full check: curve per point, subgroup batched (Check::Full)",
+            full,
+        ),
+        (
+            "remembered by its record (key_store / key_trust)",
+            remembered,
+        ),
+        ("per-point subgroup checks (before; 1 run)", per_point),
+    ] {
+        println!("| {name} | {:.2} | {:.2}x |", secs(d), secs(d) / secs(none));
+    }
+    println!(
+        "(medians of {runs} runs from memory, except the last; per-point vs batched: {:.1}x)",
+        secs(per_point) / secs(full)
+    );
+}

@@ -1,0 +1,85 @@
+// Host check of the kernels' field code (no GPU): kernels/field/{mont,fp,fr}.cuh compiled as
+// C++ with the PTX carry-chain wrappers of common.cuh emulated in plain C++ (one carry flag).
+// Compares f_mul_rolled with f_mul on random and edge operands for Fp and Fr, and prints a
+// few f_mul products for scripts/field-host-check.sh to verify against Python integers.
+#include <cstdio>
+#include <cstdint>
+#include <random>
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+#define DEVI static inline
+#define __device__
+#define __host__
+#define __noinline__
+#define BATON_COMMON_CUH  // common.cuh's definitions are the ones below
+struct uint4 { u32 x, y, z, w; };
+static inline uint4 make_uint4(u32 x, u32 y, u32 z, u32 w) { return uint4{x, y, z, w}; }
+template <class T> static inline T __ldg(const T* p) { return *p; }
+
+static u32 CF = 0;  // the carry flag of the emulated carry chain
+static inline u32 ptx_add_cc(u32 a, u32 b) { u64 s = (u64)a + b; CF = s >> 32; return (u32)s; }
+static inline u32 ptx_addc_cc(u32 a, u32 b) { u64 s = (u64)a + b + CF; CF = s >> 32; return (u32)s; }
+static inline u32 ptx_addc(u32 a, u32 b) { return a + b + CF; }
+static inline u32 ptx_sub_cc(u32 a, u32 b) { u64 d = (u64)a - b; CF = (d >> 32) & 1; return (u32)d; }
+static inline u32 ptx_subc_cc(u32 a, u32 b) { u64 d = (u64)a - b - CF; CF = (d >> 32) & 1; return (u32)d; }
+static inline u32 ptx_subc(u32 a, u32 b) { return a - b - CF; }
+static inline u32 lo(u32 a, u32 b) { return (u32)((u64)a * b); }
+static inline u32 hi(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
+static inline u32 ptx_mad_lo_cc(u32 a, u32 b, u32 c) { u64 s = (u64)lo(a, b) + c; CF = s >> 32; return (u32)s; }
+static inline u32 ptx_madc_lo_cc(u32 a, u32 b, u32 c) { u64 s = (u64)lo(a, b) + c + CF; CF = s >> 32; return (u32)s; }
+static inline u32 ptx_mad_hi_cc(u32 a, u32 b, u32 c) { u64 s = (u64)hi(a, b) + c; CF = s >> 32; return (u32)s; }
+static inline u32 ptx_madc_hi_cc(u32 a, u32 b, u32 c) { u64 s = (u64)hi(a, b) + c + CF; CF = s >> 32; return (u32)s; }
+static inline u32 ptx_madc_hi(u32 a, u32 b, u32 c) { return hi(a, b) + c + CF; }
+
+#include "../../kernels/field/mont.cuh"
+#include "../../kernels/field/fp.cuh"
+#include "../../kernels/field/fr.cuh"
+
+template <class P> static mont_t<P> random_elem(std::mt19937_64& r) {
+    mont_t<P> x;
+    for (int i = 0; i < P::N; i++) x.v[i] = (u32)r();
+    x.v[P::N - 1] %= P::m(P::N - 1);  // below the modulus
+    return x;
+}
+
+template <class P> static mont_t<P> edge(int k) {
+    mont_t<P> x = f_zero<P>();
+    if (k == 1) x.v[0] = 1;
+    if (k == 2) x = f_one<P>();
+    if (k >= 3) {  // m - 1, m - 2
+        for (int i = 0; i < P::N; i++) x.v[i] = P::m(i);
+        x.v[0] -= (u32)(k - 2);
+    }
+    return x;
+}
+
+template <class P> static void print(const char* tag, const mont_t<P>& x) {
+    printf("%s ", tag);
+    for (int i = P::N - 1; i >= 0; i--) printf("%08x", x.v[i]);
+}
+
+template <class P> static int check(const char* name, int count) {
+    std::mt19937_64 r(12345);
+    int bad = 0;
+    for (int k = 0; k < count + 25; k++) {
+        mont_t<P> a = k < 25 ? edge<P>(k / 5) : random_elem<P>(r);
+        mont_t<P> b = k < 25 ? edge<P>(k % 5) : random_elem<P>(r);
+        mont_t<P> x = f_mul<P>(a, b), y = f_mul_rolled<P>(a, b);
+        if (!f_eq<P>(x, y)) bad++;
+        if (k >= 25 && k < 29) {
+            printf("%s", name);
+            print(" a", a);
+            print(" b", b);
+            print(" ab", x);
+            printf("\n");
+        }
+    }
+    fprintf(stderr, "%s: %d products, %d rolled mismatches\n", name, count + 25, bad);
+    return bad;
+}
+
+int main() {
+    int bad = check<FpParams>("fp", 1000000) + check<FrParams>("fr", 1000000);
+    return bad == 0 ? 0 : 1;
+}

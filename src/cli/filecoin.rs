@@ -1,0 +1,328 @@
+//! The Filecoin subcommands (feature `filecoin`): `porep-c2`, `winning-post`, `window-post`,
+//! `snap-prove` prove through the engine and write the output only once filecoin-proofs'
+//! verifier accepted it (exit 0 exactly then); `fil-params` makes test parameters offline.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use baton::filecoin::{
+    parse_c1, parse_sector_size, post_proof_for, prover_id_from_miner, CircuitId, CircuitKind,
+    Filecoin, Job, ParamCache, RegisteredPoStProof, RegisteredUpdateProof,
+};
+use baton::ledger::Stage;
+use baton::status::PartitionState;
+use baton::Engine;
+
+use super::{config_with, show_progress, Overrides};
+
+/// Where the output goes and the engine's overrides.
+#[derive(Args)]
+pub struct Output {
+    /// Output file: the proof bytes filecoin-proofs returns (192 per partition), written only
+    /// once they verify.
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    overrides: Overrides,
+}
+
+/// Which circuit's parameters `fil-params` makes.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum KindArg {
+    /// PoRep (C2).
+    Porep,
+    /// WindowPoSt.
+    WindowPost,
+    /// WinningPoSt.
+    WinningPost,
+    /// SnapDeals.
+    Snap,
+    /// All four.
+    All,
+}
+
+/// The Filecoin subcommands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// PoRep C2: prove a C1 output (bare JSON, or Curio's {"SectorNum","Phase1Out","SectorSize"}
+    /// envelope) with the parameters of FIL_PROOFS_PARAMETER_CACHE.
+    PorepC2 {
+        /// The C1 output file.
+        #[arg(long)]
+        c1: PathBuf,
+        /// The miner id (the N of f0N); the prover id is derived from it as Lotus does.
+        #[arg(long)]
+        miner_id: u64,
+        /// The sector number (required for a bare C1; must match the envelope's).
+        #[arg(long)]
+        sector_id: Option<u64>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// WinningPoSt from one vanilla proof file (bincode, as filecoin-ffi produces it).
+    WinningPost {
+        #[command(flatten)]
+        post: PostArgs,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// WindowPoSt from vanilla proof files, all partitions or one (--partition).
+    WindowPost {
+        #[command(flatten)]
+        post: PostArgs,
+        /// Prove only the partition these sectors form (cuzk's WINDOW_POST_PARTITION).
+        #[arg(long)]
+        partition: Option<usize>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// SnapDeals from the partition vanilla proof files, in partition order.
+    SnapProve {
+        /// Sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB).
+        #[arg(long)]
+        sector_size: String,
+        /// Partition vanilla proofs (bincode), one file per partition.
+        #[arg(long, num_args = 1.., required = true)]
+        vanilla: Vec<PathBuf>,
+        /// The old replica commitment (hex, 32 bytes).
+        #[arg(long)]
+        comm_r_old: String,
+        /// The new replica commitment (hex).
+        #[arg(long)]
+        comm_r_new: String,
+        /// The new data commitment (hex).
+        #[arg(long)]
+        comm_d_new: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Make random test parameters offline with baton's setup, under the names filecoin-proofs
+    /// looks for (never for the chain: the toxic waste is known to this process).
+    FilParams {
+        /// Sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB).
+        #[arg(long)]
+        sector_size: String,
+        /// Which circuit.
+        #[arg(long, value_enum, default_value = "all")]
+        kind: KindArg,
+        /// The parameter cache (default: FIL_PROOFS_PARAMETER_CACHE, else filecoin-proofs'
+        /// default directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// The inputs every PoSt command takes.
+#[derive(Args)]
+pub struct PostArgs {
+    /// Sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB).
+    #[arg(long)]
+    sector_size: String,
+    /// The challenge randomness (hex, 32 bytes).
+    #[arg(long)]
+    randomness: String,
+    /// The miner id.
+    #[arg(long)]
+    miner_id: u64,
+    /// Vanilla proof files, one per sector.
+    #[arg(long, num_args = 1.., required = true)]
+    vanilla: Vec<PathBuf>,
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn hex32(what: &str, s: &str) -> Result<[u8; 32], String> {
+    let bytes = hex::decode(s.trim().trim_start_matches("0x"))
+        .map_err(|e| format!("--{what}: not hex: {e}"))?;
+    bytes
+        .try_into()
+        .map_err(|b: Vec<u8>| format!("--{what}: expected 32 bytes, got {}", b.len()))
+}
+
+fn read_all(paths: &[PathBuf]) -> Result<Vec<Vec<u8>>, String> {
+    paths.iter().map(|p| read(p)).collect()
+}
+
+/// A PoSt command's inputs, read and parsed.
+struct PostInputs {
+    proof: RegisteredPoStProof,
+    randomness: [u8; 32],
+    prover_id: [u8; 32],
+    vanilla: Vec<Vec<u8>>,
+}
+
+impl PostArgs {
+    fn inputs(&self, kind: CircuitKind) -> Result<PostInputs, String> {
+        let size = parse_sector_size(&self.sector_size).map_err(|e| e.to_string())?;
+        let proof = post_proof_for(kind, size)
+            .ok_or_else(|| format!("no {kind:?} proof for sector size {size}"))?;
+        Ok(PostInputs {
+            proof,
+            randomness: hex32("randomness", &self.randomness)?,
+            prover_id: prover_id_from_miner(self.miner_id),
+            vanilla: read_all(&self.vanilla)?,
+        })
+    }
+}
+
+/// Runs a Filecoin subcommand; `Ok(true)` only when the proof written verified.
+pub fn run(cmd: Command) -> Result<bool, String> {
+    let fil = Filecoin::from_env();
+    let e = |e: baton::filecoin::FilecoinError| e.to_string();
+    match cmd {
+        Command::PorepC2 {
+            c1,
+            miner_id,
+            sector_id,
+            output,
+        } => {
+            let input = parse_c1(&read(&c1)?).map_err(e)?;
+            let sector = input.sector_id(sector_id).map_err(e)?;
+            let job = fil
+                .porep_c2(&input.output, prover_id_from_miner(miner_id), sector)
+                .map_err(e)?;
+            prove(job, &format!("sector {sector}"), output)
+        }
+        Command::WinningPost { post, output } => {
+            let p = post.inputs(CircuitKind::WinningPost)?;
+            let job = fil
+                .winning_post(p.proof, &p.randomness, p.prover_id, &p.vanilla)
+                .map_err(e)?;
+            prove(job, "winning", output)
+        }
+        Command::WindowPost {
+            post,
+            partition,
+            output,
+        } => {
+            let p = post.inputs(CircuitKind::WindowPost)?;
+            let job = fil
+                .window_post(p.proof, &p.randomness, p.prover_id, &p.vanilla, partition)
+                .map_err(e)?;
+            prove(job, "window", output)
+        }
+        Command::SnapProve {
+            sector_size,
+            vanilla,
+            comm_r_old,
+            comm_r_new,
+            comm_d_new,
+            output,
+        } => {
+            let size = parse_sector_size(&sector_size).map_err(e)?;
+            let proof: RegisteredUpdateProof = baton::filecoin::update_proof_for(size)
+                .ok_or_else(|| format!("no update proof for sector size {size}"))?;
+            let vanilla = read_all(&vanilla)?;
+            let job = fil
+                .snap_deals(
+                    proof,
+                    &vanilla,
+                    hex32("comm-r-old", &comm_r_old)?,
+                    hex32("comm-r-new", &comm_r_new)?,
+                    hex32("comm-d-new", &comm_d_new)?,
+                )
+                .map_err(e)?;
+            prove(job, "update", output)
+        }
+        Command::FilParams {
+            sector_size,
+            kind,
+            dir,
+        } => {
+            let sector_size = parse_sector_size(&sector_size).map_err(e)?;
+            let cache = dir.map(ParamCache::at).unwrap_or_else(ParamCache::from_env);
+            let kinds: Vec<CircuitKind> = match kind {
+                KindArg::Porep => vec![CircuitKind::Porep],
+                KindArg::WindowPost => vec![CircuitKind::WindowPost],
+                KindArg::WinningPost => vec![CircuitKind::WinningPost],
+                KindArg::Snap => vec![CircuitKind::SnapDeals],
+                KindArg::All => CircuitKind::ALL.to_vec(),
+            };
+            for kind in kinds {
+                let circuit = CircuitId { kind, sector_size };
+                eprintln!(
+                    "{circuit}: making parameters in {} ...",
+                    cache.dir().display()
+                );
+                let g = baton::filecoin::generate_params(circuit, &cache, &mut rand::rngs::OsRng)
+                    .map_err(e)?;
+                let what = if g.made {
+                    format!("made in {:.1} s", g.seconds)
+                } else {
+                    "already there".into()
+                };
+                eprintln!("{circuit}: {what}: {}", g.files.params.display());
+            }
+            Ok(true)
+        }
+    }
+}
+
+/// Proves `job` with live per-partition progress on a terminal, writes the verified output.
+fn prove(job: Job, what: &str, output: Output) -> Result<bool, String> {
+    let cfg = config_with(output.overrides)?;
+    let engine = Engine::start(cfg).map_err(|e| e.to_string())?;
+    let label = format!("{} {what}", job.finisher.kind().name());
+    let partitions = job.finisher.partitions();
+    eprintln!(
+        "{label}: {partitions} partition(s) of {} on {}",
+        job.finisher.circuit(),
+        engine.backend_name()
+    );
+    let started = Instant::now();
+    let result = std::thread::scope(|s| {
+        let h = s.spawn(|| engine.prove_blocking(job.request));
+        show_progress(
+            || h.is_finished(),
+            || partition_line(&engine, &label, started),
+        );
+        h.join().unwrap_or(Err(baton::EngineError::Stopped))
+    });
+    engine.shutdown_blocking();
+    let proofs = result.map_err(|e| e.to_string())?;
+    let bytes = job.finisher.finish(&proofs).map_err(|e| e.to_string())?;
+    let tmp = output.out.with_extension("tmp");
+    std::fs::write(&tmp, &bytes)
+        .and_then(|_| std::fs::rename(&tmp, &output.out))
+        .map_err(|e| format!("{}: {e}", output.out.display()))?;
+    eprintln!(
+        "{label}: {} bytes verified by filecoin-proofs and written to {} in {:.1} s",
+        bytes.len(),
+        output.out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(true)
+}
+
+/// Each partition's state, one letter each: q queued, s synthesizing, w waiting for a GPU,
+/// g on a GPU, b B_G2, d done, x failed.
+fn partition_line(engine: &Engine, label: &str, started: Instant) -> Option<String> {
+    let st = engine.status_blocking().ok()?;
+    let states: Vec<PartitionState> = st
+        .jobs
+        .iter()
+        .flat_map(|j| j.partitions.iter().copied())
+        .collect();
+    let letters: String = states
+        .iter()
+        .map(|p| match p {
+            PartitionState::Queued => 'q',
+            PartitionState::At(Stage::Synthesizing) => 's',
+            PartitionState::At(Stage::QueuedForGpu) => 'w',
+            PartitionState::At(Stage::OnGpu) => 'g',
+            PartitionState::At(Stage::Bg2) => 'b',
+            PartitionState::At(Stage::Dealloc) | PartitionState::Done => 'd',
+            PartitionState::Failed => 'x',
+        })
+        .collect();
+    let done = letters.chars().filter(|c| *c == 'd').count();
+    Some(format!(
+        "[{:>6.1}s] {label}: partitions [{letters}] done {done}/{}",
+        started.elapsed().as_secs_f64(),
+        states.len()
+    ))
+}

@@ -1,0 +1,109 @@
+//! Filecoin proofs through the engine (feature `filecoin`): the field's inputs (a C1 output,
+//! PoSt and SnapDeals vanilla proofs) become a [`crate::Request`] of partition circuits built as
+//! filecoin-proofs builds them, under keys from the standard parameter cache; the proofs come
+//! back as the bytes filecoin-proofs returns, checked by its own verifiers first.
+//!
+//! Two layers:
+//! - [`Filecoin`](crate::filecoin::Filecoin) builds a [`Job`](crate::filecoin::Job): the request (submit it to any [`crate::Engine`] or scheduler)
+//!   and the [`Finisher`](crate::filecoin::Finisher) that turns the proofs into output bytes and verifies them;
+//! - drop-in functions named after filecoin-proofs-api's ([`seal_commit_phase2`](crate::filecoin::seal_commit_phase2),
+//!   [`generate_winning_post_with_vanilla`](crate::filecoin::generate_winning_post_with_vanilla), ...) that do both through an engine.
+//!
+//! Keys are shared process-wide through [`crate::KeyStore::global`] (load once, list, evict);
+//! circuits are named like cuzk's keys ([`CircuitId`](crate::filecoin::CircuitId): `porep-32g`, `wpost-2k`, ...).
+//! This module knows nothing of actors or the network.
+
+mod api;
+mod c1;
+mod error;
+mod finish;
+mod ids;
+mod params;
+mod porep;
+mod post;
+mod setup;
+mod shape;
+mod snap;
+/// Sealing small sectors offline for tests and benchmarks (feature `test-util`).
+#[cfg(feature = "test-util")]
+pub mod testing;
+
+use std::sync::Arc;
+
+pub use api::{
+    generate_empty_sector_update_proof_with_vanilla, generate_single_window_post_with_vanilla,
+    generate_window_post_with_vanilla, generate_winning_post_with_vanilla, prove_job,
+    seal_commit_phase2,
+};
+pub use c1::{envelope, parse_c1, C1Input};
+pub use error::{FilecoinError, Result};
+pub use finish::{Finisher, Job, ProofKind};
+pub use ids::{
+    parse_sector_size, post_proof_for, post_proof_from_number, prover_id_from_miner,
+    seal_proof_for, seal_proof_from_number, sector_size_name, update_proof_for,
+    update_proof_from_number, CircuitId, CircuitKind,
+};
+pub use params::{ParamCache, ParamFiles};
+pub use setup::{generate_params, Generated};
+
+/// Re-exported input and output types of filecoin-proofs-api, so callers need not depend on it.
+pub use filecoin_proofs::EmptySectorUpdateProof;
+pub use filecoin_proofs_api::{
+    seal::{SealCommitPhase1Output, SealCommitPhase2Output},
+    ChallengeSeed, Commitment, PartitionProofBytes, PartitionSnarkProof, ProverId,
+    RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof, SectorId, SnarkProof,
+};
+
+use crate::key::ProvingKey;
+use crate::key_store::{Evicted, KeyInfo, KeyStore, Loaded};
+
+/// Builds Filecoin jobs from a parameter cache and a key store.
+#[derive(Clone)]
+pub struct Filecoin<'k> {
+    params: ParamCache,
+    keys: &'k KeyStore,
+}
+
+impl Filecoin<'static> {
+    /// filecoin-proofs' parameter cache and the process-wide key store.
+    pub fn from_env() -> Self {
+        Filecoin {
+            params: ParamCache::from_env(),
+            keys: KeyStore::global(),
+        }
+    }
+}
+
+impl<'k> Filecoin<'k> {
+    /// Another parameter cache or key store.
+    pub fn new(params: ParamCache, keys: &'k KeyStore) -> Self {
+        Filecoin { params, keys }
+    }
+
+    /// The parameter cache.
+    pub fn params(&self) -> &ParamCache {
+        &self.params
+    }
+
+    /// Makes the key of `circuit` resident (the daemon's PreloadSRS).
+    pub fn preload(&self, circuit: CircuitId) -> Result<Loaded> {
+        Ok(self.params.load(circuit, self.keys)?.2)
+    }
+
+    /// Drops the key of `circuit` unless a job holds it (the daemon's EvictSRS).
+    pub fn evict(&self, circuit: CircuitId) -> Evicted {
+        self.keys.evict(&circuit.to_string())
+    }
+
+    /// The resident keys with their size and users (the daemon's GetStatus).
+    pub fn loaded(&self) -> Vec<KeyInfo> {
+        self.keys.list()
+    }
+
+    /// The key of `circuit`, refused if its public-input count is not `inputs`.
+    fn key_for(&self, circuit: CircuitId, inputs: usize) -> Result<Arc<ProvingKey>> {
+        let (pk, path, _) = self.params.load(circuit, self.keys)?;
+        params::check_inputs(&pk, circuit, &path, inputs)?;
+        Ok(pk)
+    }
+}
