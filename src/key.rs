@@ -122,6 +122,13 @@ impl ProvingKey {
         self.path.as_deref()
     }
 
+    /// Remembers `path` as the file this key was read from (for readers other than
+    /// [`ProvingKey::read_with`]): its circuit's recording is kept beside it.
+    pub(crate) fn with_path(mut self, path: &Path) -> Self {
+        self.path = Some(path.to_path_buf());
+        self
+    }
+
     /// A process-unique id, used by backends that keep the key's bases resident.
     pub fn id(&self) -> u64 {
         self.id

@@ -48,6 +48,16 @@ impl Request {
         self.priority
     }
 
+    /// The proving key.
+    pub fn key(&self) -> &Arc<ProvingKey> {
+        &self.pk
+    }
+
+    /// The partitions' circuits, in request order.
+    pub fn circuits(&self) -> &[Arc<dyn PartitionCircuit>] {
+        &self.circuits
+    }
+
     /// States the per-partition footprint instead of deriving it from the key (simulations).
     pub fn with_footprint(mut self, footprint: Footprint) -> Self {
         self.footprint = Some(footprint);

@@ -280,12 +280,19 @@ impl Supervisor {
                 self.on_gpu.retain(|(j, _), _| *j != job_id);
                 let key = job.pk.id();
                 self.ledger.unuse_key(key);
-                if !self.jobs.values().any(|j| j.pk.id() == key) {
-                    self.recordings.forget(key);
-                }
+                self.forget_recording_if_unused(key);
             }
         }
         self.maybe_close();
+    }
+
+    /// Drops key `key`'s recording from memory once no job uses the key and it is not pinned
+    /// (a pinned key keeps its recording, so its next job runs witness-only without reading
+    /// the file again).
+    fn forget_recording_if_unused(&self, key: u64) {
+        if !self.pinned.contains(&key) && !self.jobs.values().any(|j| j.pk.id() == key) {
+            self.recordings.forget(key);
+        }
     }
 
     fn maybe_close(&mut self) {
@@ -400,6 +407,7 @@ impl Handler<Status> for Supervisor {
             ledger: self.ledger.snapshot(),
             synthesized_alive: self.alive_now,
             synthesized_alive_peak: self.alive_peak,
+            synthesis_routes: self.recordings.routes(),
         });
     }
 }
