@@ -9,7 +9,19 @@
 //! (per-point curve check, batched subgroup test), remembered by its record, and the per-point
 //! subgroup check it replaces (one run: it is slow).
 //!
-//! `cargo bench --features filecoin,test-util --bench filecoin -- [c2] [keys]`
+//! `synth`: one partition's synthesis on the real circuit, as the engine's synthesis stage does
+//! it: full synthesis (linear combinations built, a/b/c evaluated on the fly) against the
+//! compiled path (witness-only synthesis, then a/b/c = A·w, B·w, C·w from the recording with
+//! the a·b = c check; and the two streamed side by side, the engine's CPU route), interleaved;
+//! medians, ratios, and the recording's size and the time to make and write it. The compiled
+//! a/b/c and witness are checked equal to full synthesis.
+//!
+//! `c2` also runs the engine with `synthesis.compiled = false` in the same runs, so the table
+//! has the whole C2 with full synthesis, with the compiled path (the key pinned, so its
+//! recording stays in memory between jobs as in a daemon; the routes are checked) and
+//! filecoin-proofs' own.
+//!
+//! `cargo bench --features filecoin,test-util --bench filecoin -- [synth] [c2] [keys]`
 //! (env: BATON_BENCH_SECTOR=2KiB|8MiB, BATON_BENCH_RUNS=3).
 
 use std::time::{Duration, Instant};
@@ -20,6 +32,9 @@ use baton::filecoin::testing::{
 use baton::filecoin::{parse_sector_size, seal_proof_for, CircuitId, CircuitKind, Filecoin};
 use baton::{Check, Config, Engine, KeyStore, ProvingKey};
 use rayon::prelude::*;
+
+#[path = "filecoin/synth.rs"]
+mod synth;
 
 /// The median (the mean of the middle two for an even count).
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -69,6 +84,9 @@ fn main() {
         kind: CircuitKind::Porep,
         sector_size: size,
     };
+    if want("synth") {
+        synth::synth(size, &size_name, runs);
+    }
     if want("c2") {
         c2(size, &size_name, runs);
     }
@@ -97,18 +115,34 @@ fn c2(size: u64, size_name: &str, runs: usize) {
     let pk = fil.loaded().first().map(|k| k.bytes).unwrap_or(0);
     drop(job);
     let shape = porep_shape(&s).expect("counts");
-    let engine = Engine::start(Config {
-        budget_bytes: Some(16 << 30),
-        ..Config::default()
-    })
-    .expect("engine");
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-    for run in 0..=runs {
+    let start = |compiled: bool| {
+        Engine::start(Config {
+            budget_bytes: Some(16 << 30),
+            compiled,
+            ..Config::default()
+        })
+        .expect("engine")
+    };
+    let (compiled, full) = (start(true), start(false));
+    // As a daemon does with a preloaded key: the recording stays in memory between jobs.
+    let key = fil
+        .porep_c2(&s.c1, s.prover_id, s.sector_id)
+        .expect("job")
+        .request
+        .key()
+        .clone();
+    synth::block_on(compiled.pin_key(key.clone())).expect("pinned");
+    let baton = |engine: &Engine| {
         let t = Instant::now();
         let job = fil.porep_c2(&s.c1, s.prover_id, s.sector_id).expect("job");
-        let out = baton::filecoin::prove_job(&engine, job).expect("baton C2 verifies");
-        let d = t.elapsed();
+        let out = baton::filecoin::prove_job(engine, job).expect("baton C2 verifies");
         assert_eq!(out.len(), 192 * partitions);
+        t.elapsed()
+    };
+    let (mut ours_c, mut ours_f, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    for run in 0..=runs {
+        let c = baton(&compiled);
+        let f = baton(&full);
         let t = Instant::now();
         let theirs_out = filecoin_proofs_api::seal::seal_commit_phase2(
             s.c1.clone(),
@@ -117,38 +151,61 @@ fn c2(size: u64, size_name: &str, runs: usize) {
         )
         .expect("filecoin-proofs C2");
         let e = t.elapsed();
-        assert_eq!(theirs_out.proof.len(), out.len());
+        assert_eq!(theirs_out.proof.len(), 192 * partitions);
         println!(
-            "run {run}: baton {:.2} s, filecoin-proofs {:.2} s{}",
-            secs(d),
+            "run {run}: baton compiled {:.2} s, baton full synthesis {:.2} s, filecoin-proofs {:.2} s{}",
+            secs(c),
+            secs(f),
             secs(e),
             if run == 0 {
-                " (warm-up, not counted)"
+                " (warm-up, not counted; the compiled engine records the circuit or reads its file)"
             } else {
                 ""
             }
         );
         if run > 0 {
-            ours.push(d);
+            ours_c.push(c);
+            ours_f.push(f);
             theirs.push(e);
         }
     }
-    engine.shutdown_blocking();
-    let (a, b) = (median(ours), median(theirs));
+    let routes = compiled.status_blocking().expect("status").synthesis_routes;
+    let full_routes = full.status_blocking().expect("status").synthesis_routes;
+    // Route::ALL order: compiled, loaded, recorded, full.
+    assert_eq!(
+        routes[3], 0,
+        "the compiled engine never fell back: {routes:?}"
+    );
+    assert_eq!(
+        routes[0] as usize,
+        runs * partitions,
+        "witness-only after the warm-up"
+    );
+    assert_eq!(
+        full_routes[..3],
+        [0, 0, 0],
+        "the other engine synthesized in full"
+    );
+    compiled.shutdown_blocking();
+    full.shutdown_blocking();
+    let (c, f, b) = (median(ours_c), median(ours_f), median(theirs));
     println!();
-    println!("| sector | partitions | constraints/partition | inputs | aux | key bytes in memory | baton C2 (s) | filecoin-proofs C2 (s) | speed-up |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| sector | partitions | constraints/partition | inputs | aux | key bytes in memory | baton C2, compiled (s) | baton C2, full synthesis (s) | filecoin-proofs C2 (s) | compiled vs full | compiled vs filecoin-proofs | full vs filecoin-proofs |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| {size_name} | {partitions} | {} | {} | {} | {:.2} GiB | {:.2} | {:.2} | {:.2}x |",
+        "| {size_name} | {partitions} | {} | {} | {} | {:.2} GiB | {:.2} | {:.2} | {:.2} | {:.2}x | {:.2}x | {:.2}x |",
         shape.constraints,
         shape.inputs,
         shape.aux,
         pk as f64 / (1u64 << 30) as f64,
-        secs(a),
+        secs(c),
+        secs(f),
         secs(b),
-        secs(b) / secs(a)
+        secs(f) / secs(c),
+        secs(b) / secs(c),
+        secs(b) / secs(f)
     );
-    println!("(medians of {runs} interleaved runs; both include their verify_seal)");
+    println!("(medians of {runs} interleaved runs; all include their verify_seal; synthesis routes of the compiled engine {routes:?})");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

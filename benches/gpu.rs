@@ -1,12 +1,14 @@
 //! The CUDA backend against the CPU backend on the same machine: G1 MSMs (dense and PoRep-like),
 //! NTTs, H, and a whole partition's GPU work per call (H, then one backend call per G1 MSM) and
-//! as one device call (H + the four G1 MSMs, and with B_G2). Every GPU result is checked (against
+//! as one device call (H + the four G1 MSMs, and with B_G2), and a/b/c from a recorded R1CS
+//! (compiled synthesis). Every GPU result is checked (against
 //! the CPU, the bases' construction, or the per-call path) before it is timed; prints a markdown
 //! table of medians last. The `[gpu]` knobs come from baton.toml / `BATON_GPU_*` as in the engine.
 //!
 //! `cargo bench --features cuda --bench gpu`. Env (log2 sizes):
 //! BATON_BENCH_MAX_LOG caps everything; BATON_BENCH_MSM="20,22,24,26",
-//! BATON_BENCH_G2="20,22,24", BATON_BENCH_NTT="20,...,27", BATON_BENCH_PARTITION="24,26", BATON_BENCH_REPS=5,
+//! BATON_BENCH_G2="20,22,24", BATON_BENCH_NTT="20,...,27", BATON_BENCH_PARTITION="24,26",
+//! BATON_BENCH_SPARSE="20,22" (a/b/c from a recorded R1CS, compiled synthesis), BATON_BENCH_REPS=5,
 //! BATON_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once),
 //! BATON_BENCH_PART_BEFORE=0 (the partition's per-call and no-B_G2 rows left out; the checks
 //! stay). The G1 MSM rows run once per MSM variant (`BATON_MSM_VARIANTS`, default
@@ -19,6 +21,8 @@ use std::time::{Duration, Instant};
 mod msm;
 #[path = "gpu/partition.rs"]
 mod partition;
+#[path = "gpu/sparse.rs"]
+mod sparse;
 
 use baton::backend::{Backend, Bases, CpuBackend, Query};
 use baton::domain::Domain;
@@ -267,6 +271,7 @@ fn main() {
     bench_msm_g2(gpu, &mut t, reps);
     bench_ntt(gpu, &mut t, reps, opts.ntt_block);
     partition::bench_partition(gpu, &bases, &mut t, reps);
+    sparse::bench_sparse(gpu, &mut t, reps);
     println!(
         "\n## baton GPU bench: {} ({}), CPU reference on {threads} threads, {reps} GPU runs after a warm-up, medians\n",
         gpu.device_name(),

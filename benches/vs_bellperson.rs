@@ -3,7 +3,7 @@
 //!
 //! `cargo bench --bench vs_bellperson` (env: BATON_BENCH_SIZES="14,16,18", BATON_BENCH_RUNS=5).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use baton::circuits::{KnownCircuit, Synthetic};
 use baton::{PreparedVerifyingKey, ProvingKey};
@@ -12,17 +12,8 @@ use blstrs::Bls12;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-fn env_list(name: &str, default: &[u32]) -> Vec<u32> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
-        .unwrap_or_else(|| default.to_vec())
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
+mod common;
+use common::{env_list, median};
 
 fn key_for(log: u32) -> ProvingKey {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-keys");

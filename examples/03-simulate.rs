@@ -82,7 +82,8 @@ struct Args {
     /// Slots for the `ledger` policy (default: Config::effective_slots, workers + 2 per GPU).
     #[arg(long)]
     slots: Option<usize>,
-    /// Scenarios to run: 1 (as first reported), 2 (as measured on the 96-core host).
+    /// Scenarios to run: 1 (as first reported), 2 (as measured on the 96-core host), 3 and 4
+    /// (scenario 2 with compiled synthesis, a/b/c on the GPU or on the CPU).
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     scenarios: Vec<u32>,
     /// Policies to run.
@@ -125,6 +126,18 @@ struct Args {
     /// Scenario 2: bytes per partition, split a/b/c : aux as in scenario 1 (3 : 1).
     #[arg(long, default_value = "13.6GiB")]
     s2_partition: String,
+    /// Scenarios 3 and 4 (scenario 2 with compiled synthesis): the measured synthesis speed-up
+    /// when a/b/c are evaluated on the device, so the host runs the witness code only (full
+    /// synthesis ÷ witness-only synthesis on the real 2 KiB PoRep circuit, BENCHMARKS.md).
+    #[arg(long, default_value_t = 2.4)]
+    compiled_gpu_speedup: f64,
+    /// Scenario 3: GPU seconds added per partition for a/b/c on the device (not measured yet).
+    #[arg(long, default_value_t = 0.0)]
+    compiled_gpu_extra_secs: f64,
+    /// Scenario 4: the measured speed-up of compiled synthesis with a/b/c on the CPU (the
+    /// evaluation beside the witness, 2 KiB PoRep on 2 cores).
+    #[arg(long, default_value_t = 2.1)]
+    compiled_cpu_speedup: f64,
     /// Internal: run one scenario index and policy in this process and print its numbers.
     #[arg(long, hide = true)]
     one: Option<String>,
@@ -169,7 +182,26 @@ fn scenarios(a: &Args) -> Result<Vec<Scenario>, String> {
                 abc_bytes: bytes(&a.s2_partition) * 0.75,
                 aux_bytes: bytes(&a.s2_partition) * 0.25,
             })),
-            other => return Err(format!("no scenario {other}; there are 1 and 2")),
+            3 => out.extend(a.s2_workers.iter().map(|&w| Scenario {
+                label: format!("3 = 2 compiled, a/b/c on GPU, {w} w"),
+                workers: w,
+                synth_secs: a.s2_synth_secs / a.compiled_gpu_speedup,
+                gpu_secs: a.s2_gpu_secs + a.compiled_gpu_extra_secs,
+                bg2_secs: a.s2_bg2_secs,
+                // The host holds the witness only; a/b/c live on the device.
+                abc_bytes: 0.0,
+                aux_bytes: bytes(&a.s2_partition) * 0.25,
+            })),
+            4 => out.extend(a.s2_workers.iter().map(|&w| Scenario {
+                label: format!("4 = 2 compiled, a/b/c on CPU, {w} w"),
+                workers: w,
+                synth_secs: a.s2_synth_secs / a.compiled_cpu_speedup,
+                gpu_secs: a.s2_gpu_secs,
+                bg2_secs: a.s2_bg2_secs,
+                abc_bytes: bytes(&a.s2_partition) * 0.75,
+                aux_bytes: bytes(&a.s2_partition) * 0.25,
+            })),
+            other => return Err(format!("no scenario {other}; there are 1 to 4")),
         }
     }
     Ok(out)
@@ -420,6 +452,8 @@ fn run_one(a: &Args, sc: &Scenario, policy: Policy) -> Result<(), Box<dyn std::e
     let sim = Arc::new(Sim::default());
     let (s1, s2, s3) = (sim.clone(), sim.clone(), sim.clone());
     let stages = Stages {
+        recordings: Default::default(),
+        abc_on_device: false,
         synthesis: Arc::new(move |i| {
             let rng = rand_chacha::ChaCha8Rng::seed_from_u64(i as u64);
             Box::new(FakeSynthesis {

@@ -9,7 +9,8 @@
 #   sppark       sppark's MSM and NTT (prebuilt, the reference column of the same call);
 #   bench        baton's GPU bench: the G1 MSM rows (2^20..2^26, dense and PoRep-like, medians
 #                of FINAL_REPS) for every variant side by side, each result checked; NTT and
-#                the device partition (2^24, 2^26, with B_G2) once, on the default;
+#                the device partition (2^24, 2^26, with B_G2) and the compiled-circuit rows
+#                (a/b/c from a recorded R1CS, FINAL_SPARSE 2^22, 2^24) once, on the default;
 #   engine       examples/05-multi-gpu at 2^24 (FINAL_ENGINE="24 26" adds 2^26, ~90 s more).
 # A step starts only if the time left before FINAL_DEADLINE (540 s) covers its usual length
 # (otherwise the summary says it was skipped), so the call ends inside the device tool's limit.
@@ -21,7 +22,7 @@
 #
 # Steps (FINAL_STEPS, default "conformance sppark bench engine"; also compile, ncu). Knobs:
 # FINAL_VARIANTS (";"-separated variant specs for the test and the bench), FINAL_MSM /
-# FINAL_NTT / FINAL_PART (bench sizes), FINAL_REPS (5), FINAL_ENGINE ("24"), FINAL_DEADLINE.
+# FINAL_NTT / FINAL_PART / FINAL_SPARSE (bench sizes), FINAL_REPS (5), FINAL_ENGINE ("24"), FINAL_DEADLINE.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin=${FINAL_BIN:-$here}
@@ -73,9 +74,10 @@ if has sppark; then
     step sppark 30 120 env USE_PREBUILT=1 bash "$here/sppark/run.sh"
 fi
 if has bench; then
-    step bench 200 330 env BATON_BENCH_MSM="${FINAL_MSM:-20,22,24,26}" \
+    step bench 230 360 env BATON_BENCH_MSM="${FINAL_MSM:-20,22,24,26}" \
         BATON_BENCH_NTT="${FINAL_NTT:-24,26,27}" BATON_BENCH_G2="${FINAL_G2:-}" \
         BATON_BENCH_PARTITION="${FINAL_PART:-24,26}" BATON_BENCH_PART_BEFORE=0 \
+        BATON_BENCH_SPARSE="${FINAL_SPARSE:-22,24}" \
         BATON_BENCH_REPS="${FINAL_REPS:-5}" \
         BATON_BENCH_CPU_MAX_LOG="${FINAL_CPU_MAX_LOG:-20}" "$bin/bench_gpu"
 fi

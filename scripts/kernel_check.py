@@ -39,6 +39,8 @@ ORDER = [
     "ntt.cu",
     "msm.cu",
     "witness.cu",
+    "sparse/spmv.cuh",
+    "sparse.cu",
 ]
 TEST_ORDER = ["test/test.cuh", "test.cu"]
 NVRTC_OPTS = ["--gpu-architecture=compute_90", "-default-device", "--std=c++17"]

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use crate::backend::{Backend, CpuBackend};
 use crate::config::{BackendChoice, Config};
 use crate::partition::PartitionProver;
-use crate::pipeline::{BackendBg2, BackendStage, DeviceStage, GpuStage, Stages};
+use crate::pipeline::{
+    BackendBg2, BackendStage, CompiledSynthesis, DeviceStage, GpuStage, RealSynthesis, Stages,
+};
 use crate::status::EngineError;
 
 /// One device's backend for the engine, and its whole-partition path when it has one.
@@ -57,17 +59,35 @@ pub fn real_stages(cfg: &Config) -> Result<RealStages, EngineError> {
     let backends = Arc::new(list.clone());
     let picked = Arc::new(picked);
     let mut stages = Stages::with_backend(Arc::new(|_| Arc::new(CpuBackend)));
+    // Compiled partitions leave synthesis as a witness alone only when every device evaluates
+    // a/b/c itself (a per-call stage needs them from the host).
+    let abc_on_device = cfg.compiled && device_partition && picked.iter().all(|b| b.1.is_some());
+    let recordings = abc_on_device.then(|| stages.recordings.clone());
     stages.gpu = Arc::new(move |device| -> Box<dyn GpuStage> {
         match picked.get(device) {
             Some((backend, Some(partition))) if device_partition => Box::new(DeviceStage {
                 backend: backend.clone(),
                 partition: partition.clone(),
                 with_b_g2: bg2_on_gpu,
+                recordings: recordings.clone(),
             }),
             Some((backend, _)) => Box::new(BackendStage(backend.clone())),
             None => Box::new(BackendStage(Arc::new(CpuBackend))),
         }
     });
+    if !cfg.compiled {
+        stages.synthesis = Arc::new(|_| Box::new(RealSynthesis));
+    } else if abc_on_device {
+        let shared = stages.recordings.clone();
+        stages.synthesis = Arc::new(move |_| {
+            Box::new(CompiledSynthesis {
+                recordings: shared.clone(),
+                abc_on_device: true,
+            })
+        });
+        stages.abc_on_device = true;
+    }
+    tracing::info!(compiled = cfg.compiled, abc_on_device, "synthesis");
     if bg2_on_gpu {
         // The B_G2 workers' own G2 MSM, for partitions that took the per-call path.
         stages.bg2 = Arc::new(move |worker| {

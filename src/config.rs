@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::gpu::options::GpuOptions;
+use crate::gpu::options::{flag, GpuOptions};
 use crate::ledger::{effective_slots, Policy};
 
 pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
@@ -84,6 +84,9 @@ pub struct Config {
     pub slots: Option<usize>,
     /// Synthesis threads.
     pub synthesis_workers: usize,
+    /// Synthesize through recorded R1CS (`synthesis.compiled`, default on): the first
+    /// synthesis of a key's circuit records it, later ones run witness-only (`compiled`).
+    pub compiled: bool,
     /// Devices to run a Gpu actor on (indices).
     pub gpu_devices: Vec<usize>,
     /// Backend choice.
@@ -118,6 +121,7 @@ impl Default for Config {
             policy: Policy::Ledger,
             slots: None,
             synthesis_workers: cores.clamp(1, 16),
+            compiled: true,
             gpu_devices: vec![0],
             backend: BackendChoice::Auto,
             gpu: GpuOptions::default(),
@@ -158,6 +162,7 @@ struct RawMemory {
 #[serde(deny_unknown_fields)]
 struct RawWorkers {
     workers: Option<String>,
+    compiled: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -408,8 +413,12 @@ impl Config {
                 Some(count("memory.slots", &s, 1)?)
             };
         }
-        if let Some(w) = raw.synthesis.and_then(|s| s.workers) {
+        let synthesis = raw.synthesis.unwrap_or_default();
+        if let Some(w) = synthesis.workers {
             c.synthesis_workers = count("synthesis.workers", &w, 1)?;
+        }
+        if let Some(v) = synthesis.compiled {
+            c.compiled = flag(&v).map_err(|e| invalid("synthesis.compiled", e))?;
         }
         let bg2 = raw.bg2.unwrap_or_default();
         if let Some(w) = bg2.workers {
@@ -621,6 +630,10 @@ mod tests {
         assert_eq!(c.gpu_devices, vec![2, 3]);
         let err = Config::from_toml("[gpu]\ndevices = [0, \"x\"]\n").expect_err("bad index");
         assert!(err.to_string().contains("gpu.devices"), "{err}");
+        let c = Config::from_toml("[synthesis]\ncompiled = false\n").expect("compiled");
+        assert!(!c.compiled && Config::default().compiled);
+        let err = Config::from_toml("[synthesis]\ncompiled = 2\n").expect_err("bool");
+        assert!(err.to_string().contains("synthesis.compiled"), "{err}");
         let c = Config::from_toml("[memory]\novercommit = true\n").expect("overcommit");
         assert!(c.overcommit && !Config::default().overcommit);
         let err = Config::from_toml("[memory]\novercommit = \"maybe\"\n").expect_err("bool");

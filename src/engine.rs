@@ -103,6 +103,8 @@ impl Engine {
             synthesis_workers: cfg.synthesis_workers,
             retry_attempts: cfg.retry_attempts,
             metrics: metrics.clone(),
+            recordings: stages.recordings.clone(),
+            abc_on_device: stages.abc_on_device,
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let m = metrics.clone();

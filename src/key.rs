@@ -64,6 +64,8 @@ pub struct ProvingKey {
     /// v(τ) in G2 for the variables present in B.
     pub b_g2: Vec<G2Affine>,
     id: u64,
+    /// The file it was read from, if any (its circuit's recording is kept beside it).
+    path: Option<std::path::PathBuf>,
 }
 
 impl PartialEq for ProvingKey {
@@ -110,7 +112,21 @@ impl ProvingKey {
             b_g1,
             b_g2,
             id: NEXT_KEY_ID.fetch_add(1, Ordering::Relaxed),
+            path: None,
         }
+    }
+
+    /// The file this key was read from ([`ProvingKey::read_with`]); `None` for keys made or
+    /// parsed in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Remembers `path` as the file this key was read from (for readers other than
+    /// [`ProvingKey::read_with`]): its circuit's recording is kept beside it.
+    pub(crate) fn with_path(mut self, path: &Path) -> Self {
+        self.path = Some(path.to_path_buf());
+        self
     }
 
     /// A process-unique id, used by backends that keep the key's bases resident.
@@ -136,7 +152,9 @@ impl ProvingKey {
         // SAFETY: the map is read-only and dropped before this function returns; a file truncated
         // underneath us by another process could fault, the same contract as any mmap reader.
         let map = unsafe { memmap2::Mmap::map(&file)? };
-        Self::from_bytes(&map, check)
+        let mut pk = Self::from_bytes(&map, check)?;
+        pk.path = Some(path.as_ref().to_path_buf());
+        Ok(pk)
     }
 
     /// Parses a key from bytes in the `.params` layout.

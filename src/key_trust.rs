@@ -154,7 +154,7 @@ pub fn read_checked_once(path: &Path) -> Result<(ProvingKey, Trust)> {
     if let Some(r) = &record {
         if r.identity == identity {
             return Ok((
-                ProvingKey::from_bytes(&map, Check::None)?,
+                ProvingKey::from_bytes(&map, Check::None)?.with_path(path),
                 Trust::Remembered,
             ));
         }
@@ -178,7 +178,7 @@ pub fn read_checked_once(path: &Path) -> Result<(ProvingKey, Trust)> {
             digest: content,
         },
     );
-    Ok((key, trust))
+    Ok((key.with_path(path), trust))
 }
 
 #[cfg(test)]

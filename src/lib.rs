@@ -15,6 +15,8 @@ pub mod backend_pick;
 pub mod cache;
 /// Circuits shipped for examples, tests and benchmarks.
 pub mod circuits;
+/// Compiled circuits: a recorded R1CS, witness-only synthesis, sparse a/b/c.
+pub mod compiled;
 /// Engine configuration.
 pub mod config;
 /// The proving constraint system and density trackers.

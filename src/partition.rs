@@ -49,6 +49,19 @@ pub struct PartitionSums {
 
 /// A backend that proves the device share of a whole partition in one call.
 pub trait PartitionProver: Send + Sync {
+    /// a, b, c of the witness (`inputs`, `aux`) against `recording`, evaluated and checked
+    /// (a·b = c on every row) on the device, as the handle [`AbcInput::Device`] takes.
+    /// Backends without device evaluation refuse.
+    fn evaluate_abc(
+        &self,
+        recording: &crate::compiled::Recording,
+        inputs: &[blstrs::Scalar],
+        aux: &[blstrs::Scalar],
+    ) -> Result<Box<dyn std::any::Any + Send>> {
+        let _ = (recording, inputs, aux);
+        Err(crate::compiled::CompiledError::Unsupported.into())
+    }
+
     /// H, the H, L, A and B_G1 MSMs and, with `with_b_g2`, the B_G2 MSM of one partition of
     /// `pk`. With [`AbcInput::Host`], `abc_done` receives a, b and c once the device no longer
     /// needs them; on an error before that they stay in the caller's buffer. An out-of-memory

@@ -4,51 +4,22 @@
 
 use std::sync::Arc;
 
-use bellperson::Circuit;
 use blstrs::{G2Projective, Scalar};
 use ff::Field;
 
 use crate::backend::Backend;
+mod circuit;
+mod compiled_stage;
+
+pub use circuit::{PartitionCircuit, Synthesizer};
+pub use compiled_stage::CompiledSynthesis;
+
+use crate::compiled::Recordings;
 use crate::error::{Error, Result};
 use crate::key::ProvingKey;
 use crate::partition::{AbcInput, PartitionProver, PartitionSums};
 use crate::proof::Proof;
 use crate::prover::{self, Abc, G1Sums, Witness};
-
-/// A circuit of a request, type-erased and re-synthesizable (a retry synthesizes it again).
-pub trait PartitionCircuit: Send + Sync + 'static {
-    /// Synthesizes a fresh copy, rejecting an unsatisfied circuit or one that does not fit `pk`.
-    fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)>;
-}
-
-impl<C: Circuit<Scalar> + Clone + Send + Sync + 'static> PartitionCircuit for C {
-    fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)> {
-        match prover::synthesize(self.clone(), pk) {
-            // Failures are rare and the circuit is at hand: name the constraint by its path.
-            Err(Error::Unsatisfied { index, name }) => {
-                // The path finder runs no witness code; a gadget that needs values outside its
-                // closures may panic there, which must not turn this error into a retried panic.
-                let copy = self.clone();
-                let path = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::cs::constraint_path(copy, index)
-                }));
-                let name = path.ok().flatten().unwrap_or(name);
-                Err(Error::Unsatisfied { index, name })
-            }
-            other => other,
-        }
-    }
-}
-
-/// Builds the a/b/c evaluations and the witness of one partition.
-pub trait Synthesizer: Send {
-    /// Synthesizes `circuit` for `pk`.
-    fn synthesize(
-        &mut self,
-        circuit: &dyn PartitionCircuit,
-        pk: &ProvingKey,
-    ) -> Result<(Abc, Witness)>;
-}
 
 /// The GPU's share of a proof: H and the G1 MSMs.
 pub trait GpuStage: Send {
@@ -98,6 +69,13 @@ pub type Factory<T> = Arc<dyn Fn(usize) -> Box<T> + Send + Sync>;
 pub struct Stages {
     /// One per synthesis worker; the argument is the worker index.
     pub synthesis: Factory<dyn Synthesizer>,
+    /// The recordings the synthesis workers share (the Supervisor counts them with their keys
+    /// and forgets a key's when its last job ends).
+    pub recordings: Arc<Recordings>,
+    /// Whether every GPU stage evaluates a compiled partition's a/b/c on its device: synthesis
+    /// then hands over the witness alone, and the ledger charges such partitions only their
+    /// witness on the host.
+    pub abc_on_device: bool,
     /// One per device; the argument is the device index.
     pub gpu: Factory<dyn GpuStage>,
     /// One per B_G2 worker.
@@ -107,8 +85,17 @@ pub struct Stages {
 impl Stages {
     /// Real synthesis, and `backend(device)` for H and the MSMs.
     pub fn with_backend(backend: Arc<dyn Fn(usize) -> Arc<dyn Backend> + Send + Sync>) -> Self {
+        let recordings = Arc::new(Recordings::default());
+        let shared = recordings.clone();
         Stages {
-            synthesis: Arc::new(|_| Box::new(RealSynthesis)),
+            synthesis: Arc::new(move |_| {
+                Box::new(CompiledSynthesis {
+                    recordings: shared.clone(),
+                    abc_on_device: false,
+                })
+            }),
+            recordings,
+            abc_on_device: false,
             gpu: Arc::new(move |device| Box::new(BackendStage(backend(device)))),
             bg2: Arc::new(|_| Box::new(CpuBg2)),
         }
@@ -155,6 +142,9 @@ pub struct DeviceStage {
     pub partition: Arc<dyn PartitionProver>,
     /// Whether the device computes B_G2 too (`bg2.device` resolved to the GPU).
     pub with_b_g2: bool,
+    /// The engine's recordings, when compiled partitions reach this stage as a witness alone
+    /// (their a/b/c are evaluated here, on the device).
+    pub recordings: Option<Arc<Recordings>>,
 }
 
 impl GpuStage for DeviceStage {
@@ -177,6 +167,18 @@ impl GpuStage for DeviceStage {
         w: &Witness,
         abc_done: &mut dyn FnMut(Abc),
     ) -> Option<Result<PartitionSums>> {
+        if abc.a.is_empty() && abc.b.is_empty() && abc.c.is_empty() {
+            // A witness alone: never the per-call path, which needs host a/b/c.
+            let recordings = self.recordings.as_deref();
+            let device = self.partition.as_ref();
+            return Some(compiled_stage::witness_only_partition(
+                device,
+                recordings,
+                self.with_b_g2,
+                pk,
+                w,
+            ));
+        }
         let input = AbcInput::Host(abc);
         match self
             .partition

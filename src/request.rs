@@ -48,6 +48,16 @@ impl Request {
         self.priority
     }
 
+    /// The proving key.
+    pub fn key(&self) -> &Arc<ProvingKey> {
+        &self.pk
+    }
+
+    /// The partitions' circuits, in request order.
+    pub fn circuits(&self) -> &[Arc<dyn PartitionCircuit>] {
+        &self.circuits
+    }
+
     /// States the per-partition footprint instead of deriving it from the key (simulations).
     pub fn with_footprint(mut self, footprint: Footprint) -> Self {
         self.footprint = Some(footprint);
@@ -57,6 +67,11 @@ impl Request {
     /// The ledger footprint of one partition: stated, or from the key's shape.
     pub fn footprint(&self) -> Footprint {
         self.footprint.unwrap_or_else(|| footprint_of(&self.pk))
+    }
+
+    /// The footprint the request states, if it does.
+    pub(crate) fn stated_footprint(&self) -> Option<Footprint> {
+        self.footprint
     }
 }
 

@@ -88,6 +88,8 @@ pub struct JobStatus {
     pub partitions: Vec<PartitionState>,
     /// Whether the job has failed or was cancelled (its remaining buffers are being settled).
     pub failed: bool,
+    /// The ledger bytes each of its partitions is charged on the host.
+    pub footprint_bytes: u64,
     /// Its admission level.
     pub priority: Priority,
 }
@@ -135,4 +137,8 @@ pub struct EngineStatus {
     pub synthesized_alive: usize,
     /// The most of those at once since start.
     pub synthesized_alive_peak: usize,
+    /// Partitions synthesized since start, by route, in the order of
+    /// [`Route::ALL`](crate::compiled::Route::ALL): witness-only against a recording in memory,
+    /// witness-only against one just read from its file, recorded, full synthesis.
+    pub synthesis_routes: [u64; 4],
 }

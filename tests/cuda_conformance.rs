@@ -430,3 +430,170 @@ fn proofs_verify_with_bellperson() {
     );
     assert_eq!(gpu.fallbacks(), 0);
 }
+
+// ---- a/b/c from a recorded R1CS on the device (issue 14) ----------------------------------
+
+use baton::circuits::MimcChain;
+use baton::compiled::{self, WitnessCs};
+use baton::partition::{AbcInput, PartitionProver};
+
+/// Records `make(0)`, synthesizes `make(5)` witness-only, and checks the device's a/b/c
+/// against the CPU evaluation (the domain's padding zero); returns the recording's
+/// coefficient-index width in bytes.
+fn check_device_abc<C: bellperson::Circuit<Scalar>>(
+    gpu: &CudaBackend,
+    what: &str,
+    make: impl Fn(u64) -> C,
+) -> usize {
+    let (rec, _, _) = compiled::record(make(0)).expect("record");
+    let cs = WitnessCs::synthesize(make(5), rec.shape()).expect("witness");
+    let cpu = rec.evaluate(&cs.inputs, &cs.aux).expect("CPU a/b/c");
+    let t = std::time::Instant::now();
+    let dev = gpu
+        .evaluate_abc(&rec, &cs.inputs, &cs.aux)
+        .expect("device a/b/c");
+    let took = t.elapsed();
+    let n = rec.shape().domain_size();
+    assert_eq!(1usize << dev.log_n(), n, "{what}: domain");
+    let got = gpu.download_abc(&dev).expect("download");
+    for (name, g, c) in [
+        ("a", &got.a, &cpu.a),
+        ("b", &got.b, &cpu.b),
+        ("c", &got.c, &cpu.c),
+    ] {
+        assert_eq!(g.len(), n, "{what}: {name} holds the domain");
+        assert!(g[..c.len()] == c[..], "{what}: {name} differs from the CPU");
+        assert!(
+            g[c.len()..].iter().all(|x| x.is_zero_vartime()),
+            "{what}: {name} padding"
+        );
+    }
+    eprintln!(
+        "{what}: {} rows, {} terms on the device in {took:?}",
+        rec.shape().rows(),
+        rec.terms()
+    );
+    rec.matrices()[0].coeffs().width()
+}
+
+#[test]
+fn sparse_abc_matches_the_cpu_evaluation() {
+    let Some(gpu) = gpu() else { return };
+    let mut widths = std::collections::BTreeSet::new();
+    for log in [8u32, 10, 14, 16, 18, 20] {
+        let what = format!("synthetic 2^{log}");
+        widths.insert(check_device_abc(&gpu, &what, |s| {
+            Synthetic::new(1 << log, s)
+        }));
+    }
+    widths.insert(check_device_abc(&gpu, "synthetic 3000, 7 inputs", |s| {
+        Synthetic {
+            public_inputs: 7,
+            ..Synthetic::new(3000, s)
+        }
+    }));
+    widths.insert(check_device_abc(&gpu, "mimc 2001", |s| {
+        MimcChain::with_constraints(2001, s)
+    }));
+    widths.insert(check_device_abc(&gpu, "mimc 200k", |s| {
+        MimcChain::with_constraints(200_001, s)
+    }));
+    assert_eq!(
+        widths.into_iter().collect::<Vec<_>>(),
+        vec![1, 2, 4],
+        "every index width"
+    );
+}
+
+#[test]
+fn sparse_abc_refuses_an_unsatisfied_witness_at_its_row() {
+    let Some(gpu) = gpu() else { return };
+    let n = 1 << 12;
+    let (rec, _, _) = compiled::record(Synthetic::new(n, 0)).unwrap();
+    for k in [0usize, 3, 17, 1000, n - 6] {
+        let broken = Synthetic {
+            break_at: Some(k),
+            ..Synthetic::new(n, 9)
+        };
+        let cs = WitnessCs::synthesize(broken, rec.shape()).unwrap();
+        match gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux) {
+            Err(baton::Error::Unsatisfied { index, .. }) => assert_eq!(index, k),
+            other => panic!("broken at {k}: {:?}", other.map(|d| d.log_n())),
+        }
+    }
+    let cs = WitnessCs::synthesize(Synthetic::new(n, 9), rec.shape()).unwrap();
+    assert!(
+        matches!(
+            gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux[1..]),
+            Err(baton::Error::Malformed { .. })
+        ),
+        "a witness of another length is refused before any launch"
+    );
+}
+
+#[test]
+fn device_abc_proofs_verify_with_bellperson() {
+    if gpu().is_none() {
+        return;
+    }
+    // An own backend: its resident-set counts are this test's alone.
+    let gpu = open_cuda(0).expect("backend");
+    let size = 1 << 14;
+    let mut r = rng(21);
+    let pk = baton::generate_random_parameters(Synthetic::new(size, 1), &mut r).expect("setup");
+    let pvk = bp_vk(&pk);
+    let (rec, _, _) = compiled::record(Synthetic::new(size, 2)).unwrap();
+    rec.check_key(&pk).unwrap();
+    let mut resident = Vec::new();
+    for seed in [3u64, 4] {
+        let circuit = Synthetic::new(size, seed);
+        let inputs = circuit.public_inputs();
+        let cs = WitnessCs::synthesize(circuit, rec.shape()).unwrap();
+        let dev = gpu
+            .evaluate_abc(&rec, &cs.inputs, &cs.aux)
+            .expect("device a/b/c");
+        resident.push(gpu.resident_bytes());
+        let w = rec.witness(cs.inputs, cs.aux);
+        let sums = gpu
+            .prove_partition(&pk, AbcInput::Device(Box::new(dev)), &w, true, &mut |_| {
+                panic!("no host a/b/c to hand back")
+            })
+            .expect("partition from device a/b/c");
+        let b_g2 = sums.b_g2.expect("B_G2 asked for");
+        let proof = baton::prover::assemble(
+            &pk.vk,
+            &sums.g1,
+            b_g2,
+            Scalar::random(&mut r),
+            Scalar::random(&mut r),
+        )
+        .unwrap();
+        let bproof = bp_proof(&proof);
+        assert!(
+            bp::verify_proof(&pvk, &bproof, &inputs).unwrap(),
+            "bellperson rejects it"
+        );
+        let mut wrong = inputs.clone();
+        wrong[0] += Scalar::ONE;
+        assert!(
+            !bp::verify_proof(&pvk, &bproof, &wrong).unwrap(),
+            "a wrong input verifies"
+        );
+        eprintln!(
+            "device a/b/c proof {seed}: peak device {} MiB",
+            sums.peak_device_bytes >> 20
+        );
+    }
+    assert_eq!(
+        resident[0], resident[1],
+        "the recording stays resident, uploaded once"
+    );
+    // A cap below what the call needs: a clean out-of-memory error, nothing launched.
+    gpu.clear_resident().unwrap();
+    gpu.set_memory_cap_bytes(Some(1 << 20));
+    let cs = WitnessCs::synthesize(Synthetic::new(size, 5), rec.shape()).unwrap();
+    match gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux) {
+        Err(baton::Error::Gpu(e)) => assert!(e.is_out_of_memory(), "{e}"),
+        other => panic!("expected out of memory, got {:?}", other.map(|d| d.log_n())),
+    }
+}

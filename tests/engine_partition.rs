@@ -12,7 +12,7 @@ use baton::backend::CpuBackend;
 use baton::gpu::GpuError;
 use baton::partition::{AbcInput, PartitionProver, PartitionSums};
 use baton::pipeline::{Bg2Stage, CpuBg2, DeviceStage, Stages};
-use baton::prover::{self, Abc, G1Sums, Witness};
+use baton::prover::{Abc, G1Sums, Witness};
 use baton::{Engine, Proof, ProvingKey, Request, Result};
 use blstrs::G2Projective;
 
@@ -54,19 +54,9 @@ impl PartitionProver for CpuWhole {
             panic!("the actor hands host a/b/c");
         };
         let mut mine = std::mem::take(abc);
-        let h = prover::compute_h(&CpuBackend, &mut mine)?;
+        let sums = support::cpu_partition_sums(pk, &mut mine, w, with_b_g2);
         abc_done(mine);
-        let g1 = prover::g1_msms(&CpuBackend, pk, w, &h)?;
-        let b_g2 = match with_b_g2 {
-            true => Some(prover::b_g2_msm(&CpuBackend, pk, w)?),
-            false => None,
-        };
-        Ok(PartitionSums {
-            g1,
-            b_g2,
-            times: Default::default(),
-            peak_device_bytes: 0,
-        })
+        sums
     }
 }
 
@@ -101,6 +91,7 @@ fn engine_with(whole: Arc<CpuWhole>, with_b_g2: bool) -> (Engine, Counters) {
             backend: Arc::new(CpuBackend),
             partition: whole.clone(),
             with_b_g2,
+            recordings: None,
         })
     });
     let (f, a) = (full.clone(), assembled.clone());

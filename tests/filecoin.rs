@@ -2,7 +2,8 @@
 //! PC2 → C1; parameters made by baton's setup, cached under `$BATON_TEST_CACHE`), each checked
 //! with filecoin-proofs' own verifier: PoRep C2 (`verify_seal`), WinningPoSt, WindowPoSt and
 //! SnapDeals. Other public inputs and a flipped byte fail; bad inputs each get a clear error
-//! while a good job in the same engine finishes.
+//! while a good job in the same engine finishes. PoRep goes through the compiled path: its
+//! circuit recorded once beside the key, the next C2 synthesized witness-only.
 #![cfg(feature = "filecoin")]
 
 use std::collections::BTreeMap;
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use baton::compiled::{self, Route};
 use baton::filecoin::testing::{
     all_circuits, ensure_params, post_vanilla, randomness, seal_sector, snap_vanilla,
     use_test_cache, SealedSector,
@@ -18,7 +20,7 @@ use baton::filecoin::{
     parse_c1, prove_job, CircuitId, CircuitKind, Filecoin, FilecoinError, ParamCache,
     RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
 };
-use baton::{Config, Engine, KeyStore};
+use baton::{Config, Engine, KeyStore, ProvingKey};
 
 const SECTOR: u64 = 2048;
 
@@ -46,6 +48,7 @@ fn params() -> &'static ParamCache {
 fn engine() -> Engine {
     Engine::start(Config {
         budget_bytes: Some(8 << 30),
+        compiled: true,
         ..Config::default()
     })
     .expect("engine starts")
@@ -85,6 +88,9 @@ fn porep_c2_of_a_sealed_2kib_sector_verifies_and_bad_inputs_are_named() {
         .expect("job from C1");
     assert_eq!(job.finisher.partitions(), 1);
     eprintln!("job built (key loaded) in {:.1?}", t.elapsed());
+    // Pinned, so the key's recording stays in memory between this job and the next.
+    let pk = job.request.key().clone();
+    block_on(engine.pin_key(pk.clone())).expect("key pinned");
     let t = Instant::now();
     let good = std::thread::scope(|s| {
         let good = s.spawn(|| {
@@ -110,8 +116,66 @@ fn porep_c2_of_a_sealed_2kib_sector_verifies_and_bad_inputs_are_named() {
         !accepted(&sector, sector.seed, &flipped),
         "a flipped byte fails"
     );
+    second_c2_runs_witness_only(&engine, &fil, &sector, &pk);
     engine.shutdown_blocking();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(f)
+}
+
+/// Partitions synthesized so far by route, named.
+fn routes(engine: &Engine) -> BTreeMap<String, u64> {
+    let status = engine.status_blocking().expect("status");
+    Route::ALL
+        .iter()
+        .zip(status.synthesis_routes)
+        .map(|(r, n)| (format!("{r:?}"), n))
+        .collect()
+}
+
+/// The compiled path on the real circuit (synthesis.compiled, the default): the first C2's
+/// partition recorded the circuit (or read the recording a previous run left beside the key),
+/// none was synthesized in full, and the second C2 runs witness-only against the recording
+/// kept in memory; its proof passes `verify_seal` and fails for another seed.
+fn second_c2_runs_witness_only(
+    engine: &Engine,
+    fil: &Filecoin<'_>,
+    sector: &SealedSector,
+    pk: &ProvingKey,
+) {
+    let first = routes(engine);
+    assert_eq!(first["Full"], 0, "no full synthesis: {first:?}");
+    assert_eq!(first["Recorded"] + first["Loaded"], 1, "{first:?}");
+    assert_eq!(first["Compiled"], 0, "{first:?}");
+    let key_path = pk.path().expect("the key knows its file");
+    let file = compiled::cache_path(key_path);
+    let on_disk = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    assert!(on_disk > 0, "recording written beside the key: {file:?}");
+    eprintln!("recording {} ({on_disk} bytes)", file.display());
+
+    let t = Instant::now();
+    let job = fil
+        .porep_c2(&sector.c1, sector.prover_id, sector.sector_id)
+        .expect("second job");
+    let proofs = engine.prove_blocking(job.request).expect("second C2");
+    let proof = job
+        .finisher
+        .finish(&proofs)
+        .expect("verified by the finisher");
+    eprintln!("second C2 (witness-only) in {:.1?}", t.elapsed());
+    let second = routes(engine);
+    assert_eq!(second["Compiled"], 1, "witness-only: {second:?}");
+    assert_eq!(second["Full"], 0, "{second:?}");
+    assert_eq!(second["Recorded"] + second["Loaded"], 1, "{second:?}");
+    assert!(accepted(sector, sector.seed, &proof), "verify_seal accepts");
+    let mut other_seed = sector.seed;
+    other_seed[7] ^= 0x20;
+    assert!(!accepted(sector, other_seed, &proof), "another seed fails");
 }
 
 /// Each refused before any proving, with the cause named.

@@ -78,6 +78,10 @@ const PRODUCTION: &[&str] = &[
     "ec_sum_g2",
     "density_popc",
     "density_gather",
+    "spmv_u8",
+    "spmv_u16",
+    "spmv_u32",
+    "abc_check",
 ];
 
 #[test]

@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 
 use self::admission::{Admission, Next};
 use super::mailbox::{post, post_to, took};
+use crate::compiled::Recordings;
 use crate::key::ProvingKey;
 use crate::ledger::{
     available_memory_bytes, Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage,
@@ -24,6 +25,7 @@ use crate::messages::{Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit
 use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
+use crate::request::Request;
 use crate::scheduler::Priority;
 use crate::status::{EngineError, EngineStatus, JobReport, JobStatus, PartitionState};
 
@@ -37,6 +39,10 @@ pub struct SupervisorParts {
     pub retry_attempts: u32,
     /// Metrics.
     pub metrics: Metrics,
+    /// The synthesis workers' recordings: counted with their keys, forgotten with them.
+    pub recordings: Arc<Recordings>,
+    /// Whether the GPU stages evaluate compiled partitions' a/b/c on their devices.
+    pub abc_on_device: bool,
 }
 
 struct Job {
@@ -71,6 +77,8 @@ pub struct Supervisor {
     grants: HashMap<GrantId, PartRef>,
     synthesis: Option<Recipient<Synthesize>>,
     metrics: Metrics,
+    recordings: Arc<Recordings>,
+    abc_on_device: bool,
     closing: Vec<oneshot::Sender<()>>,
     refuse_new: bool,
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
@@ -134,6 +142,8 @@ impl Supervisor {
             grants: HashMap::new(),
             synthesis: None,
             metrics: parts.metrics,
+            recordings: parts.recordings,
+            abc_on_device: parts.abc_on_device,
             closing: Vec::new(),
             refuse_new: false,
             alive_now: 0,
@@ -246,6 +256,19 @@ impl Supervisor {
         self.finish_if_done(job_id);
     }
 
+    /// A job's per-partition footprint: stated, or its witness alone on the host when its
+    /// key's recording is ready and the devices evaluate a/b/c, or the key's full shape.
+    fn footprint_of(&self, request: &Request) -> Footprint {
+        let compiled = match (request.stated_footprint(), self.abc_on_device) {
+            (None, true) => self.recordings.get(&request.pk),
+            _ => None,
+        };
+        match compiled {
+            Some(rec) => rec.footprint(true),
+            None => request.footprint(),
+        }
+    }
+
     fn finish_if_done(&mut self, job_id: u64) {
         let done = match self.jobs.get(&job_id) {
             Some(j) => j.in_flight == 0 && (j.failed || j.proofs.iter().all(Option::is_some)),
@@ -255,10 +278,21 @@ impl Supervisor {
             if let Some(job) = self.jobs.remove(&job_id) {
                 self.admission.forget(job_id);
                 self.on_gpu.retain(|(j, _), _| *j != job_id);
-                self.ledger.unuse_key(job.pk.id());
+                let key = job.pk.id();
+                self.ledger.unuse_key(key);
+                self.forget_recording_if_unused(key);
             }
         }
         self.maybe_close();
+    }
+
+    /// Drops key `key`'s recording from memory once no job uses the key and it is not pinned
+    /// (a pinned key keeps its recording, so its next job runs witness-only without reading
+    /// the file again).
+    fn forget_recording_if_unused(&self, key: u64) {
+        if !self.pinned.contains(&key) && !self.jobs.values().any(|j| j.pk.id() == key) {
+            self.recordings.forget(key);
+        }
     }
 
     fn maybe_close(&mut self) {
@@ -286,10 +320,12 @@ impl Handler<Submit> for Supervisor {
             )));
             return;
         }
-        let footprint = request.footprint();
+        let footprint = self.footprint_of(&request);
         // The key counts against memory while a job uses it (set aside from an auto budget, or
-        // checked beside a stated one).
-        let (key, key_bytes) = (request.pk.id(), request.pk.heap_bytes());
+        // checked beside a stated one), with its circuit's recording as far as its size is known
+        // (a recording the job's first synthesis makes is not counted until the key's next use).
+        let key = request.pk.id();
+        let key_bytes = request.pk.heap_bytes() + self.recordings.expected_bytes(&request.pk);
         let admitted = self
             .ledger
             .use_key(key, key_bytes, available_memory_bytes)
@@ -354,6 +390,7 @@ impl Handler<Status> for Supervisor {
                 id: *id,
                 partitions: j.states.clone(),
                 failed: j.failed,
+                footprint_bytes: j.footprint.total_bytes(),
                 priority: j.priority,
             })
             .collect();
@@ -370,6 +407,7 @@ impl Handler<Status> for Supervisor {
             ledger: self.ledger.snapshot(),
             synthesized_alive: self.alive_now,
             synthesized_alive_peak: self.alive_peak,
+            synthesis_routes: self.recordings.routes(),
         });
     }
 }

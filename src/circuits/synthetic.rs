@@ -20,7 +20,9 @@ pub struct Synthetic {
     pub public_inputs: usize,
     /// Seed of the witness.
     pub seed: u64,
-    /// When set, the witness breaks constraint number `k` (for tests).
+    /// When set, the witness breaks constraint number `k` (for tests): the variable that
+    /// constraint introduces gets a wrong value, so full synthesis and the compiled path (which
+    /// checks the witness against the recorded rows) both refuse it there.
     pub break_at: Option<usize>,
 }
 
@@ -72,12 +74,19 @@ impl Circuit<Scalar> for Synthetic {
         let mut shape = ChaCha8Rng::seed_from_u64(0x5ba7 ^ self.constraints as u64);
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let made = std::cell::Cell::new(0usize);
+        // The value of the variable the next constraint introduces, off by two when that
+        // constraint is the one to break (two, so that a bit of 0 does not become a bit of 1).
+        let off_if_broken = |v: Scalar| {
+            if self.break_at == Some(made.get()) {
+                v + Scalar::from(2u64)
+            } else {
+                v
+            }
+        };
         let enforce = |cs: &mut CS,
                        a: LinearCombination<Scalar>,
                        b: LinearCombination<Scalar>,
                        c: LinearCombination<Scalar>| {
-            let broken = self.break_at == Some(made.get());
-            let c = if broken { c + CS::one() } else { c };
             cs.enforce(|| "c", |_| a, |_| b, |_| c);
             made.set(made.get() + 1);
         };
@@ -89,14 +98,15 @@ impl Circuit<Scalar> for Synthetic {
                 break;
             }
             let input = cs.alloc_input(|| format!("input {i}"), || Ok(v))?;
-            let x = cs.alloc(|| "x0", || Ok(v))?;
+            let x0 = off_if_broken(v);
+            let x = cs.alloc(|| "x0", || Ok(x0))?;
             enforce(
                 cs,
                 LinearCombination::zero() + x,
                 LinearCombination::zero() + CS::one(),
                 LinearCombination::zero() + input,
             );
-            chains.push((x, v));
+            chains.push((x, x0));
         }
 
         let mut bits: Vec<(Variable, bool)> = Vec::with_capacity(16);
@@ -107,7 +117,7 @@ impl Circuit<Scalar> for Synthetic {
                 // Dense row: y = x² + step.
                 let k = (step as usize) % chains.len();
                 let (x, xv) = chains[k];
-                let yv = xv.square() + Scalar::from(step);
+                let yv = off_if_broken(xv.square() + Scalar::from(step));
                 let y = cs.alloc(|| "y", || Ok(yv))?;
                 enforce(
                     cs,
@@ -128,7 +138,7 @@ impl Circuit<Scalar> for Synthetic {
                     }
                     coeff = coeff.double();
                 }
-                let packed = cs.alloc(|| "packed", || Ok(value))?;
+                let packed = cs.alloc(|| "packed", || Ok(off_if_broken(value)))?;
                 enforce(
                     cs,
                     lc,
@@ -140,7 +150,10 @@ impl Circuit<Scalar> for Synthetic {
                 let (a, av) = bits[bits.len() - 1];
                 let (b, bv) = bits[bits.len() - 2];
                 let cv = av ^ bv;
-                let c = cs.alloc(|| "xor", || Ok(if cv { Scalar::ONE } else { Scalar::ZERO }))?;
+                let c = cs.alloc(
+                    || "xor",
+                    || Ok(off_if_broken(if cv { Scalar::ONE } else { Scalar::ZERO })),
+                )?;
                 enforce(
                     cs,
                     LinearCombination::zero() + (Scalar::from(2u64), a),
@@ -151,7 +164,10 @@ impl Circuit<Scalar> for Synthetic {
             } else {
                 // Boolean row: b·(1 − b) = 0, mostly over zeros (PoRep-like sparsity).
                 let bv = rng.gen_bool(0.3);
-                let b = cs.alloc(|| "bit", || Ok(if bv { Scalar::ONE } else { Scalar::ZERO }))?;
+                let b = cs.alloc(
+                    || "bit",
+                    || Ok(off_if_broken(if bv { Scalar::ONE } else { Scalar::ZERO })),
+                )?;
                 enforce(
                     cs,
                     LinearCombination::zero() + b,

@@ -12,7 +12,7 @@ pub enum KernelSet {
 }
 
 /// The production files, in concatenation order (each depends only on earlier ones).
-const PRODUCTION: [(&str, &str); 13] = [
+const PRODUCTION: [(&str, &str); 15] = [
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     (
         "field/mont.cuh",
@@ -32,6 +32,11 @@ const PRODUCTION: [(&str, &str); 13] = [
     ("ntt.cu", include_str!("../../kernels/ntt.cu")),
     ("msm.cu", include_str!("../../kernels/msm.cu")),
     ("witness.cu", include_str!("../../kernels/witness.cu")),
+    (
+        "sparse/spmv.cuh",
+        include_str!("../../kernels/sparse/spmv.cuh"),
+    ),
+    ("sparse.cu", include_str!("../../kernels/sparse.cu")),
 ];
 
 /// The test kernels, appended after the production set.

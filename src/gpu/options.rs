@@ -154,7 +154,8 @@ fn whole(v: &str, min: usize) -> Result<usize, String> {
     }
 }
 
-fn flag(v: &str) -> Result<bool, String> {
+/// A boolean knob's text (`true`/`1`/`on`, `false`/`0`/`off`), or why it is none.
+pub(crate) fn flag(v: &str) -> Result<bool, String> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" | "1" | "on" => Ok(true),
         "false" | "0" | "off" => Ok(false),

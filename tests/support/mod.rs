@@ -129,3 +129,56 @@ pub fn gpu_present() -> bool {
         }
     }
 }
+
+/// `good` with C's ±1 coefficients swapped: the counts and densities a key checks are the same,
+/// the rows are not (a stale or tampered recording that passes every structural check).
+pub fn stale_copy(good: &baton::compiled::Recording) -> baton::compiled::Recording {
+    use baton::compiled::{CoeffIndices, Recording, SparseMatrix};
+    let flip = |i: u32| match i {
+        0 => 1,
+        1 => 0,
+        k => k,
+    };
+    let [a, b, c] = good.matrices().clone();
+    let flipped = match c.coeffs() {
+        CoeffIndices::U8(v) => CoeffIndices::U8(v.iter().map(|&i| flip(i.into()) as u8).collect()),
+        CoeffIndices::U16(v) => {
+            CoeffIndices::U16(v.iter().map(|&i| flip(i.into()) as u16).collect())
+        }
+        CoeffIndices::U32(v) => CoeffIndices::U32(v.iter().map(|&i| flip(i)).collect()),
+    };
+    let shape = good.shape();
+    let c = SparseMatrix::new(
+        c.row_ptr().to_vec(),
+        c.cols().to_vec(),
+        flipped,
+        shape.inputs + shape.aux,
+        good.coeffs().len(),
+    )
+    .expect("same structure");
+    Recording::from_parts(shape, good.coeffs().to_vec(), [a, b, c]).expect("same shape")
+}
+
+/// The device share of a partition computed on the CPU (tests' stand-ins for a device): H, the
+/// G1 MSMs and, with `with_b_g2`, the B_G2 MSM.
+pub fn cpu_partition_sums(
+    pk: &ProvingKey,
+    abc: &mut baton::prover::Abc,
+    w: &baton::prover::Witness,
+    with_b_g2: bool,
+) -> baton::Result<baton::partition::PartitionSums> {
+    use baton::backend::CpuBackend;
+    use baton::prover;
+    let h = prover::compute_h(&CpuBackend, abc)?;
+    let g1 = prover::g1_msms(&CpuBackend, pk, w, &h)?;
+    let b_g2 = match with_b_g2 {
+        true => Some(prover::b_g2_msm(&CpuBackend, pk, w)?),
+        false => None,
+    };
+    Ok(baton::partition::PartitionSums {
+        g1,
+        b_g2,
+        times: Default::default(),
+        peak_device_bytes: 0,
+    })
+}

@@ -1,7 +1,8 @@
 //! The Supervisor's handlers for the embedder's controls: cancelling a job, and pinning a
 //! proving key resident and unpinning it. A pinned key counts as one more use of the key in the
 //! ledger (`Ledger::use_key`): set aside from an auto budget, or checked to fit beside a stated
-//! one, exactly as a job's key is; it comes back with the last use.
+//! one, exactly as a job's key is; it comes back with the last use. A pinned key keeps its
+//! circuit's recording in memory between jobs.
 
 use actix::{Context, Handler};
 
@@ -44,7 +45,9 @@ impl Handler<PinKey> for Supervisor {
 
     fn handle(&mut self, msg: PinKey, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
-        let (id, bytes) = (msg.pk.id(), msg.pk.heap_bytes());
+        // With its circuit's recording as far as its size is known, as a job's key is counted.
+        let bytes = msg.pk.heap_bytes() + self.recordings.expected_bytes(&msg.pk);
+        let id = msg.pk.id();
         let before = self.ledger.resident_bytes();
         let r = if self.pinned.insert(id) {
             self.ledger
@@ -72,6 +75,7 @@ impl Handler<UnpinKey> for Supervisor {
         let before = self.ledger.resident_bytes();
         if self.pinned.remove(&msg.key_id) {
             self.ledger.unuse_key(msg.key_id);
+            self.forget_recording_if_unused(msg.key_id);
         }
         let freed = before.saturating_sub(self.ledger.resident_bytes());
         let _ = msg.reply.send(freed);

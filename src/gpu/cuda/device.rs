@@ -38,6 +38,9 @@ pub(crate) struct Kernels {
     pub scan_add: CudaFunction,
     pub density_popc: CudaFunction,
     pub density_gather: CudaFunction,
+    /// Sparse a/b/c by coefficient-index width (u8, u16, u32), and the a·b = c check.
+    pub spmv: [CudaFunction; 3],
+    pub abc_check: CudaFunction,
     pub g1: GroupKernels,
     pub g2: GroupKernels,
 }
@@ -162,6 +165,8 @@ impl Device {
             scan_add: f("scan_add")?,
             density_popc: f("density_popc")?,
             density_gather: f("density_gather")?,
+            spmv: [f("spmv_u8")?, f("spmv_u16")?, f("spmv_u32")?],
+            abc_check: f("abc_check")?,
             g1: group(false)?,
             g2: group(true)?,
         };

@@ -27,6 +27,29 @@ pub(crate) struct Resident {
     pub last_use: u64,
 }
 
+/// Coefficient indices on the device, in the recording's width.
+pub(crate) enum DeviceIdx {
+    U8(CudaSlice<u8>),
+    U16(CudaSlice<u16>),
+    U32(CudaSlice<u32>),
+}
+
+/// One matrix on the device.
+pub(crate) struct DeviceMatrix {
+    pub row_ptr: CudaSlice<u32>,
+    pub cols: CudaSlice<u32>,
+    pub idx: DeviceIdx,
+    pub terms: usize,
+}
+
+/// A recorded R1CS on the device (see `sparse`).
+pub(crate) struct ResidentRecording {
+    pub matrices: [DeviceMatrix; 3],
+    pub table: CudaSlice<u64>,
+    pub bytes: u64,
+    pub last_use: u64,
+}
+
 /// Pinned staging buffers: not yet allocated, allocated, or refused by the driver.
 #[derive(Default)]
 pub(crate) enum StagingSlot {
@@ -73,6 +96,10 @@ pub(crate) struct State {
     pub twiddles: Option<Twiddles>,
     pub tables: HashMap<u32, HTables>,
     pub bases: HashMap<BasesKey, Resident>,
+    /// Recorded R1CS matrices by recording id, evicted with the bases (least recently used).
+    pub recordings: HashMap<u64, ResidentRecording>,
+    /// The recording a call is evaluating now: never evicted under it.
+    pub in_use_recording: Option<u64>,
     pub tick: u64,
 }
 
@@ -81,7 +108,8 @@ impl State {
     pub fn resident_bytes(&self) -> u64 {
         let tw = self.twiddles.as_ref().map_or(0, |t| t.table.num_bytes()) as u64;
         let bases: usize = self.bases.values().map(|r| r.points.num_bytes()).sum();
-        tw + self.tables.len() as u64 * H_TABLE_BYTES + bases as u64
+        let recordings: u64 = self.recordings.values().map(|r| r.bytes).sum();
+        tw + self.tables.len() as u64 * H_TABLE_BYTES + bases as u64 + recordings
     }
 
     /// Evicts least recently used bases (never those in `keep`) until `need` more bytes fit:
@@ -105,17 +133,29 @@ impl State {
             if need <= usable && need <= under_cap {
                 return Ok(());
             }
-            let victim = self
+            let base = self
                 .bases
                 .iter()
                 .filter(|(k, _)| !keep.contains(k))
                 .min_by_key(|(_, r)| r.last_use)
-                .map(|(k, _)| *k);
-            match victim {
-                Some(k) => {
+                .map(|(k, r)| (r.last_use, *k));
+            let recording = self
+                .recordings
+                .iter()
+                .filter(|(id, _)| self.in_use_recording != Some(**id))
+                .min_by_key(|(_, r)| r.last_use)
+                .map(|(id, r)| (r.last_use, *id));
+            match (base, recording) {
+                (Some((b, k)), Some((r, _))) if b <= r => {
                     self.bases.remove(&k);
                 }
-                None => {
+                (_, Some((_, id))) => {
+                    self.recordings.remove(&id);
+                }
+                (Some((_, k)), None) => {
+                    self.bases.remove(&k);
+                }
+                (None, None) => {
                     return Err(GpuError::OutOfMemory {
                         what,
                         need_bytes: need,

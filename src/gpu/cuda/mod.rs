@@ -10,6 +10,7 @@ mod memory;
 mod msm;
 mod ntt;
 mod partition;
+mod sparse;
 mod staging;
 mod witness;
 

@@ -6,6 +6,7 @@
 mod check;
 mod fr;
 mod msm;
+mod sparse;
 
 pub use check::{
     launch_checked, Launch, ACCUMULATE_BLOCK, ELEMENTWISE_BLOCK, NTT_MAX_BLOCK_LOG, REDUCE_BLOCK,
@@ -16,6 +17,7 @@ pub use msm::{
     ec_sum, msm_accumulate, msm_digits, msm_finalize, msm_nontrivial, msm_ones, msm_reduce_level,
     msm_seg_keys, AccKeys,
 };
+pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 
 #[cfg(test)]
 mod tests {

@@ -174,6 +174,17 @@ impl CudaBackend {
 }
 
 impl PartitionProver for CudaBackend {
+    fn evaluate_abc(
+        &self,
+        recording: &crate::compiled::Recording,
+        inputs: &[blstrs::Scalar],
+        aux: &[blstrs::Scalar],
+    ) -> Result<Box<dyn std::any::Any + Send>> {
+        Ok(Box::new(CudaBackend::evaluate_abc(
+            self, recording, inputs, aux,
+        )?))
+    }
+
     fn prove_partition(
         &self,
         pk: &ProvingKey,

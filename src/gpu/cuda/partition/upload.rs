@@ -30,6 +30,20 @@ impl DeviceAbc {
     pub fn log_n(&self) -> u32 {
         self.log_n
     }
+
+    /// a, b, c of 2^log_n Fr each (u64 limbs) on device `device`.
+    pub(crate) fn from_parts(log_n: u32, device: usize, bufs: [CudaSlice<u64>; 3]) -> Self {
+        DeviceAbc {
+            log_n,
+            device,
+            bufs,
+        }
+    }
+
+    /// The three buffers.
+    pub(crate) fn buffers(&self) -> [&CudaSlice<u64>; 3] {
+        [&self.bufs[0], &self.bufs[1], &self.bufs[2]]
+    }
 }
 
 /// Host wall time spent, to report the host share of a partition.

@@ -1,0 +1,225 @@
+//! a/b/c evaluated on the device from a recorded R1CS: the recording's matrices and coefficient
+//! table kept resident beside the key's bases (under the same memory policy, evicted least
+//! recently used with them), the witness uploaded, one `spmv_*` launch per matrix into the
+//! zero-padded domain buffers and the a·b = c check on the device, so a/b/c never exist on the
+//! host. The result is a [`DeviceAbc`] for [`crate::partition::AbcInput::Device`].
+
+use blstrs::Scalar;
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+use super::backend::CudaBackend;
+use super::device::Device;
+use super::memory::{DeviceIdx, DeviceMatrix, ResidentRecording, State};
+use super::partition::DeviceAbc;
+use crate::compiled::{CoeffIndices, CompiledError, Recording, SparseMatrix};
+use crate::error::Result;
+use crate::gpu::error::{GpuError, GpuResult};
+use crate::gpu::host::{self, FR_LIMBS};
+use crate::gpu::launch::{self, SpmvBufs, SpmvShape};
+use crate::prover::Abc;
+
+/// Device bytes a recording takes when resident.
+pub(crate) fn recording_bytes(r: &Recording) -> u64 {
+    let m: usize = r
+        .matrices()
+        .iter()
+        .map(|m| (m.row_ptr().len() + m.cols().len()) * 4 + m.coeffs().len() * m.coeffs().width())
+        .sum();
+    (m + r.coeffs().len() * 32) as u64
+}
+
+fn upload_matrix(dev: &Device, m: &SparseMatrix) -> GpuResult<DeviceMatrix> {
+    let idx = match m.coeffs() {
+        // Empty matrices still get a one-element buffer (the launch reads none of it).
+        CoeffIndices::U8(v) => DeviceIdx::U8(dev.upload_small(&nonempty(v, 0))?),
+        CoeffIndices::U16(v) => DeviceIdx::U16(dev.upload_small(&nonempty(v, 0))?),
+        CoeffIndices::U32(v) => DeviceIdx::U32(dev.upload_small(&nonempty(v, 0))?),
+    };
+    Ok(DeviceMatrix {
+        row_ptr: dev.upload_small(m.row_ptr())?,
+        cols: dev.upload_small(&nonempty(m.cols(), 0))?,
+        idx,
+        terms: m.terms(),
+    })
+}
+
+/// `v`, or one `fill` when it is empty (a zero-length device buffer cannot be allocated).
+fn nonempty<T: Clone>(v: &[T], fill: T) -> std::borrow::Cow<'_, [T]> {
+    if v.is_empty() {
+        std::borrow::Cow::Owned(vec![fill])
+    } else {
+        std::borrow::Cow::Borrowed(v)
+    }
+}
+
+impl State {
+    /// Makes `r` resident (uploaded when missing, after room for it and `scratch` more bytes
+    /// is made), marking it used now.
+    fn make_recording_resident(
+        &mut self,
+        dev: &Device,
+        cap: u64,
+        r: &Recording,
+        scratch: u64,
+    ) -> GpuResult<()> {
+        self.tick += 1;
+        let tick = self.tick;
+        let present = self.recordings.contains_key(&r.id());
+        let need = scratch + if present { 0 } else { recording_bytes(r) };
+        self.in_use_recording = Some(r.id());
+        self.make_room(dev, cap, need, &[], "recorded R1CS and a/b/c")?;
+        if !present {
+            let [a, b, c] = r.matrices();
+            let matrices = [
+                upload_matrix(dev, a)?,
+                upload_matrix(dev, b)?,
+                upload_matrix(dev, c)?,
+            ];
+            let table = dev.upload_small(host::scalars_as_u64(r.coeffs()))?;
+            self.recordings.insert(
+                r.id(),
+                ResidentRecording {
+                    matrices,
+                    table,
+                    bytes: recording_bytes(r),
+                    last_use: tick,
+                },
+            );
+        }
+        if let Some(e) = self.recordings.get_mut(&r.id()) {
+            e.last_use = tick;
+        }
+        Ok(())
+    }
+}
+
+impl CudaBackend {
+    /// a, b, c of the witness (`inputs`, `aux`) against `rec`, on the device, checked a·b = c
+    /// row by row there: a [`DeviceAbc`] of the recording's domain. An unsatisfied witness is
+    /// [`CompiledError::Unsatisfied`] naming the first row.
+    pub fn evaluate_abc(
+        &self,
+        rec: &Recording,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+    ) -> Result<DeviceAbc> {
+        rec.check_witness(inputs, aux)?;
+        let shape = rec.shape();
+        let n = shape.domain_size();
+        let rows = shape.rows();
+        let mut guard = self.state()?;
+        let st: &mut State = &mut guard;
+        let scratch = (3 * n + inputs.len() + aux.len().max(1)) as u64 * 32 + 4;
+        let released = st.make_recording_resident(&self.dev, self.cap(), rec, scratch);
+        let result = released.and_then(|()| self.spmv_all(st, rec, inputs, aux, n, rows));
+        st.in_use_recording = None;
+        let (bufs, first_bad) = result?;
+        if first_bad != u32::MAX {
+            return Err(CompiledError::Unsatisfied {
+                index: first_bad as usize,
+            }
+            .into());
+        }
+        Ok(DeviceAbc::from_parts(
+            n.trailing_zeros(),
+            self.dev.ordinal,
+            bufs,
+        ))
+    }
+
+    fn spmv_all(
+        &self,
+        st: &State,
+        rec: &Recording,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+        n: usize,
+        rows: usize,
+    ) -> GpuResult<([CudaSlice<u64>; 3], u32)> {
+        let resident = st
+            .recordings
+            .get(&rec.id())
+            .ok_or_else(|| GpuError::Internal("recording not resident after upload".into()))?;
+        let dev = &self.dev;
+        let d_inputs = dev.upload_small(host::scalars_as_u64(inputs))?;
+        let d_aux = dev.upload_small(nonempty(host::scalars_as_u64(aux), 0).as_ref())?;
+        let table = &resident.table;
+        let first_aux = inputs.len() as u32;
+        let rows32 = rows as u32;
+        let mut bufs = Vec::with_capacity(3);
+        for m in &resident.matrices {
+            // Zeroed: rows past the recording's are the domain's padding.
+            let mut out = dev.alloc_zeros::<u64>(n * FR_LIMBS, "a/b/c on the device")?;
+            let s = SpmvShape {
+                rows,
+                terms: m.terms,
+                table: rec.coeffs().len(),
+                inputs: inputs.len(),
+                aux: aux.len(),
+            };
+            let b = SpmvBufs {
+                out: out.len(),
+                row_ptr: m.row_ptr.len(),
+                cols: m.cols.len(),
+                idx: match &m.idx {
+                    DeviceIdx::U8(v) => v.len(),
+                    DeviceIdx::U16(v) => v.len(),
+                    DeviceIdx::U32(v) => v.len(),
+                },
+                table: table.len(),
+                inputs: d_inputs.len(),
+                aux: d_aux.len(),
+            };
+            let (kernel, name) = match &m.idx {
+                DeviceIdx::U8(_) => (&dev.k.spmv[0], "spmv_u8"),
+                DeviceIdx::U16(_) => (&dev.k.spmv[1], "spmv_u16"),
+                DeviceIdx::U32(_) => (&dev.k.spmv[2], "spmv_u32"),
+            };
+            dev.launch(kernel, launch::spmv(name, s, b), |args| {
+                args.arg(&mut out).arg(&m.row_ptr).arg(&m.cols);
+                match &m.idx {
+                    DeviceIdx::U8(v) => args.arg(v),
+                    DeviceIdx::U16(v) => args.arg(v),
+                    DeviceIdx::U32(v) => args.arg(v),
+                };
+                args.arg(table)
+                    .arg(&d_inputs)
+                    .arg(&d_aux)
+                    .arg(&first_aux)
+                    .arg(&rows32);
+            })?;
+            bufs.push(out);
+        }
+        let [a, b, c]: [CudaSlice<u64>; 3] = bufs
+            .try_into()
+            .map_err(|_| GpuError::Internal("three a/b/c buffers".into()))?;
+        let mut bad = dev.upload_small(&[u32::MAX])?;
+        let l = launch::abc_check(rows, a.len(), b.len(), c.len(), bad.len());
+        dev.launch(&dev.k.abc_check, l, |args| {
+            args.arg(&a).arg(&b).arg(&c).arg(&rows32).arg(&mut bad);
+        })?;
+        let first_bad = dev
+            .stream
+            .clone_dtoh(&bad)
+            .map_err(super::device::drv("download a·b = c check"))?;
+        dev.note_usage();
+        Ok(([a, b, c], first_bad.first().copied().unwrap_or(0)))
+    }
+
+    /// Copies a [`DeviceAbc`] back to the host (conformance tests of the device evaluation).
+    pub fn download_abc(&self, d: &DeviceAbc) -> Result<Abc> {
+        let [a, b, c] = d.buffers().map(|buf| -> Result<Vec<Scalar>> {
+            let mut v = vec![Scalar::from(0u64); buf.len() / FR_LIMBS];
+            self.dev
+                .stream
+                .memcpy_dtoh(buf, host::scalars_as_u64_mut(&mut v))
+                .map_err(super::device::drv("download a/b/c"))?;
+            Ok(v)
+        });
+        Ok(Abc {
+            a: a?,
+            b: b?,
+            c: c?,
+        })
+    }
+}

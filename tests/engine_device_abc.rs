@@ -1,0 +1,211 @@
+//! Compiled partitions whose a/b/c are evaluated by the GPU stage ("on the device"), with a
+//! CPU stand-in for the device: synthesis hands over the witness alone, the stage evaluates
+//! and checks a/b/c from the key's recording, proofs verify and a wrong input fails; a job whose
+//! key's recording is ready is charged only its witness on the host; a recording the device
+//! refuses is checked on the host on the retry (a stale one replaced, a bad witness failing its
+//! job naming the constraint); the ledger settles every time.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use baton::backend::CpuBackend;
+use baton::compiled::{self, Recording, Route};
+use baton::partition::{AbcInput, PartitionProver, PartitionSums};
+use baton::pipeline::{CompiledSynthesis, DeviceStage, Stages};
+use baton::prover::{Abc, Witness};
+use baton::{Engine, EngineError, ProvingKey, Request, Result, Scalar};
+
+/// A "device" on the CPU: evaluates a/b/c from the recording (the check included) into a
+/// handle, and proves from host or handle a/b/c, counting what it saw.
+#[derive(Default)]
+struct CpuDevice {
+    evaluated: AtomicUsize,
+    from_handle: AtomicUsize,
+    from_host: AtomicUsize,
+}
+
+impl PartitionProver for CpuDevice {
+    fn evaluate_abc(
+        &self,
+        rec: &Recording,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+    ) -> Result<Box<dyn std::any::Any + Send>> {
+        self.evaluated.fetch_add(1, Ordering::Relaxed);
+        Ok(Box::new(rec.evaluate(inputs, aux)?))
+    }
+
+    fn prove_partition(
+        &self,
+        pk: &ProvingKey,
+        abc: AbcInput<'_>,
+        w: &Witness,
+        with_b_g2: bool,
+        abc_done: &mut dyn FnMut(Abc),
+    ) -> Result<PartitionSums> {
+        let mut abc = match abc {
+            AbcInput::Host(abc) => {
+                self.from_host.fetch_add(1, Ordering::Relaxed);
+                std::mem::take(abc)
+            }
+            AbcInput::Device(handle) => {
+                self.from_handle.fetch_add(1, Ordering::Relaxed);
+                *handle.downcast::<Abc>().expect("this device's own handle")
+            }
+        };
+        let sums = support::cpu_partition_sums(pk, &mut abc, w, with_b_g2);
+        abc_done(Abc::default());
+        sums
+    }
+}
+
+fn engine(device: Arc<CpuDevice>, workers: usize) -> (Engine, Stages) {
+    let mut stages = Stages::with_backend(Arc::new(|_| Arc::new(CpuBackend)));
+    let recordings = stages.recordings.clone();
+    let shared = recordings.clone();
+    stages.synthesis = Arc::new(move |_| {
+        Box::new(CompiledSynthesis {
+            recordings: shared.clone(),
+            abc_on_device: true,
+        })
+    });
+    stages.gpu = Arc::new(move |_| {
+        Box::new(DeviceStage {
+            backend: Arc::new(CpuBackend),
+            partition: device.clone(),
+            with_b_g2: true,
+            recordings: Some(recordings.clone()),
+        })
+    });
+    stages.abc_on_device = true;
+    let e = Engine::start_with(support::config(64 << 20, workers, None, 3), stages.clone())
+        .expect("start");
+    (e, stages)
+}
+
+fn routes(stages: &Stages) -> Vec<(Route, u64)> {
+    let r = stages.recordings.routes();
+    Route::ALL
+        .into_iter()
+        .zip(r)
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+#[test]
+fn compiled_partitions_reach_the_device_as_a_witness_and_verify() {
+    let pk = support::key();
+    let device = Arc::new(CpuDevice::default());
+    let (engine, stages) = engine(device.clone(), 1);
+    // Two requests at once: the second is admitted while the first is still in flight, when
+    // the key's recording is ready, so its partitions are charged their witness alone.
+    let first = support::circuits(600..605);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), first.clone()))
+        .expect("first request");
+    support::check_proofs(&pk, &proofs, &first);
+    // The first partition recorded (host a/b/c); the rest went to the device as a witness.
+    assert_eq!(
+        routes(&stages),
+        vec![(Route::Compiled, 4), (Route::Recorded, 1)]
+    );
+    assert_eq!(device.from_host.load(Ordering::Relaxed), 1);
+    assert_eq!(device.evaluated.load(Ordering::Relaxed), 4);
+    assert_eq!(device.from_handle.load(Ordering::Relaxed), 4);
+    let settled = support::wait_settled(&engine);
+    assert_eq!(settled.ledger.charged_bytes, 0);
+    engine.shutdown_blocking();
+}
+
+#[test]
+fn a_ready_recording_charges_the_witness_alone() {
+    let pk = support::key();
+    let device = Arc::new(CpuDevice::default());
+    let (engine, stages) = engine(device, 1);
+    let host_full = baton::engine::footprint_of(&pk).total_bytes();
+    let long = support::circuits(610..630);
+    let next = support::circuits(630..632);
+    std::thread::scope(|s| {
+        // A long job keeps the key in use; its first partition records.
+        let first = s.spawn(|| engine.prove_blocking(Request::new(pk.clone(), long.clone())));
+        support::wait_for(&engine, std::time::Duration::from_secs(20), |_| {
+            stages.recordings.get(&pk).is_some()
+        });
+        let second = s.spawn(|| engine.prove_blocking(Request::new(pk.clone(), next.clone())));
+        let st = support::wait_for(&engine, std::time::Duration::from_secs(20), |st| {
+            st.jobs.len() == 2
+        });
+        let rec = stages.recordings.get(&pk).expect("recording in use");
+        let witness_only = rec.footprint(true).total_bytes();
+        assert_eq!(
+            st.jobs[0].footprint_bytes, host_full,
+            "admitted before the recording"
+        );
+        assert_eq!(
+            st.jobs[1].footprint_bytes, witness_only,
+            "admitted with it ready"
+        );
+        assert!(
+            witness_only * 3 < host_full,
+            "{witness_only} vs {host_full}"
+        );
+        support::check_proofs(&pk, &first.join().unwrap().expect("first"), &long);
+        support::check_proofs(&pk, &second.join().unwrap().expect("second"), &next);
+    });
+    support::wait_settled(&engine);
+    engine.shutdown_blocking();
+}
+
+#[test]
+fn a_recording_the_device_refuses_is_checked_on_the_host_on_the_retry() {
+    let pk = support::key();
+    let device = Arc::new(CpuDevice::default());
+    let (engine, stages) = engine(device.clone(), 1);
+    // Make the key's recording, then swap in a stale one (same counts and densities, other C
+    // rows) the way a stale file would arrive.
+    let cs = support::circuits(630..631);
+    engine
+        .prove_blocking(Request::new(pk.clone(), cs))
+        .expect("records");
+    support::wait_settled(&engine);
+    let (good, _, _) = compiled::record(support::circuits(0..1).remove(0)).unwrap();
+    let stale = support::stale_copy(&good);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("device-abc-stale");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let key_path = dir.join("k.params");
+    pk.write_file(&key_path).unwrap();
+    let from_file = Arc::new(ProvingKey::read_with(&key_path, baton::Check::None).unwrap());
+    stale
+        .write_for_key(&compiled::cache_path(&key_path), &from_file)
+        .unwrap();
+    let before = device.evaluated.load(Ordering::Relaxed);
+    let circuits = support::circuits(640..644);
+    let proofs = engine
+        .prove_blocking(Request::new(from_file.clone(), circuits.clone()))
+        .expect("proofs despite the stale recording");
+    support::check_proofs(&from_file, &proofs, &circuits);
+    // The stale file loaded, the device refused it, the retry checked on the host, fell back
+    // to full synthesis and dropped it; the circuit was recorded anew and used.
+    assert!(device.evaluated.load(Ordering::Relaxed) > before);
+    let r = stages.recordings.routes();
+    assert!(r[3] >= 1, "a full synthesis: {:?}", routes(&stages));
+    assert!(r[2] >= 2, "recorded again: {:?}", routes(&stages));
+    support::wait_settled(&engine);
+
+    // A witness that is wrong for the (right) recording: the job fails naming the constraint.
+    let mut bad = support::circuits(650..652);
+    bad[1].break_at = Some(9);
+    match engine.prove_blocking(Request::new(pk.clone(), bad)) {
+        Err(EngineError::PartitionFailed { index, cause, .. }) => {
+            assert_eq!(index, 1);
+            assert!(cause.contains("constraint 9"), "{cause}");
+        }
+        other => panic!("expected the job to fail, got {:?}", other.map(|p| p.len())),
+    }
+    let settled = support::wait_settled(&engine);
+    assert_eq!(settled.ledger.charged_bytes, 0);
+    engine.shutdown_blocking();
+}
