@@ -75,9 +75,10 @@ pub fn msm_window(n: usize) -> u32 {
 /// bucket reduction) follows n, and a window of 14 for the ~10^5 non-trivial scalars of a
 /// PoRep-like 2^20 MSM measured 1.35x slower than 16 on the H200 (BENCHMARKS.md).
 pub fn window_for(rule: MsmWindow, n: usize, nontrivial: usize) -> u32 {
-    match rule {
-        MsmWindow::Points => msm_window(n),
-        MsmWindow::Nontrivial => msm_window(nontrivial.min(n).max(1)).max(msm_window(n).min(16)),
+    if rule.counts(n) {
+        msm_window(nontrivial.min(n).max(1)).max(msm_window(n).min(16))
+    } else {
+        msm_window(n)
     }
 }
 
@@ -92,16 +93,16 @@ pub fn msm_scratch_bound<G: GpuGroup>(n: usize, rule: MsmWindow) -> u64 {
             .with_nontrivial(k)
             .scratch_bytes(n)
     };
-    match rule {
-        MsmWindow::Points => at(n),
-        MsmWindow::Nontrivial => (1..usize::BITS)
-            .flat_map(|j| [(1usize << j) - 1, 1usize << j])
-            .map(|k| k.min(n))
-            .chain([n])
-            .map(at)
-            .max()
-            .unwrap_or(0),
+    if !rule.counts(n) {
+        return at(n);
     }
+    (1..usize::BITS)
+        .flat_map(|j| [(1usize << j) - 1, 1usize << j])
+        .map(|k| k.min(n))
+        .chain([n])
+        .map(at)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Segment length of `msm_accumulate`.
@@ -324,6 +325,25 @@ mod tests {
     #[test]
     fn count_chosen_windows_and_their_scratch_bound() {
         let (p, nt) = (MsmWindow::Points, MsmWindow::Nontrivial);
+        let auto = MsmWindow::Auto;
+        assert_eq!(
+            window_for(auto, 1 << 24, 1_700_000),
+            16,
+            "auto counts above 2^22"
+        );
+        assert_eq!(
+            window_for(auto, 1 << 22, 0),
+            msm_window(1 << 22),
+            "and not up to it"
+        );
+        assert_eq!(
+            msm_scratch_bound::<G1>(1 << 20, auto),
+            msm_scratch_bound::<G1>(1 << 20, p)
+        );
+        assert_eq!(
+            msm_scratch_bound::<G1>(1 << 24, auto),
+            msm_scratch_bound::<G1>(1 << 24, nt)
+        );
         // PoRep-like 2^24: ~10 % of the scalars make digits and want the window of 2^20.7.
         assert_eq!(window_for(p, 1 << 24, 1_700_000), 20);
         assert_eq!(window_for(nt, 1 << 24, 1_700_000), 16);

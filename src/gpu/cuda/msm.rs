@@ -9,7 +9,6 @@ use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 use super::device::{drv, Device, DeviceGroup};
 use crate::gpu::error::GpuResult;
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
-use crate::gpu::options::MsmWindow;
 use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
 
 impl Device {
@@ -58,13 +57,11 @@ impl Device {
     /// says: from n, or from the device's count of the scalars that make digits (the entry
     /// buffers then hold only theirs).
     fn shape<G: DeviceGroup>(&self, scalars: &CudaView<'_, u64>, n: usize) -> GpuResult<MsmShape> {
-        Ok(match self.msm_window {
-            MsmWindow::Points => MsmShape::for_group::<G>(n, plan::msm_window(n)),
-            MsmWindow::Nontrivial => {
-                let k = self.count_nontrivial(scalars, n)?.min(n);
-                MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, k))
-                    .with_nontrivial(k)
-            }
+        Ok(if self.msm_window.counts(n) {
+            let k = self.count_nontrivial(scalars, n)?.min(n);
+            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, k)).with_nontrivial(k)
+        } else {
+            MsmShape::for_group::<G>(n, plan::msm_window(n))
         })
     }
 
