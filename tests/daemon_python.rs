@@ -5,7 +5,9 @@
 #[path = "daemon/harness.rs"]
 mod harness;
 
-use harness::{config, python, scenario, scenario_with, scratch, verify_proofs, Daemon};
+use harness::{
+    config, config_with_budget, python, scenario, scenario_with, scratch, verify_proofs, Daemon,
+};
 
 #[test]
 fn submit_await_prove_status_metrics_preload_evict() {
@@ -112,4 +114,98 @@ fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
     let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
     let r = scenario(&py, "cancel", &d, "");
     assert_eq!(verify_proofs(&d.state, &r), 1);
+}
+
+/// PoRep C2 and WinningPoSt of a 2 KiB sector sealed here (baton::filecoin::testing), submitted
+/// over gRPC as Curio submits them, checked with filecoin-proofs' own verifiers; bad Filecoin
+/// input refused with its status and cause; the PoRep job journaled, the daemon SIGKILLed while
+/// it runs, and the job finished after the restart from its journaled request bytes. Parameters
+/// come from the cache tests/filecoin.rs makes ($BATON_TEST_CACHE).
+#[cfg(feature = "filecoin")]
+#[test]
+fn filecoin_porep_and_winning_post_over_grpc_verify_and_survive_a_restart() {
+    use baton::filecoin::testing::{
+        ensure_params, post_vanilla, randomness, seal_sector, use_test_cache,
+    };
+    use baton::filecoin::{CircuitId, CircuitKind, RegisteredPoStProof, RegisteredSealProof};
+    use filecoin_proofs_api::{post, seal, PublicReplicaInfo};
+
+    let Some(py) = python() else { return };
+    // Before anything reads filecoin-proofs' settings; the daemon inherits the variables.
+    let cache = use_test_cache();
+    let circuit = |kind| CircuitId {
+        kind,
+        sector_size: 2048,
+    };
+    ensure_params(
+        &cache,
+        &[
+            circuit(CircuitKind::Porep),
+            circuit(CircuitKind::WinningPost),
+        ],
+    )
+    .expect("test parameters");
+    let dir = scratch("filecoin");
+    let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
+    let s = seal_sector(&dir.join("sector"), proof, 1010, 9, 21).expect("seal");
+    let c1 = serde_json::to_vec(&s.c1).expect("C1 serializes");
+    let envelope = dir.join("c1.json");
+    std::fs::write(&envelope, baton::filecoin::envelope(&c1, s.sector_id, 2048)).expect("write");
+    let winning = RegisteredPoStProof::StackedDrgWinning2KiBV1;
+    let r = randomness(31);
+    let vanilla = post_vanilla(&s, winning, &r).expect("vanilla proof");
+    let inputs = dir.join("fil-inputs.json");
+    let doc = serde_json::json!({
+        "c1": envelope.display().to_string(),
+        "miner_id": s.miner_id,
+        "sector_id": s.sector_id,
+        // abi.RegisteredSealProof / RegisteredPoStProof numbers, as Curio sends them.
+        "seal_proof": 5,
+        "winning": {"proof": 0, "vanilla": hex::encode(&vanilla), "randomness": hex::encode(r)},
+    });
+    std::fs::write(&inputs, doc.to_string()).expect("write");
+    let fil = inputs.display().to_string();
+    let toml = config_with_budget("6GiB", "");
+
+    let mut d = Daemon::start(&dir, &toml, "127.0.0.1:0").expect("daemon starts");
+    scenario_with(&py, "filecoin_before", &d, &["--fil", &fil]);
+    d.kill();
+    let d = Daemon::start(&dir, &toml, "127.0.0.1:0").expect("daemon starts again");
+    assert!(d.log().contains("resumed unfinished jobs"), "{}", d.log());
+    let out = scenario_with(&py, "filecoin_after", &d, &["--fil", &fil]);
+
+    let porep = hex::decode(out["porep"].as_str().expect("porep hex")).expect("hex");
+    let sealed = |seed| {
+        seal::verify_seal(
+            proof,
+            s.comm_r,
+            s.comm_d,
+            s.prover_id,
+            s.sector_id.into(),
+            s.ticket,
+            seed,
+            &porep,
+        )
+    };
+    assert!(matches!(sealed(s.seed), Ok(true)), "verify_seal accepts it");
+    let mut other = s.seed;
+    other[0] ^= 1;
+    assert!(!matches!(sealed(other), Ok(true)), "another seed fails");
+
+    let wproof = hex::decode(out["winning"].as_str().expect("winning hex")).expect("hex");
+    let mut replicas = std::collections::BTreeMap::new();
+    replicas.insert(
+        s.sector_id.into(),
+        PublicReplicaInfo::new(winning, s.comm_r),
+    );
+    let won = |r: &[u8; 32]| post::verify_winning_post(r, &wproof, &replicas, s.prover_id);
+    assert!(
+        matches!(won(&r), Ok(true)),
+        "verify_winning_post accepts it"
+    );
+    assert!(
+        !matches!(won(&randomness(32)), Ok(true)),
+        "other randomness fails"
+    );
+    let _ = std::fs::remove_dir_all(dir.join("sector"));
 }

@@ -1,0 +1,269 @@
+//! The Filecoin kinds of the wire (feature `filecoin`), in two steps: a `SubmitProofRequest` is
+//! checked when it arrives, before it is journaled (the fields it names, the C1 envelope, the
+//! parameters file, the replica id against the miner and sector), so that bad input is refused
+//! with its gRPC status; the slow part (vanilla proofs verified, key loaded, partition circuits
+//! built) is done on the runner by [`FilWork::build`], through the Filecoin module's
+//! [`Filecoin`] and its process-wide key store.
+//!
+//! The fields are those Curio fills (`lib/ffi/cuzk_funcs.go`): POREP_SEAL_COMMIT takes the C1
+//! output in `vanilla_proof` (Curio's `{"SectorNum", "Phase1Out", "SectorSize"}` envelope, or
+//! the bare JSON with `sector_number`) and `miner_id`; WINNING_POST and WINDOW_POST_PARTITION
+//! take one bincode `FallbackPoStSectorProof` per sector in `vanilla_proofs`, `randomness` and
+//! `miner_id` (and `partition_index`); SNAP_DEALS_UPDATE takes one bincode `PartitionProof` per
+//! partition and the three raw 32-byte commitments. `registered_proof` is the chain's number of
+//! the proof type; `sector_size`, when set, must agree with it.
+
+use filecoin_proofs_api::PoStType;
+
+use super::kinds::KindError;
+use super::proto::{ProofKind, SubmitProofRequest};
+use crate::filecoin::{
+    parse_c1, post_proof_from_number, prover_id_from_miner, seal_proof_from_number,
+    update_proof_from_number, CircuitId, Commitment, Filecoin, FilecoinError, Job,
+    RegisteredPoStProof, RegisteredUpdateProof, SealCommitPhase1Output,
+};
+
+/// A Filecoin request checked on arrival, ready to be built on the runner.
+pub struct FilWork {
+    circuit: CircuitId,
+    input: Input,
+}
+
+enum Input {
+    Porep {
+        c1: Box<SealCommitPhase1Output>,
+        prover_id: [u8; 32],
+        sector_id: u64,
+    },
+    Post {
+        proof: RegisteredPoStProof,
+        randomness: [u8; 32],
+        prover_id: [u8; 32],
+        vanilla: Vec<Vec<u8>>,
+        /// `Some` for one WindowPoSt partition, `None` for WinningPoSt.
+        partition: Option<usize>,
+    },
+    Snap {
+        proof: RegisteredUpdateProof,
+        vanilla: Vec<Vec<u8>>,
+        comms: [Commitment; 3],
+    },
+}
+
+/// The status a Filecoin error gets when it refuses a request: a missing or foreign parameters
+/// file is the daemon's state (FAILED_PRECONDITION), a proof type not built is UNIMPLEMENTED,
+/// everything else is the request's fault (INVALID_ARGUMENT). The message names the kind.
+pub fn refused(kind: ProofKind, e: FilecoinError) -> KindError {
+    let msg = format!("{}: {e}", kind.as_str_name());
+    match e {
+        FilecoinError::ParamsMissing { .. }
+        | FilecoinError::ParamsMismatch { .. }
+        | FilecoinError::Key(_) => KindError::Precondition(msg),
+        FilecoinError::Unsupported(_) => KindError::Unimplemented(msg),
+        _ => KindError::Invalid(msg),
+    }
+}
+
+fn bytes32(kind: ProofKind, what: &str, b: &[u8]) -> Result<[u8; 32], KindError> {
+    b.try_into().map_err(|_| {
+        KindError::Invalid(format!(
+            "{}: {what} must be 32 raw bytes, got {}",
+            kind.as_str_name(),
+            b.len()
+        ))
+    })
+}
+
+/// `sector_size`, when set, must be the proof type's.
+fn same_size(kind: ProofKind, given: u64, of_proof: u64, proof: &str) -> Result<(), KindError> {
+    if given == 0 || given == of_proof {
+        return Ok(());
+    }
+    Err(KindError::Invalid(format!(
+        "{}: sector_size {given} vs {proof} ({of_proof} bytes)",
+        kind.as_str_name()
+    )))
+}
+
+/// Checks a Filecoin request as far as it can be checked without the key or the vanilla
+/// proofs' verification.
+pub fn parse(kind: ProofKind, req: &SubmitProofRequest) -> Result<FilWork, KindError> {
+    let fil = Filecoin::from_env();
+    let name = kind.as_str_name();
+    let invalid = |m: String| KindError::Invalid(format!("{name}: {m}"));
+    let prover_id = prover_id_from_miner(req.miner_id);
+    match kind {
+        ProofKind::PorepSealCommit => {
+            if req.vanilla_proof.is_empty() {
+                return Err(invalid(
+                    "vanilla_proof is empty (expected the C1 output, bare or in Curio's {\"SectorNum\", \"Phase1Out\", \"SectorSize\"} envelope)".into(),
+                ));
+            }
+            let input = parse_c1(&req.vanilla_proof).map_err(|e| refused(kind, e))?;
+            let sector_id = match input.sector_id {
+                Some(env) if req.sector_number != 0 && req.sector_number != env => {
+                    return Err(invalid(format!(
+                        "sector_number {} vs the envelope's SectorNum {env}",
+                        req.sector_number
+                    )))
+                }
+                Some(env) => env,
+                None => req.sector_number,
+            };
+            let c1 = input.output;
+            let proof = c1.registered_proof;
+            // 0 (StackedDrg2KiBV1, also proto3's unset) takes the C1 output's own type.
+            if req.registered_proof != 0 {
+                let asked =
+                    seal_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
+                if asked != proof {
+                    return Err(invalid(format!(
+                        "registered_proof {} ({asked:?}) vs the C1 output's {proof:?}",
+                        req.registered_proof
+                    )));
+                }
+            }
+            let size = u64::from(proof.sector_size());
+            same_size(kind, req.sector_size, size, &format!("{proof:?}"))?;
+            let circuit = fil
+                .porep_check(&c1, prover_id, sector_id)
+                .map_err(|e| refused(kind, e))?;
+            Ok(FilWork {
+                circuit,
+                input: Input::Porep {
+                    c1: Box::new(c1),
+                    prover_id,
+                    sector_id,
+                },
+            })
+        }
+        ProofKind::WinningPost | ProofKind::WindowPostPartition => {
+            let proof =
+                post_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
+            let (want, partition) = match kind {
+                ProofKind::WinningPost => (PoStType::Winning, None),
+                _ => (PoStType::Window, Some(req.partition_index as usize)),
+            };
+            if proof.typ() != want {
+                return Err(invalid(format!(
+                    "registered_proof {} is {proof:?}, not a {want:?} PoSt type",
+                    req.registered_proof
+                )));
+            }
+            if want == PoStType::Winning && req.partition_index != 0 {
+                return Err(invalid("WinningPoSt has no partition_index".into()));
+            }
+            same_size(
+                kind,
+                req.sector_size,
+                u64::from(proof.sector_size()),
+                &format!("{proof:?}"),
+            )?;
+            let randomness = bytes32(kind, "randomness", &req.randomness)?;
+            if req.vanilla_proofs.is_empty() {
+                return Err(invalid(
+                    "vanilla_proofs is empty (expected one bincode FallbackPoStSectorProof per sector)".into(),
+                ));
+            }
+            let circuit = CircuitId::of_post(proof);
+            fil.params()
+                .existing(circuit)
+                .map_err(|e| refused(kind, e))?;
+            Ok(FilWork {
+                circuit,
+                input: Input::Post {
+                    proof,
+                    randomness,
+                    prover_id,
+                    vanilla: req.vanilla_proofs.clone(),
+                    partition,
+                },
+            })
+        }
+        ProofKind::SnapDealsUpdate => {
+            let proof =
+                update_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
+            same_size(
+                kind,
+                req.sector_size,
+                u64::from(proof.sector_size()),
+                &format!("{proof:?}"),
+            )?;
+            let comms = [
+                bytes32(kind, "comm_r_old", &req.comm_r_old)?,
+                bytes32(kind, "comm_r_new", &req.comm_r_new)?,
+                bytes32(kind, "comm_d_new", &req.comm_d_new)?,
+            ];
+            if req.vanilla_proofs.is_empty() {
+                return Err(invalid(
+                    "vanilla_proofs is empty (expected one bincode PartitionProof per partition)"
+                        .into(),
+                ));
+            }
+            let circuit = CircuitId::of_update(proof);
+            fil.params()
+                .existing(circuit)
+                .map_err(|e| refused(kind, e))?;
+            Ok(FilWork {
+                circuit,
+                input: Input::Snap {
+                    proof,
+                    vanilla: req.vanilla_proofs.clone(),
+                    comms,
+                },
+            })
+        }
+        _ => Err(invalid("not a Filecoin proof kind".into())),
+    }
+}
+
+impl FilWork {
+    /// The circuit (and key) it proves with.
+    pub fn circuit(&self) -> CircuitId {
+        self.circuit
+    }
+
+    /// Builds the job (slow: verifies the vanilla proofs, loads the key if it is not resident,
+    /// builds the partition circuits). Returns it with the milliseconds spent loading the key
+    /// (0 when it was resident). Run it off the async executor.
+    pub fn build(&self) -> Result<(Job, u64), FilecoinError> {
+        let fil = Filecoin::from_env();
+        let id = self.circuit.to_string();
+        let resident = fil.loaded().iter().any(|k| k.circuit_id == id);
+        let job = match &self.input {
+            Input::Porep {
+                c1,
+                prover_id,
+                sector_id,
+            } => fil.porep_c2(c1, *prover_id, *sector_id)?,
+            Input::Post {
+                proof,
+                randomness,
+                prover_id,
+                vanilla,
+                partition: None,
+            } => fil.winning_post(*proof, randomness, *prover_id, vanilla)?,
+            Input::Post {
+                proof,
+                randomness,
+                prover_id,
+                vanilla,
+                partition,
+            } => fil.window_post(*proof, randomness, *prover_id, vanilla, *partition)?,
+            Input::Snap {
+                proof,
+                vanilla,
+                comms,
+            } => fil.snap_deals(*proof, vanilla, comms[0], comms[1], comms[2])?,
+        };
+        let load_ms = match resident {
+            true => 0,
+            false => fil
+                .loaded()
+                .iter()
+                .find(|k| k.circuit_id == id)
+                .map_or(0, |k| k.load_time.as_millis() as u64),
+        };
+        Ok((job, load_ms))
+    }
+}
