@@ -116,35 +116,26 @@ fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
     assert_eq!(verify_proofs(&d.state, &r), 1);
 }
 
-/// PoRep C2 and WinningPoSt of a 2 KiB sector sealed here (baton::filecoin::testing), submitted
-/// over gRPC as Curio submits them, checked with filecoin-proofs' own verifiers; bad Filecoin
-/// input refused with its status and cause; the PoRep job journaled, the daemon SIGKILLed while
-/// it runs, and the job finished after the restart from its journaled request bytes. Parameters
-/// come from the cache tests/filecoin.rs makes ($BATON_TEST_CACHE).
+/// The four Filecoin kinds over gRPC, submitted as Curio submits them, on a 2 KiB sector sealed
+/// here (baton::filecoin::testing), each proof checked with filecoin-proofs' own verifier (and
+/// failing on another public input): PoRep C2, WinningPoSt, one WindowPoSt partition, SnapDeals.
+/// Bad Filecoin input is refused with its status and cause while the PoRep job runs; the daemon
+/// is SIGKILLed with that job running and finishes it after the restart from its journaled
+/// request bytes. Parameters come from the cache tests/filecoin.rs makes ($BATON_TEST_CACHE).
 #[cfg(feature = "filecoin")]
 #[test]
-fn filecoin_porep_and_winning_post_over_grpc_verify_and_survive_a_restart() {
+fn filecoin_kinds_over_grpc_verify_and_survive_a_restart() {
     use baton::filecoin::testing::{
-        ensure_params, post_vanilla, randomness, seal_sector, use_test_cache,
+        all_circuits, ensure_params, post_vanilla, randomness, seal_sector, snap_vanilla,
+        use_test_cache,
     };
-    use baton::filecoin::{CircuitId, CircuitKind, RegisteredPoStProof, RegisteredSealProof};
-    use filecoin_proofs_api::{post, seal, PublicReplicaInfo};
+    use baton::filecoin::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
+    use filecoin_proofs_api::{post, seal, update, PublicReplicaInfo};
 
     let Some(py) = python() else { return };
     // Before anything reads filecoin-proofs' settings; the daemon inherits the variables.
     let cache = use_test_cache();
-    let circuit = |kind| CircuitId {
-        kind,
-        sector_size: 2048,
-    };
-    ensure_params(
-        &cache,
-        &[
-            circuit(CircuitKind::Porep),
-            circuit(CircuitKind::WinningPost),
-        ],
-    )
-    .expect("test parameters");
+    ensure_params(&cache, &all_circuits(2048)).expect("test parameters");
     let dir = scratch("filecoin");
     let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
     let s = seal_sector(&dir.join("sector"), proof, 1010, 9, 21).expect("seal");
@@ -152,17 +143,29 @@ fn filecoin_porep_and_winning_post_over_grpc_verify_and_survive_a_restart() {
     let envelope = dir.join("c1.json");
     std::fs::write(&envelope, baton::filecoin::envelope(&c1, s.sector_id, 2048)).expect("write");
     let winning = RegisteredPoStProof::StackedDrgWinning2KiBV1;
-    let r = randomness(31);
-    let vanilla = post_vanilla(&s, winning, &r).expect("vanilla proof");
-    let inputs = dir.join("fil-inputs.json");
+    let window = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
+    let update = RegisteredUpdateProof::StackedDrg2KiBV1;
+    let (rw, rd) = (randomness(31), randomness(33));
+    let vanilla = |p, r| hex::encode(post_vanilla(&s, p, r).expect("PoSt vanilla proof"));
+    let (snap_vanilla, comm_r_new, comm_d_new) =
+        snap_vanilla(&s, update, 35).expect("update vanilla proofs");
+    // The chain's numbers of the proof types (abi.Registered*Proof), as Curio sends them.
     let doc = serde_json::json!({
         "c1": envelope.display().to_string(),
         "miner_id": s.miner_id,
         "sector_id": s.sector_id,
-        // abi.RegisteredSealProof / RegisteredPoStProof numbers, as Curio sends them.
         "seal_proof": 5,
-        "winning": {"proof": 0, "vanilla": hex::encode(&vanilla), "randomness": hex::encode(r)},
+        "winning": {"proof": 0, "vanilla": vanilla(winning, &rw), "randomness": hex::encode(rw)},
+        "window": {"proof": 10, "vanilla": vanilla(window, &rd), "randomness": hex::encode(rd)},
+        "snap": {
+            "proof": 0,
+            "vanilla": snap_vanilla.iter().map(hex::encode).collect::<Vec<_>>(),
+            "comm_r_old": hex::encode(s.comm_r),
+            "comm_r_new": hex::encode(comm_r_new),
+            "comm_d_new": hex::encode(comm_d_new),
+        },
     });
+    let inputs = dir.join("fil-inputs.json");
     std::fs::write(&inputs, doc.to_string()).expect("write");
     let fil = inputs.display().to_string();
     let toml = config_with_budget("6GiB", "");
@@ -173,16 +176,18 @@ fn filecoin_porep_and_winning_post_over_grpc_verify_and_survive_a_restart() {
     let d = Daemon::start(&dir, &toml, "127.0.0.1:0").expect("daemon starts again");
     assert!(d.log().contains("resumed unfinished jobs"), "{}", d.log());
     let out = scenario_with(&py, "filecoin_after", &d, &["--fil", &fil]);
+    let bytes = |name: &str| hex::decode(out[name].as_str().expect("proof hex")).expect("hex");
 
-    let porep = hex::decode(out["porep"].as_str().expect("porep hex")).expect("hex");
+    let porep = bytes("porep");
     let sealed = |seed| {
+        let (ticket, id) = (s.ticket, s.sector_id.into());
         seal::verify_seal(
             proof,
             s.comm_r,
             s.comm_d,
             s.prover_id,
-            s.sector_id.into(),
-            s.ticket,
+            id,
+            ticket,
             seed,
             &porep,
         )
@@ -192,20 +197,47 @@ fn filecoin_porep_and_winning_post_over_grpc_verify_and_survive_a_restart() {
     other[0] ^= 1;
     assert!(!matches!(sealed(other), Ok(true)), "another seed fails");
 
-    let wproof = hex::decode(out["winning"].as_str().expect("winning hex")).expect("hex");
-    let mut replicas = std::collections::BTreeMap::new();
-    replicas.insert(
-        s.sector_id.into(),
-        PublicReplicaInfo::new(winning, s.comm_r),
-    );
-    let won = |r: &[u8; 32]| post::verify_winning_post(r, &wproof, &replicas, s.prover_id);
+    let replicas = |p| {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert(s.sector_id.into(), PublicReplicaInfo::new(p, s.comm_r));
+        m
+    };
+    let won = bytes("winning");
+    let winning_ok =
+        |r: &[u8; 32]| post::verify_winning_post(r, &won, &replicas(winning), s.prover_id);
     assert!(
-        matches!(won(&r), Ok(true)),
+        matches!(winning_ok(&rw), Ok(true)),
         "verify_winning_post accepts it"
     );
     assert!(
-        !matches!(won(&randomness(32)), Ok(true)),
+        !matches!(winning_ok(&rd), Ok(true)),
         "other randomness fails"
+    );
+
+    let wd = bytes("window");
+    let window_ok = |r: &[u8; 32]| {
+        post::verify_window_post(r, &[(window, &wd[..])], &replicas(window), s.prover_id)
+    };
+    assert!(
+        matches!(window_ok(&rd), Ok(true)),
+        "verify_window_post accepts it"
+    );
+    assert!(
+        !matches!(window_ok(&rw), Ok(true)),
+        "other randomness fails"
+    );
+
+    let up = bytes("snap");
+    assert_eq!(up.len(), 192 * snap_vanilla.len());
+    let snap_ok =
+        |new| update::verify_empty_sector_update_proof(update, &up, s.comm_r, new, comm_d_new);
+    assert!(
+        matches!(snap_ok(comm_r_new), Ok(true)),
+        "verify_empty_sector_update_proof accepts it"
+    );
+    assert!(
+        !matches!(snap_ok(s.comm_r), Ok(true)),
+        "another comm_r_new fails"
     );
     let _ = std::fs::remove_dir_all(dir.join("sector"));
 }

@@ -419,11 +419,48 @@ def keys_of(stub):
     return {k.circuit_id: k for k in st.loaded_srs}
 
 
+def window(fil, rid=""):
+    """A WINDOW_POST_PARTITION request filled as Curio fills it."""
+    w = fil["window"]
+    return pb.SubmitProofRequest(
+        request_id=rid, proof_kind=pb.WINDOW_POST_PARTITION, sector_size=2048,
+        registered_proof=w["proof"], priority=pb.HIGH,
+        vanilla_proofs=[bytes.fromhex(w["vanilla"])], miner_id=fil["miner_id"],
+        randomness=bytes.fromhex(w["randomness"]), partition_index=0)
+
+
+def snap(fil, rid=""):
+    """A SNAP_DEALS_UPDATE request filled as Curio fills it (raw 32-byte commitments)."""
+    u = fil["snap"]
+    return pb.SubmitProofRequest(
+        request_id=rid, proof_kind=pb.SNAP_DEALS_UPDATE, sector_size=2048,
+        registered_proof=u["proof"], priority=pb.NORMAL,
+        vanilla_proofs=[bytes.fromhex(v) for v in u["vanilla"]], sector_number=fil["sector_id"],
+        miner_id=fil["miner_id"], comm_r_old=bytes.fromhex(u["comm_r_old"]),
+        comm_r_new=bytes.fromhex(u["comm_r_new"]), comm_d_new=bytes.fromhex(u["comm_d_new"]))
+
+
 def scenario_filecoin_before(stub, args, out):
-    """Bad Filecoin input refused with its status and cause; the key preloaded; the PoRep job
-    accepted and running, its key in use; then the test SIGKILLs the daemon."""
+    """The key preloaded; the PoRep job accepted and running, its key in use; bad Filecoin input
+    refused with its status and cause meanwhile; then the test SIGKILLs the daemon."""
     fil = fil_inputs(args)
     env = fil["envelope"]
+    # Preload: loaded once, listed with its size, no users.
+    pre = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-2k"), timeout=CALL_TIMEOUT)
+    assert not pre.already_loaded and pre.load_time_ms > 0, pre
+    assert stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-2k"),
+                           timeout=CALL_TIMEOUT).already_loaded
+    k = keys_of(stub)["porep-2k"]
+    assert k.size_bytes > (500 << 20) and k.ref_count == 0, k
+    # The job: running, its key in use and not evictable.
+    sub = stub.SubmitProof(porep(fil, rid="fil-porep"), timeout=CALL_TIMEOUT)
+    assert sub.job_id == "fil-porep", sub
+    until_running(stub, seconds=300)
+    k = keys_of(stub)["porep-2k"]
+    assert k.ref_count >= 1, k
+    expect_error(grpc.StatusCode.FAILED_PRECONDITION, stub.EvictSRS,
+                 pb.EvictSrsRequest(circuit_id="porep-2k"), needle="in use")
+    # Bad input while it runs.
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
                  porep(fil, vanilla=env[: len(env) // 2]), needle="truncated")
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
@@ -451,26 +488,15 @@ def scenario_filecoin_before(stub, args, out):
                      timeout=CALL_TIMEOUT).result
     assert bad.status == pb.AwaitProofResponse.FAILED, bad
     assert "vanilla proof 0" in bad.error_message and "WINNING_POST" in bad.error_message, bad
-    # Preload: loaded once, listed with its size, no users.
-    pre = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-2k"), timeout=CALL_TIMEOUT)
-    assert not pre.already_loaded and pre.load_time_ms > 0, pre
-    assert stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-2k"),
-                           timeout=CALL_TIMEOUT).already_loaded
-    k = keys_of(stub)["porep-2k"]
-    assert k.size_bytes > (500 << 20) and k.ref_count == 0, k
-    # The job: running, its key in use and not evictable.
-    sub = stub.SubmitProof(porep(fil, rid="fil-porep"), timeout=CALL_TIMEOUT)
-    assert sub.job_id == "fil-porep", sub
-    until_running(stub, seconds=300)
-    k = keys_of(stub)["porep-2k"]
-    assert k.ref_count >= 1, k
-    expect_error(grpc.StatusCode.FAILED_PRECONDITION, stub.EvictSRS,
-                 pb.EvictSrsRequest(circuit_id="porep-2k"), needle="in use")
+    # The PoRep job went on.
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    q = {x.proof_kind: x for x in st.queues}
+    assert q["POREP_SEAL_COMMIT"].in_progress == 1, st.queues
 
 
 def scenario_filecoin_after(stub, args, out):
-    """After the restart the journaled PoRep job finishes; a WinningPoSt proves; the key, now
-    unused, is evicted."""
+    """After the restart the journaled PoRep job finishes; WinningPoSt, one WindowPoSt partition
+    and SnapDeals prove; the PoRep key, now unused, is evicted."""
     fil = fil_inputs(args)
     res = stub.AwaitProof(pb.AwaitProofRequest(job_id="fil-porep"), timeout=CALL_TIMEOUT)
     proof = completed(res, "PoRep C2 after the restart")
@@ -479,17 +505,19 @@ def scenario_filecoin_after(stub, args, out):
     assert again.job_id == "fil-porep"
     res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id="fil-porep"), timeout=CALL_TIMEOUT)
     assert res2.proof == res.proof, "answered twice with different bytes"
-    w = stub.Prove(pb.ProveRequest(submit=winning(fil, rid="fil-winning")),
-                   timeout=CALL_TIMEOUT).result
-    out["winning"] = completed(w, "WinningPoSt")
-    assert "winning-2k" in keys_of(stub)
+    out["porep"] = proof
+    for name, req in (("winning", winning), ("window", window), ("snap", snap)):
+        r = stub.Prove(pb.ProveRequest(submit=req(fil, rid=f"fil-{name}")),
+                       timeout=CALL_TIMEOUT).result
+        out[name] = completed(r, name)
+    keys = keys_of(stub)
+    assert {"winning-2k", "wpost-2k", "snap-2k"} <= set(keys), keys
     ev = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="porep-2k"), timeout=CALL_TIMEOUT)
     assert ev.was_loaded and ev.freed_bytes > (500 << 20), ev
     assert "porep-2k" not in keys_of(stub)
     assert not stub.EvictSRS(pb.EvictSrsRequest(circuit_id="porep-2k"),
                              timeout=CALL_TIMEOUT).was_loaded
     ledger_settles(stub)
-    out["porep"] = proof
 
 
 SCENARIOS = {
