@@ -75,146 +75,144 @@ fn bytes32(kind: ProofKind, what: &str, b: &[u8]) -> Result<[u8; 32], KindError>
 }
 
 /// `sector_size`, when set, must be the proof type's.
-fn same_size(kind: ProofKind, given: u64, of_proof: u64, proof: &str) -> Result<(), KindError> {
-    if given == 0 || given == of_proof {
+fn same_size(
+    kind: ProofKind,
+    req: &SubmitProofRequest,
+    proof: &dyn std::fmt::Debug,
+    of_proof: u64,
+) -> Result<(), KindError> {
+    if req.sector_size == 0 || req.sector_size == of_proof {
         return Ok(());
     }
     Err(KindError::Invalid(format!(
-        "{}: sector_size {given} vs {proof} ({of_proof} bytes)",
-        kind.as_str_name()
+        "{}: sector_size {} vs {proof:?} ({of_proof} bytes)",
+        kind.as_str_name(),
+        req.sector_size
     )))
+}
+
+/// The request's `vanilla_proofs`, refused when there are none.
+fn vanilla_list(
+    kind: ProofKind,
+    req: &SubmitProofRequest,
+    each: &str,
+) -> Result<Vec<Vec<u8>>, KindError> {
+    if req.vanilla_proofs.is_empty() {
+        return Err(KindError::Invalid(format!(
+            "{}: vanilla_proofs is empty (expected one bincode {each})",
+            kind.as_str_name()
+        )));
+    }
+    Ok(req.vanilla_proofs.clone())
 }
 
 /// Checks a Filecoin request as far as it can be checked without the key or the vanilla
 /// proofs' verification.
 pub fn parse(kind: ProofKind, req: &SubmitProofRequest) -> Result<FilWork, KindError> {
     let fil = Filecoin::from_env();
-    let name = kind.as_str_name();
-    let invalid = |m: String| KindError::Invalid(format!("{name}: {m}"));
-    let prover_id = prover_id_from_miner(req.miner_id);
-    match kind {
-        ProofKind::PorepSealCommit => {
-            if req.vanilla_proof.is_empty() {
-                return Err(invalid(
-                    "vanilla_proof is empty (expected the C1 output, bare or in Curio's {\"SectorNum\", \"Phase1Out\", \"SectorSize\"} envelope)".into(),
-                ));
-            }
-            let input = parse_c1(&req.vanilla_proof).map_err(|e| refused(kind, e))?;
-            let sector_id = match input.sector_id {
-                Some(env) if req.sector_number != 0 && req.sector_number != env => {
-                    return Err(invalid(format!(
-                        "sector_number {} vs the envelope's SectorNum {env}",
-                        req.sector_number
-                    )))
-                }
-                Some(env) => env,
-                None => req.sector_number,
-            };
-            let c1 = input.output;
-            let proof = c1.registered_proof;
-            // 0 (StackedDrg2KiBV1, also proto3's unset) takes the C1 output's own type.
-            if req.registered_proof != 0 {
-                let asked =
-                    seal_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
-                if asked != proof {
-                    return Err(invalid(format!(
-                        "registered_proof {} ({asked:?}) vs the C1 output's {proof:?}",
-                        req.registered_proof
-                    )));
-                }
-            }
-            let size = u64::from(proof.sector_size());
-            same_size(kind, req.sector_size, size, &format!("{proof:?}"))?;
-            let circuit = fil
-                .porep_check(&c1, prover_id, sector_id)
-                .map_err(|e| refused(kind, e))?;
-            Ok(FilWork {
-                circuit,
-                input: Input::Porep {
-                    c1: Box::new(c1),
-                    prover_id,
-                    sector_id,
-                },
-            })
+    let (circuit, input) = match kind {
+        ProofKind::PorepSealCommit => porep(&fil, req)?,
+        ProofKind::WinningPost | ProofKind::WindowPostPartition => post(kind, req)?,
+        ProofKind::SnapDealsUpdate => snap(req)?,
+        _ => {
+            return Err(KindError::Invalid(format!(
+                "{} is not a Filecoin proof kind",
+                kind.as_str_name()
+            )))
         }
-        ProofKind::WinningPost | ProofKind::WindowPostPartition => {
-            let proof =
-                post_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
-            let (want, partition) = match kind {
-                ProofKind::WinningPost => (PoStType::Winning, None),
-                _ => (PoStType::Window, Some(req.partition_index as usize)),
-            };
-            if proof.typ() != want {
-                return Err(invalid(format!(
-                    "registered_proof {} is {proof:?}, not a {want:?} PoSt type",
-                    req.registered_proof
-                )));
-            }
-            if want == PoStType::Winning && req.partition_index != 0 {
-                return Err(invalid("WinningPoSt has no partition_index".into()));
-            }
-            same_size(
-                kind,
-                req.sector_size,
-                u64::from(proof.sector_size()),
-                &format!("{proof:?}"),
-            )?;
-            let randomness = bytes32(kind, "randomness", &req.randomness)?;
-            if req.vanilla_proofs.is_empty() {
-                return Err(invalid(
-                    "vanilla_proofs is empty (expected one bincode FallbackPoStSectorProof per sector)".into(),
-                ));
-            }
-            let circuit = CircuitId::of_post(proof);
-            fil.params()
-                .existing(circuit)
-                .map_err(|e| refused(kind, e))?;
-            Ok(FilWork {
-                circuit,
-                input: Input::Post {
-                    proof,
-                    randomness,
-                    prover_id,
-                    vanilla: req.vanilla_proofs.clone(),
-                    partition,
-                },
-            })
-        }
-        ProofKind::SnapDealsUpdate => {
-            let proof =
-                update_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
-            same_size(
-                kind,
-                req.sector_size,
-                u64::from(proof.sector_size()),
-                &format!("{proof:?}"),
-            )?;
-            let comms = [
-                bytes32(kind, "comm_r_old", &req.comm_r_old)?,
-                bytes32(kind, "comm_r_new", &req.comm_r_new)?,
-                bytes32(kind, "comm_d_new", &req.comm_d_new)?,
-            ];
-            if req.vanilla_proofs.is_empty() {
-                return Err(invalid(
-                    "vanilla_proofs is empty (expected one bincode PartitionProof per partition)"
-                        .into(),
-                ));
-            }
-            let circuit = CircuitId::of_update(proof);
-            fil.params()
-                .existing(circuit)
-                .map_err(|e| refused(kind, e))?;
-            Ok(FilWork {
-                circuit,
-                input: Input::Snap {
-                    proof,
-                    vanilla: req.vanilla_proofs.clone(),
-                    comms,
-                },
-            })
-        }
-        _ => Err(invalid("not a Filecoin proof kind".into())),
+    };
+    fil.params()
+        .existing(circuit)
+        .map_err(|e| refused(kind, e))?;
+    Ok(FilWork { circuit, input })
+}
+
+fn porep(fil: &Filecoin, req: &SubmitProofRequest) -> Result<(CircuitId, Input), KindError> {
+    let kind = ProofKind::PorepSealCommit;
+    let invalid = |m: String| KindError::Invalid(format!("{}: {m}", kind.as_str_name()));
+    if req.vanilla_proof.is_empty() {
+        return Err(invalid(
+            "vanilla_proof is empty (expected the C1 output, bare or in Curio's {\"SectorNum\", \"Phase1Out\", \"SectorSize\"} envelope)".into(),
+        ));
     }
+    let input = parse_c1(&req.vanilla_proof).map_err(|e| refused(kind, e))?;
+    let sector_id = match input.sector_id {
+        Some(env) if req.sector_number != 0 && req.sector_number != env => {
+            return Err(invalid(format!(
+                "sector_number {} vs the envelope's SectorNum {env}",
+                req.sector_number
+            )))
+        }
+        Some(env) => env,
+        None => req.sector_number,
+    };
+    let c1 = input.output;
+    let proof = c1.registered_proof;
+    // 0 (StackedDrg2KiBV1, also proto3's unset) takes the C1 output's own type.
+    if req.registered_proof != 0 {
+        let asked = seal_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
+        if asked != proof {
+            return Err(invalid(format!(
+                "registered_proof {} ({asked:?}) vs the C1 output's {proof:?}",
+                req.registered_proof
+            )));
+        }
+    }
+    same_size(kind, req, &proof, u64::from(proof.sector_size()))?;
+    let prover_id = prover_id_from_miner(req.miner_id);
+    let circuit = fil
+        .porep_check(&c1, prover_id, sector_id)
+        .map_err(|e| refused(kind, e))?;
+    let input = Input::Porep {
+        c1: Box::new(c1),
+        prover_id,
+        sector_id,
+    };
+    Ok((circuit, input))
+}
+
+fn post(kind: ProofKind, req: &SubmitProofRequest) -> Result<(CircuitId, Input), KindError> {
+    let invalid = |m: String| KindError::Invalid(format!("{}: {m}", kind.as_str_name()));
+    let proof = post_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
+    let (want, partition) = match kind {
+        ProofKind::WinningPost => (PoStType::Winning, None),
+        _ => (PoStType::Window, Some(req.partition_index as usize)),
+    };
+    if proof.typ() != want {
+        return Err(invalid(format!(
+            "registered_proof {} is {proof:?}, not a {want:?} PoSt type",
+            req.registered_proof
+        )));
+    }
+    if want == PoStType::Winning && req.partition_index != 0 {
+        return Err(invalid("WinningPoSt has no partition_index".into()));
+    }
+    same_size(kind, req, &proof, u64::from(proof.sector_size()))?;
+    let input = Input::Post {
+        proof,
+        randomness: bytes32(kind, "randomness", &req.randomness)?,
+        prover_id: prover_id_from_miner(req.miner_id),
+        vanilla: vanilla_list(kind, req, "FallbackPoStSectorProof per sector")?,
+        partition,
+    };
+    Ok((CircuitId::of_post(proof), input))
+}
+
+fn snap(req: &SubmitProofRequest) -> Result<(CircuitId, Input), KindError> {
+    let kind = ProofKind::SnapDealsUpdate;
+    let proof = update_proof_from_number(req.registered_proof).map_err(|e| refused(kind, e))?;
+    same_size(kind, req, &proof, u64::from(proof.sector_size()))?;
+    let comms = [
+        bytes32(kind, "comm_r_old", &req.comm_r_old)?,
+        bytes32(kind, "comm_r_new", &req.comm_r_new)?,
+        bytes32(kind, "comm_d_new", &req.comm_d_new)?,
+    ];
+    let input = Input::Snap {
+        proof,
+        vanilla: vanilla_list(kind, req, "PartitionProof per partition")?,
+        comms,
+    };
+    Ok((CircuitId::of_update(proof), input))
 }
 
 impl FilWork {

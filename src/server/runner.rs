@@ -23,7 +23,7 @@ enum Finish {
     Concat,
     /// A Filecoin proof: filecoin-proofs' bytes, once its verifier accepted them.
     #[cfg(feature = "filecoin")]
-    Filecoin(crate::filecoin::Finisher),
+    Filecoin(Box<crate::filecoin::Finisher>),
 }
 
 /// A job ready for the engine.
@@ -92,7 +92,7 @@ impl Daemon {
                     .map_err(|e| format!("{kind}: {e}"))?;
                 Ok(Ready {
                     request: built.request,
-                    finish: Finish::Filecoin(built.finisher),
+                    finish: Finish::Filecoin(Box::new(built.finisher)),
                     load_ms,
                     lease: None,
                 })
