@@ -70,7 +70,11 @@ pub async fn evict(d: &Daemon, circuit: CircuitId) -> Result<EvictSrsResponse, C
     let id = circuit.to_string();
     let key = key_id(&id);
     let device = key.map_or(0, |k| d.engine.device_key_bytes(k));
-    match Filecoin::from_env().evict(circuit) {
+    // The last reference may go here: freeing tens of GB is no work for the executor.
+    let evicted = tokio::task::spawn_blocking(move || Filecoin::from_env().evict(circuit))
+        .await
+        .map_err(|e| CallError::Internal(format!("the key store stopped: {e}")))?;
+    match evicted {
         Evicted::InUse { users } => Err(CallError::Precondition(format!(
             "key {id} is in use by {users} job(s); evict it when they end"
         ))),

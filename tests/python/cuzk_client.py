@@ -479,6 +479,13 @@ def scenario_filecoin_before(stub, args, out):
                        porep(fil, vanilla=json.dumps(doc).encode(), registered_proof=7,
                              sector_size=512 << 20), needle="no Groth16 parameters for porep-512m")
     assert ".params" in msg and "POREP_SEAL_COMMIT" in msg, msg
+    # A proof type not built: non-interactive PoRep (an aggregated proof).
+    doc = json.loads(env)
+    doc["Phase1Out"] = base64.b64encode(inner.replace(
+        "StackedDrg2KiBV1_1", "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep", 1).encode()).decode()
+    expect_error(grpc.StatusCode.UNIMPLEMENTED, stub.SubmitProof,
+                 porep(fil, vanilla=json.dumps(doc).encode(), registered_proof=0),
+                 needle="POREP_SEAL_COMMIT")
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
                  winning(fil, vanilla=[]), needle="vanilla_proofs is empty")
     expect_error(grpc.StatusCode.FAILED_PRECONDITION, stub.PreloadSRS,
