@@ -265,3 +265,91 @@ impl FilWork {
         Ok((job, load_ms))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused_with(kind: ProofKind, req: SubmitProofRequest) -> KindError {
+        match parse(
+            kind,
+            &SubmitProofRequest {
+                proof_kind: kind as i32,
+                ..req
+            },
+        ) {
+            Ok(_) => panic!("{} accepted a bad request", kind.as_str_name()),
+            Err(e) => e,
+        }
+    }
+
+    fn invalid_naming(e: KindError, kind: ProofKind, needle: &str) {
+        let msg = e.to_string();
+        assert!(matches!(e, KindError::Invalid(_)), "{msg}");
+        assert!(
+            msg.starts_with(kind.as_str_name()) && msg.contains(needle),
+            "{msg}"
+        );
+    }
+
+    /// The field checks come before anything reads a file, each naming the kind and the field.
+    #[test]
+    fn bad_fields_are_refused_naming_the_kind_and_the_field() {
+        let post = |registered_proof, randomness: &[u8]| SubmitProofRequest {
+            registered_proof,
+            randomness: randomness.to_vec(),
+            vanilla_proofs: vec![vec![1]],
+            ..SubmitProofRequest::default()
+        };
+        let (win, wd) = (ProofKind::WinningPost, ProofKind::WindowPostPartition);
+        invalid_naming(refused_with(win, post(0, &[0; 31])), win, "randomness");
+        // 5 is a WindowPoSt type.
+        invalid_naming(refused_with(win, post(5, &[0; 32])), win, "not a Winning");
+        invalid_naming(refused_with(wd, post(0, &[0; 32])), wd, "not a Window");
+        invalid_naming(refused_with(win, post(99, &[0; 32])), win, "99");
+        let sized = SubmitProofRequest {
+            sector_size: 4096,
+            ..post(0, &[0; 32])
+        };
+        invalid_naming(refused_with(win, sized), win, "sector_size 4096");
+        let snap = ProofKind::SnapDealsUpdate;
+        let short = SubmitProofRequest {
+            comm_r_old: vec![0; 40],
+            ..SubmitProofRequest::default()
+        };
+        invalid_naming(
+            refused_with(snap, short),
+            snap,
+            "comm_r_old must be 32 raw bytes",
+        );
+        let porep = ProofKind::PorepSealCommit;
+        invalid_naming(
+            refused_with(porep, SubmitProofRequest::default()),
+            porep,
+            "vanilla_proof is empty",
+        );
+        let garbled = SubmitProofRequest {
+            vanilla_proof: b"{\"SectorNum\": 1, \"Phase1Out\": \"%%\", \"SectorSize\": 2048}"
+                .to_vec(),
+            ..SubmitProofRequest::default()
+        };
+        invalid_naming(refused_with(porep, garbled), porep, "base64");
+    }
+
+    #[test]
+    fn missing_parameters_are_a_precondition_and_unbuilt_types_unimplemented() {
+        let missing = FilecoinError::ParamsMissing {
+            circuit: "porep-32g".into(),
+            path: "/nowhere/x.params".into(),
+        };
+        let e = refused(ProofKind::PorepSealCommit, missing);
+        assert!(matches!(e, KindError::Precondition(_)), "{e}");
+        assert!(e.to_string().contains("/nowhere/x.params"), "{e}");
+        let e = refused(
+            ProofKind::PorepSealCommit,
+            FilecoinError::Unsupported("NI".into()),
+        );
+        assert!(matches!(e, KindError::Unimplemented(_)), "{e}");
+        assert!(e.to_string().starts_with("POREP_SEAL_COMMIT"), "{e}");
+    }
+}
