@@ -60,7 +60,8 @@ fn filecoin_kinds_over_grpc_verify_and_survive_a_restart() {
     let inputs = dir.join("fil-inputs.json");
     std::fs::write(&inputs, doc.to_string()).expect("write");
     let fil = inputs.display().to_string();
-    let toml = config_with_budget("6GiB", "");
+    // An auto budget: resident keys are set aside from it, so GetStatus shows them.
+    let toml = config_with_budget("auto", "");
 
     let mut d = Daemon::start(&dir, &toml, "127.0.0.1:0").expect("daemon starts");
     scenario_with(&py, "filecoin_before", &d, &["--fil", &fil]);

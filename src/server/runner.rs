@@ -90,6 +90,11 @@ impl Daemon {
                     .await
                     .map_err(|e| format!("{kind}: the job builder stopped: {e}"))?
                     .map_err(|e| format!("{kind}: {e}"))?;
+                // The key stays in the Filecoin key store after this job, until EvictSRS:
+                // pinned, the ledger counts it as resident meanwhile (pinning again is a no-op).
+                if let Err(e) = self.engine.pin_key(built.request.pk.clone()).await {
+                    tracing::warn!(job = %job.id, "{kind}: its key is not counted as resident: {e}");
+                }
                 Ok(Ready {
                     request: built.request,
                     finish: Finish::Filecoin(Box::new(built.finisher)),
