@@ -27,15 +27,16 @@ use super::Filecoin;
 type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
 
 impl Filecoin<'_> {
-    /// The C2 job of a C1 output: one circuit per partition under the sector size's key, and a
-    /// finisher that returns exactly what filecoin-proofs' `seal_commit_phase2` returns, checked
-    /// with `verify_seal`. `prover_id` is the miner's ([`super::prover_id_from_miner`]).
-    pub fn porep_c2(
+    /// The checks of [`porep_c2`](Self::porep_c2) that need neither the key nor the vanilla
+    /// proofs' verification, so a daemon can refuse bad input before accepting the job: the
+    /// proof type is served, the commitments are set, the parameters file exists and the replica
+    /// id matches this prover and sector (a wrong miner or sector id). Returns the circuit.
+    pub fn porep_check(
         &self,
         c1: &SealCommitPhase1Output,
         prover_id: [u8; 32],
         sector_id: u64,
-    ) -> Result<Job> {
+    ) -> Result<CircuitId> {
         let proof = c1.registered_proof;
         if proof.major_version() != 1 {
             return Err(FilecoinError::Unsupported(format!("seal proof {proof:?}")));
@@ -59,6 +60,24 @@ impl Filecoin<'_> {
         let circuit = CircuitId::of_seal(proof);
         // A missing key is named before anything else is done.
         self.params.existing(circuit)?;
+        let size = u64::from(proof.sector_size());
+        guard("checking the replica id", || {
+            with_tree!(size, replica_id, c1, &prover_id, sector_id).map(|_| ())
+        })?;
+        Ok(circuit)
+    }
+
+    /// The C2 job of a C1 output: one circuit per partition under the sector size's key, and a
+    /// finisher that returns exactly what filecoin-proofs' `seal_commit_phase2` returns, checked
+    /// with `verify_seal`. `prover_id` is the miner's ([`super::prover_id_from_miner`]).
+    pub fn porep_c2(
+        &self,
+        c1: &SealCommitPhase1Output,
+        prover_id: [u8; 32],
+        sector_id: u64,
+    ) -> Result<Job> {
+        let circuit = self.porep_check(c1, prover_id, sector_id)?;
+        let proof = c1.registered_proof;
         let key = |inputs: usize| self.key_for(circuit, inputs);
         let size = u64::from(proof.sector_size());
         let (request, partitions) = guard("building the PoRep circuits", || {
@@ -127,26 +146,9 @@ pub(crate) fn porep_circuits<Tree: 'static + MerkleTreeTrait>(
         });
     }
     let comm_r = as_safe_commitment(&c1.comm_r, "comm_r").map_err(|e| up("reading comm_r", e))?;
+    let replica_id = replica_id::<Tree>(c1, prover_id, sector_id)?;
     let comm_d: DefaultPieceDomain =
         as_safe_commitment(&c1.comm_d, "comm_d").map_err(|e| up("reading comm_d", e))?;
-    let replica_id: <Tree::Hasher as Hasher>::Domain = Fr::from(c1.replica_id).into();
-    let derived = generate_replica_id::<Tree::Hasher, _>(
-        prover_id,
-        sector_id,
-        &c1.ticket,
-        comm_d,
-        &config.porep_id,
-    );
-    if derived != replica_id {
-        return Err(FilecoinError::Mismatch {
-            what: "replica id",
-            left: "the C1 output's".into(),
-            right: format!(
-                "the one derived from this prover id ({}) and sector {sector_id}: wrong miner or sector id?",
-                hex::encode(&prover_id[..8])
-            ),
-        });
-    }
     let pub_in = PublicInputs {
         replica_id,
         tau: Some(Tau { comm_d, comm_r }),
@@ -185,4 +187,34 @@ pub(crate) fn porep_circuits<Tree: 'static + MerkleTreeTrait>(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((circuits, inputs.len()))
+}
+
+/// The C1 output's replica id, once it matches the one derived from `prover_id`, `sector_id`,
+/// the ticket and comm_d (a mismatch means the wrong miner or sector id).
+fn replica_id<Tree: 'static + MerkleTreeTrait>(
+    c1: &SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_id: u64,
+) -> Result<<Tree::Hasher as Hasher>::Domain> {
+    let comm_d: DefaultPieceDomain = as_safe_commitment(&c1.comm_d, "comm_d")
+        .map_err(|e| FilecoinError::upstream("reading comm_d", e))?;
+    let replica_id: <Tree::Hasher as Hasher>::Domain = Fr::from(c1.replica_id).into();
+    let derived = generate_replica_id::<Tree::Hasher, _>(
+        prover_id,
+        sector_id,
+        &c1.ticket,
+        comm_d,
+        &c1.registered_proof.as_v1_config().porep_id,
+    );
+    if derived != replica_id {
+        return Err(FilecoinError::Mismatch {
+            what: "replica id",
+            left: "the C1 output's".into(),
+            right: format!(
+                "the one derived from this prover id ({}) and sector {sector_id}: wrong miner or sector id?",
+                hex::encode(&prover_id[..8])
+            ),
+        });
+    }
+    Ok(replica_id)
 }

@@ -139,7 +139,14 @@ impl Daemon {
                 "request_id must be at most {MAX_REQUEST_ID} printable characters"
             )));
         }
-        let spec = kinds::parse(&req)?;
+        // Off the executor: a C1 output is tens of MB of JSON, and its checks hash.
+        let (req, parsed) = tokio::task::spawn_blocking(move || {
+            let parsed = kinds::parse(&req);
+            (req, parsed)
+        })
+        .await
+        .map_err(|e| CallError::Internal(format!("the request check stopped: {e}")))?;
+        let spec = parsed?;
         if self.draining.load(Ordering::SeqCst) {
             return Err(CallError::Draining);
         }
@@ -221,7 +228,7 @@ impl Daemon {
             let live = table.entry(id.clone()).or_insert_with(|| Live::new(record));
             live.engine_job.clone()
         };
-        let lane = spec.key.circuit_id();
+        let lane = spec.circuit_id();
         let job = Accepted {
             id,
             spec,

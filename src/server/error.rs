@@ -82,9 +82,8 @@ impl From<super::kinds::KindError> for CallError {
     fn from(e: super::kinds::KindError) -> Self {
         match e {
             super::kinds::KindError::Invalid(m) => CallError::Invalid(m),
-            k @ super::kinds::KindError::Unimplemented(_) => {
-                CallError::Unimplemented(k.to_string())
-            }
+            super::kinds::KindError::Unimplemented(m) => CallError::Unimplemented(m),
+            super::kinds::KindError::Precondition(m) => CallError::Precondition(m),
         }
     }
 }

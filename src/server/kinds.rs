@@ -18,9 +18,14 @@ pub enum KindError {
     /// The request is malformed (maps to INVALID_ARGUMENT).
     #[error("{0}")]
     Invalid(String),
-    /// The kind exists on the wire but this build does not prove it (UNIMPLEMENTED).
-    #[error("proof kind {0} is not served by this build of baton")]
-    Unimplemented(&'static str),
+    /// The kind (or this proof type of it) exists on the wire but this build does not prove it
+    /// (UNIMPLEMENTED); the message names it.
+    #[error("{0}")]
+    Unimplemented(String),
+    /// The request is well formed but the daemon cannot serve it as things stand, e.g. its
+    /// parameters file is missing (FAILED_PRECONDITION); the message names what is missing.
+    #[error("{0}")]
+    Precondition(String),
 }
 
 /// Which built-in circuit family.
@@ -170,21 +175,42 @@ pub struct JobSpec {
     pub kind: ProofKind,
     /// The admission level.
     pub priority: Priority,
-    /// The key to prove under.
-    pub key: KeySource,
-    /// One circuit per partition.
-    pub circuits: Vec<Arc<dyn PartitionCircuit>>,
+    /// What to prove.
+    pub work: Work,
+}
+
+/// What a job proves.
+pub enum Work {
+    /// A built-in circuit: its key and one circuit per partition.
+    Builtin {
+        /// The key to prove under.
+        key: KeySource,
+        /// One circuit per partition.
+        circuits: Vec<Arc<dyn PartitionCircuit>>,
+    },
+    /// A Filecoin proof, checked on arrival and built into a job on the runner.
+    #[cfg(feature = "filecoin")]
+    Filecoin(Arc<super::fil_kinds::FilWork>),
 }
 
 impl JobSpec {
-    /// The bytes the client gets for the partitions' proofs, in order.
-    pub fn proof_bytes(&self, proofs: &[Proof]) -> Result<Vec<u8>, String> {
-        let mut out = Vec::with_capacity(proofs.len() * 192);
-        for p in proofs {
-            p.write(&mut out).map_err(|e| e.to_string())?;
+    /// The circuit id its key goes by: jobs of one circuit reach the engine in acceptance order.
+    pub fn circuit_id(&self) -> String {
+        match &self.work {
+            Work::Builtin { key, .. } => key.circuit_id(),
+            #[cfg(feature = "filecoin")]
+            Work::Filecoin(w) => w.circuit().to_string(),
         }
-        Ok(out)
     }
+}
+
+/// The bytes the client gets for a built-in job's partition proofs, in order.
+pub fn concat_proofs(proofs: &[Proof]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(proofs.len() * 192);
+    for p in proofs {
+        p.write(&mut out).map_err(|e| e.to_string())?;
+    }
+    Ok(out)
 }
 
 /// The kind's name as the proto spells it.
@@ -228,7 +254,7 @@ pub fn parse(req: &SubmitProofRequest) -> Result<JobSpec, KindError> {
         ProofKind::PorepSealCommit
         | ProofKind::SnapDealsUpdate
         | ProofKind::WindowPostPartition
-        | ProofKind::WinningPost => return Err(KindError::Unimplemented(kind.as_str_name())),
+        | ProofKind::WinningPost => return filecoin(kind, priority, req),
         ProofKind::BatonSynthetic => Builtin::Synthetic,
         ProofKind::BatonMimc => Builtin::Mimc,
     };
@@ -262,12 +288,37 @@ pub fn parse(req: &SubmitProofRequest) -> Result<JobSpec, KindError> {
     Ok(JobSpec {
         kind,
         priority,
-        key: KeySource::Builtin {
-            circuit: builtin,
-            constraints: input.constraints,
+        work: Work::Builtin {
+            key: KeySource::Builtin {
+                circuit: builtin,
+                constraints: input.constraints,
+            },
+            circuits,
         },
-        circuits,
     })
+}
+
+/// A Filecoin kind, checked now (the rest is done on the runner).
+#[cfg(feature = "filecoin")]
+fn filecoin(
+    kind: ProofKind,
+    priority: Priority,
+    req: &SubmitProofRequest,
+) -> Result<JobSpec, KindError> {
+    let work = super::fil_kinds::parse(kind, req)?;
+    Ok(JobSpec {
+        kind,
+        priority,
+        work: Work::Filecoin(Arc::new(work)),
+    })
+}
+
+#[cfg(not(feature = "filecoin"))]
+fn filecoin(kind: ProofKind, _: Priority, _: &SubmitProofRequest) -> Result<JobSpec, KindError> {
+    Err(KindError::Unimplemented(format!(
+        "proof kind {} is not served by this build of baton (built without the `filecoin` feature)",
+        kind.as_str_name()
+    )))
 }
 
 #[cfg(feature = "test-util")]

@@ -1,6 +1,7 @@
 //! Running jobs on the engine: one lane per circuit id submits its jobs in acceptance order
-//! (key first), a task per job turns the engine's outcome into proof bytes; and resuming the
-//! journal's unfinished jobs after a restart.
+//! (key first; a Filecoin job built on a blocking thread), a task per job turns the engine's
+//! outcome into proof bytes (a Filecoin proof verified first); and resuming the journal's
+//! unfinished jobs after a restart (their request bytes parsed again).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -11,71 +12,139 @@ use tokio::sync::mpsc;
 use super::daemon::{now_ms, Accepted, Daemon, Outcome};
 use super::journal::{JournalError, Timings};
 use super::keys::KeyLease;
-use super::kinds;
+use super::kinds::{self, Work};
 use super::proto::SubmitProofRequest;
 use crate::engine::{JobTicket, Request};
+use crate::proof::Proof;
+
+/// How a job's partition proofs become the client's bytes.
+enum Finish {
+    /// A built-in circuit: the proofs concatenated.
+    Concat,
+    /// A Filecoin proof: filecoin-proofs' bytes, once its verifier accepted them.
+    #[cfg(feature = "filecoin")]
+    Filecoin(Box<crate::filecoin::Finisher>),
+}
+
+/// A job ready for the engine.
+struct Ready {
+    request: Request,
+    finish: Finish,
+    /// Milliseconds spent loading its key.
+    load_ms: u64,
+    /// The built-in key's use, held until the job ends.
+    lease: Option<KeyLease>,
+}
 
 impl Daemon {
-    /// Takes one circuit's accepted jobs in order: loads the key once, submits each job to the
-    /// engine, and leaves its outcome to a task of its own.
+    /// Takes one circuit's accepted jobs in order: makes each ready (key loaded, Filecoin
+    /// inputs checked and built, off the executor), submits it to the engine, and leaves its
+    /// outcome to a task of its own.
     pub(super) async fn lane(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<Accepted>) {
         while let Some(job) = rx.recv().await {
-            let lease = match self.keys.acquire(&job.spec.key).await {
-                Ok(l) => l,
-                Err(e) => {
+            let ready = match self.ready(&job).await {
+                Ok(r) => r,
+                Err(error) => {
                     let timings = Timings {
                         total_ms: job.since.elapsed().as_millis() as u64,
                         ..Timings::default()
                     };
-                    let failed = Outcome::Failed {
-                        error: e.to_string(),
-                        timings,
-                    };
-                    self.finish(&job.id, failed).await;
+                    self.finish(&job.id, Outcome::Failed { error, timings })
+                        .await;
                     continue;
                 }
             };
             if !self.is_live(&job.id) {
                 continue;
             }
-            let request = Request::shared(lease.key.clone(), job.spec.circuits.clone())
-                .with_priority(job.spec.priority);
-            let ticket = self.engine.submit(request);
+            let Ready {
+                request,
+                finish,
+                load_ms,
+                lease,
+            } = ready;
+            let ticket = self.engine.submit(request.with_priority(job.spec.priority));
             job.engine_job.store(ticket.id, Ordering::SeqCst);
             let me = self.clone();
-            tokio::spawn(async move { me.run(job, ticket, lease).await });
+            tokio::spawn(async move { me.run(job, ticket, finish, load_ms, lease).await });
+        }
+    }
+
+    /// The engine request of `job` and how to finish it.
+    async fn ready(&self, job: &Accepted) -> Result<Ready, String> {
+        match &job.spec.work {
+            Work::Builtin { key, circuits } => {
+                let lease = self.keys.acquire(key).await.map_err(|e| e.to_string())?;
+                Ok(Ready {
+                    request: Request::shared(lease.key.clone(), circuits.clone()),
+                    finish: Finish::Concat,
+                    load_ms: lease.load_ms,
+                    lease: Some(lease),
+                })
+            }
+            #[cfg(feature = "filecoin")]
+            Work::Filecoin(work) => {
+                let work = work.clone();
+                let kind = job.spec.kind.as_str_name();
+                let (built, load_ms) = tokio::task::spawn_blocking(move || work.build())
+                    .await
+                    .map_err(|e| format!("{kind}: the job builder stopped: {e}"))?
+                    .map_err(|e| format!("{kind}: {e}"))?;
+                // The key stays in the Filecoin key store after this job, until EvictSRS:
+                // pinned, the ledger counts it as resident meanwhile (pinning again is a no-op).
+                if let Err(e) = self.engine.pin_key(built.request.pk.clone()).await {
+                    tracing::warn!(job = %job.id, "{kind}: its key is not counted as resident: {e}");
+                }
+                Ok(Ready {
+                    request: built.request,
+                    finish: Finish::Filecoin(Box::new(built.finisher)),
+                    load_ms,
+                    lease: None,
+                })
+            }
         }
     }
 
     /// Waits for job `job`'s engine outcome and ends it (unless a cancel ended it first).
-    async fn run(self: Arc<Self>, job: Accepted, ticket: JobTicket, lease: KeyLease) {
+    async fn run(
+        self: Arc<Self>,
+        job: Accepted,
+        ticket: JobTicket,
+        finish: Finish,
+        load_ms: u64,
+        lease: Option<KeyLease>,
+    ) {
         if !self.is_live(&job.id) {
             // Cancelled while it was being submitted.
             let _ = self.engine.cancel(ticket.id).await;
         }
         let result = ticket.outcome().await;
+        drop(lease);
         let ms = |d: std::time::Duration| d.as_millis() as u64;
         let mut timings = Timings {
-            srs_load_ms: lease.load_ms,
-            total_ms: ms(job.since.elapsed()),
+            srs_load_ms: load_ms,
             ..Timings::default()
         };
-        drop(lease);
         let outcome = match result {
             Ok(report) => {
                 timings.queue_wait_ms = ms(report.queue_wait);
                 timings.synthesis_ms = ms(report.synthesis);
                 timings.gpu_compute_ms = ms(report.gpu);
-                match job.spec.proof_bytes(&report.proofs) {
+                let bytes = finished(finish, report.proofs).await;
+                timings.total_ms = ms(job.since.elapsed());
+                match bytes {
                     Ok(proof) => Outcome::Completed { proof, timings },
                     Err(error) => Outcome::Failed { error, timings },
                 }
             }
             Err(crate::EngineError::Cancelled { .. }) => Outcome::Cancelled,
-            Err(e) => Outcome::Failed {
-                error: e.to_string(),
-                timings,
-            },
+            Err(e) => {
+                timings.total_ms = ms(job.since.elapsed());
+                Outcome::Failed {
+                    error: e.to_string(),
+                    timings,
+                }
+            }
         };
         self.finish(&job.id, outcome).await;
     }
@@ -106,5 +175,20 @@ impl Daemon {
             tracing::info!(jobs = n, "resumed unfinished jobs from the journal");
         }
         Ok(n)
+    }
+}
+
+/// The client's bytes for a job's proofs (a Filecoin proof is verified first, off the executor).
+async fn finished(finish: Finish, proofs: Vec<Proof>) -> Result<Vec<u8>, String> {
+    match finish {
+        Finish::Concat => kinds::concat_proofs(&proofs),
+        #[cfg(feature = "filecoin")]
+        Finish::Filecoin(f) => {
+            let kind = f.kind().name();
+            tokio::task::spawn_blocking(move || f.finish(&proofs))
+                .await
+                .map_err(|e| format!("{kind}: the verifier stopped: {e}"))?
+                .map_err(|e| format!("{kind}: {e}"))
+        }
     }
 }

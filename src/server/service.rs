@@ -173,7 +173,8 @@ impl ProvingEngine for Service {
                 }
             })
             .collect();
-        let loaded_srs = d
+        #[allow(unused_mut)]
+        let mut loaded_srs: Vec<SrsStatus> = d
             .keys
             .list()
             .into_iter()
@@ -192,6 +193,8 @@ impl ProvingEngine for Service {
                 s
             })
             .collect();
+        #[cfg(feature = "filecoin")]
+        loaded_srs.extend(super::fil_keys::list(d));
         Ok(Response::new(GetStatusResponse {
             gpus,
             loaded_srs,
@@ -220,8 +223,13 @@ impl ProvingEngine for Service {
         &self,
         request: Request<PreloadSrsRequest>,
     ) -> Result<Response<PreloadSrsResponse>, Status> {
-        let source = KeySource::from_circuit_id(&request.into_inner().circuit_id)
-            .map_err(CallError::from)?;
+        let id = request.into_inner().circuit_id;
+        #[cfg(feature = "filecoin")]
+        if let Some(circuit) = super::fil_keys::circuit_of(&id) {
+            let r = super::fil_keys::preload(&self.daemon, circuit?).await?;
+            return Ok(Response::new(r));
+        }
+        let source = KeySource::from_circuit_id(&id).map_err(CallError::from)?;
         let (already_loaded, load_time_ms, key) = self
             .daemon
             .keys
@@ -245,6 +253,11 @@ impl ProvingEngine for Service {
         request: Request<EvictSrsRequest>,
     ) -> Result<Response<EvictSrsResponse>, Status> {
         let id = request.into_inner().circuit_id;
+        #[cfg(feature = "filecoin")]
+        if let Some(circuit) = super::fil_keys::circuit_of(&id) {
+            let r = super::fil_keys::evict(&self.daemon, circuit?).await?;
+            return Ok(Response::new(r));
+        }
         let evicted = self
             .daemon
             .keys

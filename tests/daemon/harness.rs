@@ -33,8 +33,13 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// The config every daemon test starts from: a small budget, CPU backend, ports picked by the OS.
 pub fn config(extra: &str) -> String {
+    config_with_budget("2GiB", extra)
+}
+
+/// [`config`] with another memory budget.
+pub fn config_with_budget(budget: &str, extra: &str) -> String {
     format!(
-        "[memory]\nbudget = \"2GiB\"\n[synthesis]\nworkers = 1\n[gpu]\nbackend = \"cpu\"\n[metrics]\nlisten = \"127.0.0.1:0\"\n{extra}"
+        "[memory]\nbudget = \"{budget}\"\n[synthesis]\nworkers = 1\n[gpu]\nbackend = \"cpu\"\n[metrics]\nlisten = \"127.0.0.1:0\"\n{extra}"
     )
 }
 

@@ -6,6 +6,7 @@ writes what the Rust side must check (proof bytes to verify, job ids) to RESULT.
 """
 
 import argparse
+import base64
 import json
 import os
 import socket
@@ -385,6 +386,154 @@ def scenario_cancel(stub, args, out):
     assert abandoned and float(abandoned[0].rsplit(" ", 1)[1]) >= 1, abandoned
 
 
+def fil_inputs(args):
+    """The sealed sector the Rust side made: its C1 envelope, miner, sector and PoSt inputs."""
+    with open(args.fil) as f:
+        fil = json.load(f)
+    with open(fil["c1"], "rb") as f:
+        fil["envelope"] = f.read()
+    return fil
+
+
+def porep(fil, vanilla=None, miner=None, rid="", registered_proof=None, sector_size=2048):
+    """A POREP_SEAL_COMMIT request filled as Curio fills it (lib/ffi/cuzk_funcs.go)."""
+    return pb.SubmitProofRequest(
+        request_id=rid, proof_kind=pb.POREP_SEAL_COMMIT, sector_size=sector_size,
+        registered_proof=fil["seal_proof"] if registered_proof is None else registered_proof,
+        priority=pb.NORMAL, vanilla_proof=fil["envelope"] if vanilla is None else vanilla,
+        sector_number=fil["sector_id"], miner_id=fil["miner_id"] if miner is None else miner)
+
+
+def winning(fil, vanilla=None, rid=""):
+    """A WINNING_POST request filled as Curio fills it."""
+    w = fil["winning"]
+    return pb.SubmitProofRequest(
+        request_id=rid, proof_kind=pb.WINNING_POST, sector_size=2048,
+        registered_proof=w["proof"], priority=pb.CRITICAL,
+        vanilla_proofs=[bytes.fromhex(w["vanilla"])] if vanilla is None else vanilla,
+        miner_id=fil["miner_id"], randomness=bytes.fromhex(w["randomness"]))
+
+
+def keys_of(stub):
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    return {k.circuit_id: k for k in st.loaded_srs}
+
+
+def window(fil, rid=""):
+    """A WINDOW_POST_PARTITION request filled as Curio fills it."""
+    w = fil["window"]
+    return pb.SubmitProofRequest(
+        request_id=rid, proof_kind=pb.WINDOW_POST_PARTITION, sector_size=2048,
+        registered_proof=w["proof"], priority=pb.HIGH,
+        vanilla_proofs=[bytes.fromhex(w["vanilla"])], miner_id=fil["miner_id"],
+        randomness=bytes.fromhex(w["randomness"]), partition_index=0)
+
+
+def snap(fil, rid=""):
+    """A SNAP_DEALS_UPDATE request filled as Curio fills it (raw 32-byte commitments)."""
+    u = fil["snap"]
+    return pb.SubmitProofRequest(
+        request_id=rid, proof_kind=pb.SNAP_DEALS_UPDATE, sector_size=2048,
+        registered_proof=u["proof"], priority=pb.NORMAL,
+        vanilla_proofs=[bytes.fromhex(v) for v in u["vanilla"]], sector_number=fil["sector_id"],
+        miner_id=fil["miner_id"], comm_r_old=bytes.fromhex(u["comm_r_old"]),
+        comm_r_new=bytes.fromhex(u["comm_r_new"]), comm_d_new=bytes.fromhex(u["comm_d_new"]))
+
+
+def scenario_filecoin_before(stub, args, out):
+    """The key preloaded; the PoRep job accepted and running, its key in use; bad Filecoin input
+    refused with its status and cause meanwhile; then the test SIGKILLs the daemon."""
+    fil = fil_inputs(args)
+    env = fil["envelope"]
+    # Preload: loaded once, listed with its size, no users.
+    pre = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-2k"), timeout=CALL_TIMEOUT)
+    assert not pre.already_loaded and pre.load_time_ms > 0, pre
+    assert stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-2k"),
+                           timeout=CALL_TIMEOUT).already_loaded
+    k = keys_of(stub)["porep-2k"]
+    assert k.size_bytes > (500 << 20) and k.ref_count == 0, k
+    # The job: running, its key in use and not evictable.
+    sub = stub.SubmitProof(porep(fil, rid="fil-porep"), timeout=CALL_TIMEOUT)
+    assert sub.job_id == "fil-porep", sub
+    until_running(stub, seconds=300)
+    k = keys_of(stub)["porep-2k"]
+    assert k.ref_count >= 1, k
+    expect_error(grpc.StatusCode.FAILED_PRECONDITION, stub.EvictSRS,
+                 pb.EvictSrsRequest(circuit_id="porep-2k"), needle="in use")
+    # Bad input while it runs.
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 porep(fil, vanilla=env[: len(env) // 2]), needle="truncated")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 porep(fil, miner=fil["miner_id"] + 1), needle="wrong miner")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 porep(fil, registered_proof=8), needle="registered_proof 8")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 porep(fil, vanilla=b""), needle="vanilla_proof is empty")
+    # The same C1 output said to be of a 512 MiB sector, whose parameters are not in the cache.
+    doc = json.loads(env)
+    inner = base64.b64decode(doc["Phase1Out"]).decode()
+    doc["Phase1Out"] = base64.b64encode(
+        inner.replace("StackedDrg2KiBV1_1", "StackedDrg512MiBV1_1", 1).encode()).decode()
+    doc["SectorSize"] = 512 << 20
+    msg = expect_error(grpc.StatusCode.FAILED_PRECONDITION, stub.SubmitProof,
+                       porep(fil, vanilla=json.dumps(doc).encode(), registered_proof=7,
+                             sector_size=512 << 20), needle="no Groth16 parameters for porep-512m")
+    assert ".params" in msg and "POREP_SEAL_COMMIT" in msg, msg
+    # A proof type not built: non-interactive PoRep (an aggregated proof).
+    doc = json.loads(env)
+    doc["Phase1Out"] = base64.b64encode(inner.replace(
+        "StackedDrg2KiBV1_1", "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep", 1).encode()).decode()
+    expect_error(grpc.StatusCode.UNIMPLEMENTED, stub.SubmitProof,
+                 porep(fil, vanilla=json.dumps(doc).encode(), registered_proof=0),
+                 needle="POREP_SEAL_COMMIT")
+    expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
+                 winning(fil, vanilla=[]), needle="vanilla_proofs is empty")
+    expect_error(grpc.StatusCode.FAILED_PRECONDITION, stub.PreloadSRS,
+                 pb.PreloadSrsRequest(circuit_id="snap-512m"), needle="snap-512m")
+    # Accepted (its bytes are decoded on the runner), then failed naming the bad vanilla proof.
+    bad = stub.Prove(pb.ProveRequest(submit=winning(fil, vanilla=[b"\x01\x02\x03"])),
+                     timeout=CALL_TIMEOUT).result
+    assert bad.status == pb.AwaitProofResponse.FAILED, bad
+    assert "vanilla proof 0" in bad.error_message and "WINNING_POST" in bad.error_message, bad
+    # The PoRep job went on.
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    q = {x.proof_kind: x for x in st.queues}
+    assert q["POREP_SEAL_COMMIT"].in_progress == 1, st.queues
+
+
+def scenario_filecoin_after(stub, args, out):
+    """After the restart the journaled PoRep job finishes; WinningPoSt, one WindowPoSt partition
+    and SnapDeals prove; the PoRep key, now unused, is evicted."""
+    fil = fil_inputs(args)
+    res = stub.AwaitProof(pb.AwaitProofRequest(job_id="fil-porep"), timeout=CALL_TIMEOUT)
+    proof = completed(res, "PoRep C2 after the restart")
+    assert len(res.proof) == 192, len(res.proof)
+    again = stub.SubmitProof(porep(fil, rid="fil-porep"), timeout=CALL_TIMEOUT)
+    assert again.job_id == "fil-porep"
+    res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id="fil-porep"), timeout=CALL_TIMEOUT)
+    assert res2.proof == res.proof, "answered twice with different bytes"
+    out["porep"] = proof
+    for name, req in (("winning", winning), ("window", window), ("snap", snap)):
+        r = stub.Prove(pb.ProveRequest(submit=req(fil, rid=f"fil-{name}")),
+                       timeout=CALL_TIMEOUT).result
+        out[name] = completed(r, name)
+    keys = keys_of(stub)
+    assert {"winning-2k", "wpost-2k", "snap-2k"} <= set(keys), keys
+    # The PoRep key, loaded by the resumed job and kept in the key store, is still counted as
+    # resident in the ledger; evicting it gives exactly its bytes back.
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    k = {x.circuit_id: x for x in st.loaded_srs}["porep-2k"]
+    assert k.ref_count == 0 and st.ledger_resident_bytes >= k.size_bytes, (k, st)
+    ev = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="porep-2k"), timeout=CALL_TIMEOUT)
+    assert ev.was_loaded and ev.freed_bytes > (500 << 20), ev
+    st2 = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    assert st.ledger_resident_bytes - st2.ledger_resident_bytes == k.size_bytes, (st, st2)
+    assert "porep-2k" not in {x.circuit_id for x in st2.loaded_srs}
+    assert not stub.EvictSRS(pb.EvictSrsRequest(circuit_id="porep-2k"),
+                             timeout=CALL_TIMEOUT).was_loaded
+    ledger_settles(stub)
+
+
 SCENARIOS = {
     "basic": scenario_basic,
     "bad_input": scenario_bad_input,
@@ -396,6 +545,8 @@ SCENARIOS = {
     "drain": scenario_drain,
     "priority": scenario_priority,
     "cancel": scenario_cancel,
+    "filecoin_before": scenario_filecoin_before,
+    "filecoin_after": scenario_filecoin_after,
 }
 
 
@@ -409,6 +560,7 @@ def main():
     p.add_argument("--ca", default="")
     p.add_argument("--prev", default="")
     p.add_argument("--pid", default="")
+    p.add_argument("--fil", default="")
     args = p.parse_args()
     ch = channel(args.grpc)
     stub = pbg.ProvingEngineStub(ch)
