@@ -135,7 +135,7 @@ fi
     if [ -f "$OUT/filecoin.log" ]; then
         echo
         echo "---- filecoin"
-        grep "^|\|^PoRep\|^run \|^(medians" "$OUT/filecoin.log"
+        grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"
     fi
     for f in "$OUT"/engine*.log; do
         [ -f "$f" ] || continue
