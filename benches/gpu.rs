@@ -180,31 +180,52 @@ fn single<T>(f: impl FnOnce() -> T) -> f64 {
     ms(c.elapsed())
 }
 
-fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize) {
+/// NTT rows: checked against the CPU, then timed, for every block size of
+/// `BATON_BENCH_NTT_BLOCKS` (log2 of the elements per `ntt_pass` block, default "10,9,8,7";
+/// the first row of each size is the configured `gpu.ntt_block`).
+fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: u32) {
+    let mut blocks = vec![configured];
+    for b in env_logs("BATON_BENCH_NTT_BLOCKS", &[10, 9, 8, 7]) {
+        if !blocks.contains(&b) {
+            blocks.push(b);
+        }
+    }
     for log in env_logs("BATON_BENCH_NTT", &[20, 21, 22, 23, 24, 25, 26, 27]) {
         let n = 1usize << log;
         let d = Domain::for_size(n).expect("domain");
         let v = dense_scalars(n, 3000 + log as u64);
-        let mut g = v.clone();
-        gpu.ntt(&mut g).expect("GPU NTT");
         let runs = cpu_runs(log, reps).max(1);
         let mut c = v.clone();
         let first = single(|| d.ntt(&mut c).expect("CPU NTT"));
-        assert!(g == c, "NTT 2^{log}: GPU differs from the CPU");
         let mut cpu_times = vec![first];
         for _ in 1..runs {
-            let mut c = v.clone();
-            cpu_times.push(single(|| d.ntt(&mut c).expect("CPU NTT")));
+            let mut again = v.clone();
+            cpu_times.push(single(|| d.ntt(&mut again).expect("CPU NTT")));
         }
-        let gt = gpu.ntt_timing(log, reps).expect("GPU NTT timing");
-        t.row(
-            "NTT",
-            log,
-            median_ms(gt),
-            Some((median_ms(cpu_times), runs)),
-            "GPU: CUDA events, data resident",
-        );
+        for &block in &blocks {
+            gpu.set_ntt_block(block).expect("NTT block");
+            let mut g = v.clone();
+            gpu.ntt(&mut g).expect("GPU NTT");
+            assert!(
+                g == c,
+                "NTT 2^{log} block 2^{block}: GPU differs from the CPU"
+            );
+            let gt = gpu.ntt_timing(log, reps).expect("GPU NTT timing");
+            let note = if block == configured {
+                format!("GPU: CUDA events, data resident; block 2^{block} (configured)")
+            } else {
+                format!("GPU: CUDA events, data resident; block 2^{block}")
+            };
+            t.row(
+                "NTT",
+                log,
+                median_ms(gt),
+                Some((median_ms(cpu_times.clone()), runs)),
+                &note,
+            );
+        }
     }
+    gpu.set_ntt_block(configured).expect("NTT block");
 }
 
 fn main() {
@@ -248,7 +269,7 @@ fn main() {
     drop(others.into_iter().map(|v| v.gpu).collect::<Vec<_>>());
     let gpu = &variants[0].gpu;
     bench_msm_g2(gpu, &mut t, reps);
-    bench_ntt(gpu, &mut t, reps);
+    bench_ntt(gpu, &mut t, reps, opts.ntt_block);
     partition::bench_partition(gpu, &bases, &mut t, reps);
     sparse::bench_sparse(gpu, &mut t, reps);
     println!(

@@ -92,7 +92,7 @@ pub struct Config {
     /// Backend choice.
     pub backend: BackendChoice,
     /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch, msm_mul,
-    /// msm_window, msm_scatter, partition).
+    /// msm_window, msm_scatter, partition, ntt_block).
     pub gpu: GpuOptions,
     /// B_G2 threads.
     pub bg2_workers: usize,
@@ -200,6 +200,7 @@ struct RawGpu {
     msm_window: Option<String>,
     msm_scatter: Option<String>,
     partition: Option<String>,
+    ntt_block: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -307,7 +308,7 @@ fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usize>, Config
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 7] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 8] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -315,6 +316,7 @@ fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
         ("msm_window", "gpu.msm_window", &raw.msm_window),
         ("msm_scatter", "gpu.msm_scatter", &raw.msm_scatter),
         ("partition", "gpu.partition", &raw.partition),
+        ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
     ];
     for (key, name, value) in keys {
         if let Some(v) = value {
@@ -638,25 +640,25 @@ mod tests {
         assert!(err.to_string().contains("memory.overcommit"), "{err}");
         let env = vec![
             ("BATON_GPU_HOST_THREADS".to_string(), "6".to_string()),
-            ("BATON_GPU_MSM_ACC_MINB".to_string(), "3".to_string()),
+            ("BATON_GPU_MSM_ACC_MINB".to_string(), "5".to_string()),
             ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
             ("BATON_GPU_PARTITION".to_string(), "calls".to_string()),
-            ("BATON_GPU_MSM_MUL".to_string(), "call".to_string()),
+            ("BATON_GPU_MSM_MUL".to_string(), "inline".to_string()),
             ("BATON_GPU_MSM_WINDOW".to_string(), "nontrivial".to_string()),
-            ("BATON_GPU_MSM_SCATTER".to_string(), "starts".to_string()),
+            ("BATON_GPU_MSM_SCATTER".to_string(), "keys".to_string()),
             ("BATON_BENCH_MSM".to_string(), "20".to_string()),
             ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
         ];
         let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("gpu env");
         assert_eq!(c.gpu.host_threads, Some(6));
         assert_eq!(
-            c.gpu.msm_acc_minb, 3,
+            c.gpu.msm_acc_minb, 5,
             "BATON_GPU_* wins; BATON_MSM_* is no key"
         );
         assert!(c.gpu.msm_prefetch && !c.gpu.device_partition);
         assert_eq!(
             c.gpu.msm_label(),
-            "msm_mul=call,msm_window=nontrivial,msm_scatter=starts,msm_acc_minb=3,msm_prefetch=true"
+            "msm_mul=inline,msm_window=nontrivial,msm_scatter=keys,msm_acc_minb=5,msm_prefetch=true"
         );
         assert_eq!(Config::default().gpu, GpuOptions::default());
         let c =

@@ -99,6 +99,38 @@ fn ntt_matches_domain() {
     }
 }
 
+/// Every `gpu.ntt_block` gives the CPU's transform and H (the pass list is the only thing it
+/// changes; any block is correct, so other tests sharing the backend are unaffected).
+#[test]
+fn ntt_and_h_match_cpu_for_every_block() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(7);
+    for block in 4u32..=10 {
+        gpu.set_ntt_block(block).unwrap();
+        for log in [3u32, 9, 11, 14, 17, 21] {
+            let d = Domain::for_size(1 << log).unwrap();
+            let v = random_vec(1 << log, &mut r);
+            let mut want = v.clone();
+            d.ntt(&mut want).unwrap();
+            let mut got = v;
+            gpu.ntt(&mut got).unwrap();
+            assert!(got == want, "NTT 2^{log} with blocks of 2^{block} differs");
+        }
+        for log in [5u32, 12, 16, 19] {
+            let n = 1usize << log;
+            let m = n - n / 8;
+            let (a, b) = (porep_scalars(m, r.gen()), porep_scalars(m, r.gen()));
+            let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+            check_h(&gpu, log, a, b, c);
+        }
+        eprintln!("ntt block 2^{block}: ok");
+    }
+    assert!(gpu.set_ntt_block(3).is_err(), "block 2^3 is refused");
+    assert!(gpu.set_ntt_block(11).is_err(), "block 2^11 is refused");
+    gpu.set_ntt_block(baton::gpu::options::DEFAULT_NTT_BLOCK)
+        .unwrap();
+}
+
 fn check_msm(
     gpu: &CudaBackend,
     what: &str,

@@ -216,6 +216,7 @@ mod tests {
             msm_prefetch: true,
             msm_mul: MsmMul::Rolled,
             msm_scatter: MsmScatter::Starts,
+            msm_window: crate::gpu::options::MsmWindow::Nontrivial,
             ..GpuOptions::default()
         };
         let o = nvrtc_options("compute_90", &opts);
@@ -228,8 +229,8 @@ mod tests {
             assert!(o.contains(&d.to_string()), "{d}: {o:?}");
         }
         let d = nvrtc_options("compute_90", &GpuOptions::default());
-        assert!(d.contains(&"-DMSM_ACC_MUL=0".to_string()), "{d:?}");
-        assert!(d.contains(&"-DMSM_KEYLESS=0".to_string()), "{d:?}");
+        assert!(d.contains(&"-DMSM_ACC_MUL=1".to_string()), "{d:?}");
+        assert!(d.contains(&"-DMSM_KEYLESS=1".to_string()), "{d:?}");
         assert_ne!(
             cache_key("x", &o),
             cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))

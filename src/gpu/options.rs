@@ -3,10 +3,18 @@
 //! result; `CudaBackend::with_options` reads them at start (the kernels are compiled with the
 //! MSM knobs as defines).
 
-/// Register cap of `msm_accumulate` (blocks per multiprocessor) unless configured.
-pub const DEFAULT_MSM_ACC_MINB: u32 = 4;
+/// Register cap of `msm_accumulate` (blocks per multiprocessor) unless configured: 3 (168
+/// registers), where the out-of-line product of the default `msm_mul = "call"` spills nothing.
+pub const DEFAULT_MSM_ACC_MINB: u32 = 3;
 /// Largest register cap `gpu.msm_acc_minb` takes (8 blocks of 128 threads: 64 registers each).
 pub const MAX_MSM_ACC_MINB: u32 = 8;
+/// Elements (log2) one `ntt_pass` block holds unless configured: 256 (8 KiB of shared memory;
+/// five passes at 2^27), 0.86–0.93x the time of 1024-element blocks at 2^24..2^27 on the H200
+/// (BENCHMARKS.md).
+pub const DEFAULT_NTT_BLOCK: u32 = 8;
+/// The range `gpu.ntt_block` takes: a pass needs at least one stage beside its three columns,
+/// and the kernel holds at most 2^10 elements in shared memory.
+pub const NTT_BLOCKS: std::ops::RangeInclusive<u32> = 4..=10;
 
 /// A knob with a fixed set of spellings.
 pub trait Choice: Sized + Copy + 'static {
@@ -107,6 +115,9 @@ pub struct GpuOptions {
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
     pub device_partition: bool,
+    /// Elements (log2) per `ntt_pass` block, 4 to 10: smaller blocks mean more passes over
+    /// the data but more blocks resident per multiprocessor (host side: only the pass list).
+    pub ntt_block: u32,
 }
 
 impl Default for GpuOptions {
@@ -115,16 +126,17 @@ impl Default for GpuOptions {
             host_threads: None,
             msm_acc_minb: DEFAULT_MSM_ACC_MINB,
             msm_prefetch: false,
-            msm_mul: MsmMul::Inline,
+            msm_mul: MsmMul::Call,
             msm_window: MsmWindow::Points,
-            msm_scatter: MsmScatter::Keys,
+            msm_scatter: MsmScatter::Starts,
             device_partition: true,
+            ntt_block: DEFAULT_NTT_BLOCK,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 7] = [
+pub const KNOBS: [&str; 8] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -132,6 +144,7 @@ pub const KNOBS: [&str; 7] = [
     "msm_window",
     "msm_scatter",
     "partition",
+    "ntt_block",
 ];
 
 fn whole(v: &str, min: usize) -> Result<usize, String> {
@@ -162,6 +175,7 @@ impl GpuOptions {
             "msm_mul" => self.msm_mul = parse_choice(v)?,
             "msm_window" => self.msm_window = parse_choice(v)?,
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
+            "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "partition" => {
                 self.device_partition = match v.trim() {
                     "device" => true,
@@ -185,6 +199,17 @@ impl GpuOptions {
                 format!(
                     "expected 1 to {MAX_MSM_ACC_MINB} blocks per multiprocessor, got {}",
                     self.msm_acc_minb
+                ),
+            ));
+        }
+        if !NTT_BLOCKS.contains(&self.ntt_block) {
+            return Some((
+                "gpu.ntt_block",
+                format!(
+                    "expected {} to {} (log2 of the elements per NTT block), got {}",
+                    NTT_BLOCKS.start(),
+                    NTT_BLOCKS.end(),
+                    self.ntt_block
                 ),
             ));
         }
@@ -224,11 +249,11 @@ impl GpuOptions {
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
 pub const MSM_VARIANTS: [&str; 6] = [
     "default",
-    "msm_mul=call,msm_acc_minb=3",
-    "msm_mul=rolled",
+    "msm_mul=inline,msm_scatter=keys,msm_acc_minb=4",
     "msm_window=nontrivial",
-    "msm_scatter=starts",
-    "msm_window=nontrivial,msm_scatter=starts",
+    "msm_mul=rolled,msm_acc_minb=4",
+    "msm_mul=rolled,msm_window=nontrivial,msm_acc_minb=4",
+    "msm_scatter=keys",
 ];
 
 /// `base` with the knobs of `spec` (`"default"`, or `key=value` pairs separated by commas,
@@ -271,13 +296,13 @@ mod tests {
     fn knobs_parse_and_name_themselves() {
         let mut o = GpuOptions::default();
         assert_eq!(o.msm_label(), "default");
-        o.set("msm_mul", "Call").expect("call");
+        o.set("msm_mul", "Rolled").expect("rolled");
         o.set("msm_window", "nontrivial").expect("window");
-        o.set("msm_scatter", " starts ").expect("scatter");
+        o.set("msm_scatter", " keys ").expect("scatter");
         o.set("msm_acc_minb", "6").expect("minb");
         assert_eq!(
             o.msm_label(),
-            "msm_mul=call,msm_window=nontrivial,msm_scatter=starts,msm_acc_minb=6"
+            "msm_mul=rolled,msm_window=nontrivial,msm_scatter=keys,msm_acc_minb=6"
         );
         let err = o.set("msm_mul", "asm").expect_err("bad value");
         assert!(
@@ -287,6 +312,13 @@ mod tests {
         assert!(o.set("msm_colour", "red").is_err());
         o.set("msm_acc_minb", "9").expect("parses");
         assert_eq!(o.problem().map(|p| p.0), Some("gpu.msm_acc_minb"));
+        let mut n = GpuOptions::default();
+        n.set("ntt_block", "8").expect("ntt_block");
+        assert_eq!((n.ntt_block, n.problem()), (8, None));
+        for bad in ["3", "11"] {
+            n.set("ntt_block", bad).expect("parses");
+            assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_block"), "{bad}");
+        }
         for k in KNOBS {
             assert!(GpuOptions::default().set(k, "").is_err(), "{k}");
         }
@@ -304,6 +336,11 @@ mod tests {
         let two = variants(&base, Some("default; msm_mul=rolled ;")).expect("list");
         assert_eq!(two.len(), 2);
         assert_eq!(two[1].msm_mul, MsmMul::Rolled);
+        assert_eq!(
+            (base.msm_mul, base.msm_scatter, base.msm_acc_minb),
+            (MsmMul::Call, MsmScatter::Starts, 3),
+            "the defaults measured best (BENCHMARKS.md, 2026-12-01 second session)"
+        );
         for bad in ["msm_mul", "msm_mul=fast", "msm_acc_minb=0", "colour=red"] {
             assert!(variant(&base, bad).is_err(), "{bad}");
         }
@@ -312,7 +349,7 @@ mod tests {
             ..base
         };
         assert!(
-            !variant(&on, "msm_scatter=starts")
+            !variant(&on, "msm_scatter=keys")
                 .expect("spec")
                 .device_partition
         );

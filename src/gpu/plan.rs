@@ -22,20 +22,29 @@ pub mod flags {
 pub type Pass = (u32, u32, u32);
 
 /// The DIF pass list of a 2^log_n transform (DIT runs it reversed), as `ntt_plan` in
-/// scripts/kernel_check.py.
+/// scripts/kernel_check.py: blocks of 2^10 elements.
 pub fn ntt_plan(log_n: u32) -> Vec<Pass> {
-    if log_n <= 10 {
+    ntt_plan_in(log_n, 10)
+}
+
+/// The DIF pass list with blocks of 2^block elements (4 ≤ block ≤ 10, `gpu.ntt_block`): as
+/// few passes of at most block − 3 stages as cover the stages above the last pass, each with
+/// three columns where they fit, then one pass of `block` stages inside a block.
+pub fn ntt_plan_in(log_n: u32, block: u32) -> Vec<Pass> {
+    let block = block.clamp(4, 10);
+    if log_n <= block {
         return vec![(log_n, log_n, 0)];
     }
-    let npass = (log_n - 10).div_ceil(7);
-    let mut rest = log_n - 10;
+    let most = block - 3;
+    let npass = (log_n - block).div_ceil(most);
+    let mut rest = log_n - block;
     let mut s = log_n;
     let mut out = Vec::with_capacity(npass as usize + 1);
     for k in 0..npass {
-        let t = rest.div_ceil(npass - k).min(7);
+        let t = rest.div_ceil(npass - k).min(most);
         let mut c = 3.min(s - t);
-        if t + c > 10 {
-            c = 10 - t;
+        if t + c > block {
+            c = block - t;
         }
         out.push((s, t, c));
         s -= t;
@@ -61,11 +70,14 @@ pub fn msm_window(n: usize) -> u32 {
 
 /// The window for an MSM of n points, `nontrivial` of them with a scalar other than 0 and 1,
 /// under `rule`: from n ([`msm_window`]), or from the count (the 0/1 scalars make no bucket
-/// entries, so the count is the work the window trades against its buckets).
+/// entries, so the count is the work the window trades against its buckets), but not below
+/// the points rule's window capped at 16: the per-window work (the sums of the ones, the
+/// bucket reduction) follows n, and a window of 14 for the ~10^5 non-trivial scalars of a
+/// PoRep-like 2^20 MSM measured 1.35x slower than 16 on the H200 (BENCHMARKS.md).
 pub fn window_for(rule: MsmWindow, n: usize, nontrivial: usize) -> u32 {
     match rule {
         MsmWindow::Points => msm_window(n),
-        MsmWindow::Nontrivial => msm_window(nontrivial.min(n).max(1)),
+        MsmWindow::Nontrivial => msm_window(nontrivial.min(n).max(1)).max(msm_window(n).min(16)),
     }
 }
 
@@ -267,6 +279,34 @@ mod tests {
     }
 
     #[test]
+    fn smaller_blocks_cover_every_stage() {
+        assert_eq!(
+            ntt_plan_in(27, 8),
+            vec![(27, 5, 3), (22, 5, 3), (17, 5, 3), (12, 4, 3), (8, 8, 0)]
+        );
+        for block in 4..=10 {
+            for log in 1..=28 {
+                let p = ntt_plan_in(log, block);
+                // The stages add up, each pass starts where the previous one ended, and
+                // every pass fits a block and the launch rules of `ntt_pass`.
+                assert_eq!(p.iter().map(|x| x.1).sum::<u32>(), log, "{block} {log}");
+                let mut s = log;
+                for &(ps, t, c) in &p {
+                    assert_eq!(ps, s, "{block} {log}");
+                    assert!(
+                        t >= 1 && t + c <= block && c + t <= ps,
+                        "{block} {log} {p:?}"
+                    );
+                    s -= t;
+                }
+                let last = p[p.len() - 1];
+                assert_eq!((last.0, last.2), (last.1, 0), "{block} {log}");
+            }
+        }
+        assert_eq!(ntt_plan_in(27, 10), ntt_plan(27));
+    }
+
+    #[test]
     fn windows_and_shapes() {
         assert_eq!(msm_window(1 << 10), 8);
         assert_eq!(msm_window(1 << 16), 14);
@@ -288,7 +328,13 @@ mod tests {
         assert_eq!(window_for(p, 1 << 24, 1_700_000), 20);
         assert_eq!(window_for(nt, 1 << 24, 1_700_000), 16);
         assert_eq!(window_for(nt, 1 << 26, 1 << 26), 20);
-        assert_eq!(window_for(nt, 1 << 20, 0), msm_window(1));
+        assert_eq!(
+            window_for(nt, 1 << 20, 0),
+            16,
+            "not below the points window capped at 16"
+        );
+        assert_eq!(window_for(nt, 1 << 20, 100_000), 16);
+        assert_eq!(window_for(nt, 1 << 12, 0), msm_window(1 << 12));
         assert_eq!(window_for(nt, 1 << 20, 1 << 30), msm_window(1 << 20));
         let sh = MsmShape::new(1 << 20, 16).with_nontrivial(1000);
         assert_eq!((sh.entries, sh.nseg), (16_000, 250));

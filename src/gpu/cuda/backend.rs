@@ -61,6 +61,24 @@ impl CudaBackend {
         &self.arch
     }
 
+    /// Sets the NTT block size (log2 of the elements per `ntt_pass` block, as `gpu.ntt_block`)
+    /// for the transforms that start after it; the GPU bench and the conformance test compare
+    /// sizes on one backend with it.
+    pub fn set_ntt_block(&self, block: u32) -> Result<()> {
+        let o = crate::gpu::options::GpuOptions {
+            ntt_block: block,
+            ..Default::default()
+        };
+        if let Some((key, why)) = o.problem() {
+            return Err(Error::Backend {
+                backend: "cuda",
+                reason: format!("{key}: {why}"),
+            });
+        }
+        self.dev.ntt_block.store(block, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Calls that ran on the CPU because the device memory did not fit them.
     pub fn fallbacks(&self) -> u64 {
         self.fallbacks.load(Ordering::Relaxed)

@@ -99,6 +99,9 @@ pub(crate) struct Device {
     pub msm_window: MsmWindow,
     /// Whether the kernels were compiled for the keyless scatter (`gpu.msm_scatter`).
     pub keyless: bool,
+    /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
+    /// bench may change it between transforms ([`crate::gpu::CudaBackend::set_ntt_block`]).
+    pub ntt_block: std::sync::atomic::AtomicU32,
     /// Threads of this device's own for its host work (density filtering, staging copies) when
     /// `gpu.host_threads` is set; otherwise rayon's global pool. Measured on the 2-GPU host
     /// (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU than
@@ -191,6 +194,7 @@ impl Device {
             sms: sms.max(1) as u32,
             msm_window: opts.msm_window,
             keyless: opts.msm_scatter == MsmScatter::Starts,
+            ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             host_pool,
         };
         Ok((dev, arch))

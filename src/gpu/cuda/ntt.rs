@@ -11,7 +11,7 @@ use crate::domain::Domain;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::gpu::launch;
-use crate::gpu::plan::{flags, ntt_plan};
+use crate::gpu::plan::{flags, ntt_plan_in};
 
 /// Entries of one half of a scale table.
 const SCALE_HALF: usize = launch::SCALE_TABLE / 2;
@@ -113,7 +113,8 @@ impl Device {
         inverse: bool,
         scale: Option<(&CudaSlice<u64>, u32)>,
     ) -> GpuResult<()> {
-        let mut plan = ntt_plan(log_n);
+        let block = self.ntt_block.load(std::sync::atomic::Ordering::Relaxed);
+        let mut plan = ntt_plan_in(log_n, block);
         if dit {
             plan.reverse();
         }
