@@ -186,6 +186,16 @@ fn c2(size: u64, size_name: &str, runs: usize) {
         [0, 0, 0],
         "the other engine synthesized in full"
     );
+    // Where the time went inside each engine (means per partition over every run, warm-up
+    // included): the synthesis stage is where the two differ.
+    for (name, engine) in [("compiled", &compiled), ("full synthesis", &full)] {
+        let means: Vec<String> = engine
+            .stage_means()
+            .iter()
+            .map(|(stage, s)| format!("{stage} {s:.2} s"))
+            .collect();
+        println!("engine stage means, {name}: {}", means.join(", "));
+    }
     compiled.shutdown_blocking();
     full.shutdown_blocking();
     let (c, f, b) = (median(ours_c), median(ours_f), median(theirs));

@@ -3,7 +3,8 @@
 # machine (which has no Rust): the CUDA conformance, partition, MSM-variant and kernel-compile tests, the GPU
 # bench, the baton CLI and the multi-GPU example, release mode without debug info, stripped,
 # into .device/ (ignored by git; send it with `carry: [".device"]`), with the device scripts
-# beside them. Add the sppark harness with `cp -r ../shared/bench/sppark .device/sppark`.
+# beside them (BUILD_FILECOIN=1 adds the Filecoin bench, bench_filecoin). Add the sppark
+# harness with `cp -r ../shared/bench/sppark .device/sppark`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_PROFILE_RELEASE_DEBUG=0
@@ -35,6 +36,12 @@ cp "$(pick cuda_msm_variants <<<"$tests")" "$out/cuda_msm_variants"
 cp "$(pick gpu <<<"$bench")" "$out/bench_gpu"
 cp "$(pick baton <<<"$cli")" "$out/baton"
 cp "$(pick 05-multi-gpu <<<"$cli")" "$out/05-multi-gpu"
+if [ "${BUILD_FILECOIN:-0}" = 1 ]; then
+    # The Filecoin bench (device-final.sh's optional `filecoin` step): real 2 KiB PoRep
+    # synthesis full vs compiled, and the whole C2 compiled / full / filecoin-proofs.
+    fc=$(cargo bench --features cuda,filecoin,test-util --bench filecoin --no-run --message-format=json)
+    cp "$(pick filecoin <<<"$fc")" "$out/bench_filecoin"
+fi
 cp scripts/device-check.sh scripts/device-final.sh "$out/"
 if command -v strip >/dev/null; then
     strip "$out"/* 2>/dev/null || true

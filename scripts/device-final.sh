@@ -20,7 +20,7 @@
 #         (then copy .device/ into the checkout the device tool sends, e.g. main's .device/)
 # Device: run with carry [".device"], timeout_s 600, the command `bash .device/device-final.sh`
 #
-# Steps (FINAL_STEPS, default "conformance sppark bench engine"; also compile, ncu). Knobs:
+# Steps (FINAL_STEPS, default "conformance sppark bench engine"; also compile, ncu, filecoin). Knobs:
 # FINAL_VARIANTS (";"-separated variant specs for the test and the bench), FINAL_MSM /
 # FINAL_NTT / FINAL_PART / FINAL_SPARSE (bench sizes), FINAL_REPS (5), FINAL_ENGINE ("24"), FINAL_DEADLINE.
 set -uo pipefail
@@ -91,6 +91,14 @@ if has engine; then
             --bg2-workers 2 --budget "$budget" --bg2-device auto
     done
 fi
+if has filecoin; then
+    # Not in the default steps (needs BUILD_FILECOIN=1 at build time). Makes the 2 KiB PoRep
+    # test parameters with baton's setup on the device first (not timed), then the real
+    # circuit's synthesis full vs compiled and the whole C2 through the engine compiled / full /
+    # filecoin-proofs' own seal_commit_phase2, medians of FINAL_FC_RUNS.
+    step filecoin 240 450 env BATON_TEST_CACHE="${FINAL_FC_CACHE:-/tmp/baton-fc}" \
+        BATON_BENCH_RUNS="${FINAL_FC_RUNS:-3}" "$bin/bench_filecoin" synth c2
+fi
 if has ncu; then
     # Hardware counters of the hot kernels at 2^24 (clocks left alone): one dense MSM's
     # bucket accumulation (per variant: FINAL_VARIANTS) and the passes of one NTT.
@@ -124,6 +132,11 @@ fi
         grep -h "WRONG" "$OUT/bench.log" | head -10
     fi
     [ -f "$OUT/ncu.log" ] && { echo; echo "---- ncu"; grep -E "msm_accumulate|ntt_pass|Throughput|Registers|Achieved Occupancy|Stall|Warp Cycles|Issue|Duration" "$OUT/ncu.log" | head -60; }
+    if [ -f "$OUT/filecoin.log" ]; then
+        echo
+        echo "---- filecoin"
+        grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"
+    fi
     for f in "$OUT"/engine*.log; do
         [ -f "$f" ] || continue
         echo
