@@ -15,7 +15,7 @@
 
 use filecoin_proofs_api::PoStType;
 
-use super::kinds::KindError;
+use super::kind_error::KindError;
 use super::proto::{ProofKind, SubmitProofRequest};
 use crate::filecoin::{
     parse_c1, post_proof_from_number, prover_id_from_miner, seal_proof_from_number,

@@ -12,21 +12,7 @@ use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
 use crate::scheduler::Priority;
 
-/// Why a request cannot be served.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum KindError {
-    /// The request is malformed (maps to INVALID_ARGUMENT).
-    #[error("{0}")]
-    Invalid(String),
-    /// The kind (or this proof type of it) exists on the wire but this build does not prove it
-    /// (UNIMPLEMENTED); the message names it.
-    #[error("{0}")]
-    Unimplemented(String),
-    /// The request is well formed but the daemon cannot serve it as things stand, e.g. its
-    /// parameters file is missing (FAILED_PRECONDITION); the message names what is missing.
-    #[error("{0}")]
-    Precondition(String),
-}
+pub use super::kind_error::KindError;
 
 /// Which built-in circuit family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,6 +17,7 @@ pub mod fil_keys;
 pub mod fil_kinds;
 pub mod journal;
 pub mod keys;
+pub mod kind_error;
 pub mod kinds;
 pub mod proto;
 pub mod runner;

@@ -520,14 +520,16 @@ def scenario_filecoin_after(stub, args, out):
     keys = keys_of(stub)
     assert {"winning-2k", "wpost-2k", "snap-2k"} <= set(keys), keys
     # The PoRep key, loaded by the resumed job and kept in the key store, is still counted as
-    # resident in the ledger; evicting it gives exactly its bytes back.
+    # resident in the ledger; evicting it gives its bytes back, and those of the circuit's
+    # recording the pin keeps beside it (issue 14: ~117 MiB for the 2 KiB PoRep circuit).
     st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
     k = {x.circuit_id: x for x in st.loaded_srs}["porep-2k"]
     assert k.ref_count == 0 and st.ledger_resident_bytes >= k.size_bytes, (k, st)
     ev = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="porep-2k"), timeout=CALL_TIMEOUT)
     assert ev.was_loaded and ev.freed_bytes > (500 << 20), ev
     st2 = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
-    assert st.ledger_resident_bytes - st2.ledger_resident_bytes == k.size_bytes, (st, st2)
+    drop = st.ledger_resident_bytes - st2.ledger_resident_bytes
+    assert k.size_bytes <= drop <= k.size_bytes + (256 << 20), (drop, st, st2)
     assert "porep-2k" not in {x.circuit_id for x in st2.loaded_srs}
     assert not stub.EvictSRS(pb.EvictSrsRequest(circuit_id="porep-2k"),
                              timeout=CALL_TIMEOUT).was_loaded
