@@ -1,0 +1,198 @@
+//! The raw shape of `baton.toml` and the `BATON_*` environment, as serde reads it (every value
+//! a string until [`super::Config`] validates it), and the small parsers the validation uses.
+
+use serde::Deserialize;
+
+use super::ConfigError;
+use crate::gpu::options::GpuOptions;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Raw {
+    pub(super) memory: Option<RawMemory>,
+    pub(super) synthesis: Option<RawWorkers>,
+    pub(super) gpu: Option<RawGpu>,
+    pub(super) bg2: Option<RawBg2>,
+    pub(super) metrics: Option<RawMetrics>,
+    pub(super) log: Option<RawLog>,
+    pub(super) retry: Option<RawRetry>,
+    pub(super) server: Option<super::server::RawServer>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMemory {
+    pub(super) budget: Option<String>,
+    pub(super) margin: Option<String>,
+    pub(super) overcommit: Option<String>,
+    pub(super) policy: Option<String>,
+    pub(super) slots: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWorkers {
+    pub(super) workers: Option<String>,
+    pub(super) compiled: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBg2 {
+    pub(super) workers: Option<String>,
+    pub(super) device: Option<String>,
+}
+
+/// `gpu.devices`: a TOML array (`[0, 1]`) or a string (`"0,1"`, as the environment gives it).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawDevices {
+    List(Vec<RawIndex>),
+    Text(String),
+}
+
+/// One entry of a `gpu.devices` array.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawIndex {
+    Number(i64),
+    Text(String),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGpu {
+    pub(super) devices: Option<RawDevices>,
+    pub(super) backend: Option<String>,
+    pub(super) host_threads: Option<String>,
+    pub(super) msm_acc_minb: Option<String>,
+    pub(super) msm_prefetch: Option<String>,
+    pub(super) msm_mul: Option<String>,
+    pub(super) msm_window: Option<String>,
+    pub(super) msm_scatter: Option<String>,
+    pub(super) partition: Option<String>,
+    pub(super) ntt_block: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMetrics {
+    pub(super) listen: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLog {
+    pub(super) level: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRetry {
+    pub(super) attempts: Option<String>,
+}
+
+/// Parses "1024", "512MiB", "64GiB", "1.5GB", "2TiB".
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let num: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let v = num * mult;
+    (v.is_finite() && v >= 0.0 && v < u64::MAX as f64).then_some(v as u64)
+}
+
+pub(super) fn invalid(key: &'static str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        reason: reason.into(),
+    }
+}
+
+pub(super) fn count(key: &'static str, v: &str, min: usize) -> Result<usize, ConfigError> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(invalid(
+            key,
+            format!("expected a whole number ≥ {min}, got {v:?}"),
+        )),
+    }
+}
+
+pub(super) const SECTIONS: [&str; 8] = [
+    "MEMORY",
+    "SYNTHESIS",
+    "GPU",
+    "BG2",
+    "METRICS",
+    "LOG",
+    "RETRY",
+    "SERVER",
+];
+
+/// The config crate's name for `BATON_<SECTION>_<KEY>` (`BATON_<SECTION>__<KEY>`: the section
+/// ends at the first underscore after it, so keys may have underscores, `BATON_GPU_HOST_THREADS`
+/// is `gpu.host_threads`), or `None` for a variable that is no configuration key.
+pub(super) fn config_var(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("BATON_")?;
+    SECTIONS.iter().find_map(|s| {
+        let key = rest.strip_prefix(s)?.strip_prefix('_')?;
+        (!key.is_empty()).then(|| format!("BATON_{s}__{key}"))
+    })
+}
+
+/// `gpu.devices` from a string: `"0,1"` or `"[0, 1]"` (as the environment and the CLI give it).
+pub fn parse_devices(s: &str) -> Result<Vec<usize>, ConfigError> {
+    device_list(
+        s.trim_matches(|ch: char| ch == '[' || ch == ']' || ch.is_whitespace())
+            .split(',')
+            .map(str::to_string),
+    )
+}
+
+/// `gpu.devices` from its entries: each a whole number, at least one.
+pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usize>, ConfigError> {
+    let list = items
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| count("gpu.devices", &s, 0))
+        .collect::<Result<Vec<usize>, _>>()?;
+    if list.is_empty() {
+        return Err(invalid("gpu.devices", "needs at least one device index"));
+    }
+    Ok(list)
+}
+
+/// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
+pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
+    let mut o = GpuOptions::default();
+    let keys: [(&'static str, &'static str, &Option<String>); 8] = [
+        ("host_threads", "gpu.host_threads", &raw.host_threads),
+        ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
+        ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
+        ("msm_mul", "gpu.msm_mul", &raw.msm_mul),
+        ("msm_window", "gpu.msm_window", &raw.msm_window),
+        ("msm_scatter", "gpu.msm_scatter", &raw.msm_scatter),
+        ("partition", "gpu.partition", &raw.partition),
+        ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
+    ];
+    for (key, name, value) in keys {
+        if let Some(v) = value {
+            o.set(key, v).map_err(|reason| invalid(name, reason))?;
+        }
+    }
+    Ok(o)
+}

@@ -1,0 +1,162 @@
+//! Tests of the configuration: files, environment, defaults and named errors.
+
+use super::*;
+
+#[test]
+fn parses_sizes() {
+    assert_eq!(parse_bytes("64GiB"), Some(64 << 30));
+    assert_eq!(parse_bytes("512 MiB"), Some(512 << 20));
+    assert_eq!(parse_bytes("1000"), Some(1000));
+    assert_eq!(parse_bytes("1.5GB"), Some(1_500_000_000));
+    assert_eq!(parse_bytes("lots"), None);
+    assert_eq!(parse_devices("0,1").ok(), Some(vec![0, 1]));
+    assert_eq!(parse_devices(" [2, 3] ").ok(), Some(vec![2, 3]));
+    assert!(parse_devices("").is_err());
+    let err = parse_devices("0,x").expect_err("not an index");
+    assert!(err.to_string().contains("gpu.devices"), "{err}");
+}
+
+#[test]
+fn the_example_file_is_a_valid_config() {
+    let c = Config::from_toml(include_str!("../../baton.example.toml")).expect("example parses");
+    c.validate().expect("example validates");
+    assert_eq!(
+        c.bg2_device,
+        Bg2Device::Auto,
+        "the example lets the engine pick"
+    );
+    assert_eq!(c.gpu_devices, vec![0]);
+}
+
+#[test]
+fn toml_and_env_are_read_and_validated() {
+    let c = Config::from_toml("[memory]\nbudget = \"2GiB\"\npolicy = \"hold_until_delivered\"\n[synthesis]\nworkers = 3\n")
+        .expect("valid");
+    assert_eq!(c.budget_bytes, Some(2 << 30));
+    assert_eq!(c.policy, Policy::HoldUntilDelivered);
+    assert_eq!(c.synthesis_workers, 3);
+    assert_eq!(c.effective_slots(), 3);
+    let c = Config {
+        policy: Policy::Ledger,
+        synthesis_workers: 10,
+        gpu_devices: vec![0, 1],
+        ..c
+    };
+    assert_eq!(c.effective_slots(), 14, "workers + 2 per device");
+
+    let env = vec![
+        ("BATON_BG2_WORKERS".to_string(), "2".to_string()),
+        ("BATON_GPU_BACKEND".to_string(), "cpu".to_string()),
+        ("BATON_BG2_DEVICE".to_string(), "gpu".to_string()),
+        ("BATON_GPU_DEVICES".to_string(), "1,0".to_string()),
+        ("BATON_LOG".to_string(), "info".to_string()),
+        ("BATON_BENCH_RUNS".to_string(), "5".to_string()),
+        ("BATON_CACHE_DIR".to_string(), "/tmp/x".to_string()),
+    ];
+    let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("env");
+    assert_eq!(c.bg2_workers, 2);
+    assert_eq!(c.backend, BackendChoice::Cpu);
+    assert_eq!(c.bg2_device, Bg2Device::Gpu);
+    assert_eq!(c.gpu_devices, vec![1, 0]);
+    let auto = Config::default();
+    assert_eq!(auto.bg2_device, Bg2Device::Auto, "auto by default");
+    assert!(
+        auto.bg2_on_gpu(32),
+        "32 threads cannot keep up with one GPU"
+    );
+    assert!(
+        !auto.bg2_on_gpu(CPU_BG2_THREADS_PER_GPU),
+        "enough threads for one GPU"
+    );
+    let two = Config {
+        gpu_devices: vec![0, 1],
+        ..Config::default()
+    };
+    assert!(
+        two.bg2_on_gpu(CPU_BG2_THREADS_PER_GPU),
+        "two GPUs need twice the threads"
+    );
+    let cpu = Config {
+        bg2_device: Bg2Device::Cpu,
+        ..Config::default()
+    };
+    assert!(!cpu.bg2_on_gpu(1));
+    let err = Config::from_toml("[bg2]\ndevice = \"tpu\"\n").expect_err("bad device");
+    assert!(err.to_string().contains("bg2.device"), "{err}");
+
+    let c = Config::from_toml("[gpu]\ndevices = [0, 1]\n").expect("TOML array");
+    assert_eq!(c.gpu_devices, vec![0, 1]);
+    let c = Config::from_toml("[gpu]\ndevices = \"2,3\"\n").expect("string list");
+    assert_eq!(c.gpu_devices, vec![2, 3]);
+    let err = Config::from_toml("[gpu]\ndevices = [0, \"x\"]\n").expect_err("bad index");
+    assert!(err.to_string().contains("gpu.devices"), "{err}");
+    let c = Config::from_toml("[synthesis]\ncompiled = false\n").expect("compiled");
+    assert!(!c.compiled && Config::default().compiled);
+    let err = Config::from_toml("[synthesis]\ncompiled = 2\n").expect_err("bool");
+    assert!(err.to_string().contains("synthesis.compiled"), "{err}");
+    let c = Config::from_toml("[memory]\novercommit = true\n").expect("overcommit");
+    assert!(c.overcommit && !Config::default().overcommit);
+    let err = Config::from_toml("[memory]\novercommit = \"maybe\"\n").expect_err("bool");
+    assert!(err.to_string().contains("memory.overcommit"), "{err}");
+    let env = vec![
+        ("BATON_GPU_HOST_THREADS".to_string(), "6".to_string()),
+        ("BATON_GPU_MSM_ACC_MINB".to_string(), "5".to_string()),
+        ("BATON_GPU_MSM_PREFETCH".to_string(), "true".to_string()),
+        ("BATON_GPU_PARTITION".to_string(), "calls".to_string()),
+        ("BATON_GPU_MSM_MUL".to_string(), "inline".to_string()),
+        ("BATON_GPU_MSM_WINDOW".to_string(), "nontrivial".to_string()),
+        ("BATON_GPU_MSM_SCATTER".to_string(), "keys".to_string()),
+        ("BATON_BENCH_MSM".to_string(), "20".to_string()),
+        ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
+    ];
+    let c = Config::load_from(Path::new("/nonexistent/baton.toml"), env).expect("gpu env");
+    assert_eq!(c.gpu.host_threads, Some(6));
+    assert_eq!(
+        c.gpu.msm_acc_minb, 5,
+        "BATON_GPU_* wins; BATON_MSM_* is no key"
+    );
+    assert!(c.gpu.msm_prefetch && !c.gpu.device_partition);
+    assert_eq!(
+        c.gpu.msm_label(),
+        "msm_mul=inline,msm_window=nontrivial,msm_scatter=keys,msm_acc_minb=5,msm_prefetch=true"
+    );
+    assert_eq!(Config::default().gpu, GpuOptions::default());
+    let c = Config::from_toml("[gpu]\nhost_threads = \"auto\"\nmsm_acc_minb = 2\n").expect("gpu");
+    assert_eq!((c.gpu.host_threads, c.gpu.msm_acc_minb), (None, 2));
+    for bad in [
+        "[gpu]\nmsm_acc_minb = 9\n",
+        "[gpu]\nmsm_acc_minb = 0\n",
+        "[gpu]\nhost_threads = 0\n",
+        "[gpu]\nmsm_prefetch = \"maybe\"\n",
+        "[gpu]\npartition = \"cloud\"\n",
+        "[gpu]\nmsm_mul = \"asm\"\n",
+        "[gpu]\nmsm_window = \"bits\"\n",
+        "[gpu]\nmsm_scatter = \"sort\"\n",
+    ] {
+        let err = Config::from_toml(bad).expect_err(bad);
+        assert!(err.to_string().contains("gpu."), "{bad}: {err}");
+    }
+    let err = Config::from_toml("[memory]\nbudget = \"lots\"\n").expect_err("bad budget");
+    assert!(err.to_string().contains("memory.budget"), "{err}");
+    let err = Config::from_toml("[synthesis]\nworkers = 0\n").expect_err("zero workers");
+    assert!(err.to_string().contains("synthesis.workers"), "{err}");
+    assert!(
+        Config::from_toml("[memory]\nbugdet = \"1GiB\"\n").is_err(),
+        "unknown keys are refused"
+    );
+    let empty = Config {
+        gpu_devices: vec![],
+        ..Config::default()
+    };
+    let err = empty.validate().expect_err("no devices");
+    assert!(err.to_string().contains("gpu.devices"), "{err}");
+    let twice = Config {
+        gpu_devices: vec![0, 1, 0],
+        ..Config::default()
+    };
+    let err = twice.validate().expect_err("duplicate device");
+    assert!(
+        err.to_string().contains("device 0 is listed twice"),
+        "{err}"
+    );
+}
