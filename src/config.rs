@@ -9,27 +9,13 @@ use crate::ledger::{effective_slots, Policy};
 
 pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
 
+mod error;
 mod raw;
 mod server;
+pub use error::ConfigError;
 use raw::{config_var, count, device_list, gpu_options, invalid, Raw, RawDevices, RawIndex};
 pub use raw::{parse_bytes, parse_devices};
 pub use server::{parse_duration_secs, Listen, ServerConfig, ServerConfigError, DEFAULT_LISTEN};
-
-/// A configuration problem, named by its key.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// A key has a value that cannot be used.
-    #[error("config key `{key}`: {reason}")]
-    Invalid {
-        /// The dotted key.
-        key: &'static str,
-        /// Why.
-        reason: String,
-    },
-    /// The file or the environment could not be read or parsed.
-    #[error("config: {0}")]
-    Source(#[from] config::ConfigError),
-}
 
 impl From<ServerConfigError> for ConfigError {
     fn from(e: ServerConfigError) -> Self {

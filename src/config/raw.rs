@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::ConfigError;
+use super::error::ConfigError;
 use crate::gpu::options::GpuOptions;
 
 #[derive(Debug, Default, Deserialize)]
