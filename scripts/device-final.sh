@@ -119,7 +119,7 @@ fi
     for s in "${summary[@]}"; do echo "$s"; done
     grep -h "^test result\|^test .* FAILED\|panicked" "$OUT"/conformance.log "$OUT"/compile.log 2>/dev/null | head -20
     grep -h "^variant .*: \(ok\|FAILED\)\|^  .*: " "$OUT"/conformance.log 2>/dev/null | head -40
-    grep -h "^partition 2\|^compute_h 2\|engine on the device" "$OUT"/conformance.log 2>/dev/null | tail -12
+    grep -h "^partition 2\|^compute_h 2\|^ntt block\|engine on the device" "$OUT"/conformance.log 2>/dev/null | tail -12
     [ -f "$OUT/sppark.log" ] && { echo; echo "---- sppark"; grep "^|" "$OUT/sppark.log" | tail -30; }
     if [ -f "$OUT/bench.log" ]; then
         echo

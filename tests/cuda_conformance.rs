@@ -107,6 +107,8 @@ fn ntt_and_h_match_cpu_for_every_block() {
     let mut r = rng(7);
     for block in 4u32..=10 {
         gpu.set_ntt_block(block).unwrap();
+        // One line per block, with its time: a slow block is named in the device log.
+        let t0 = std::time::Instant::now();
         for log in [3u32, 9, 11, 14, 17, 21] {
             let d = Domain::for_size(1 << log).unwrap();
             let v = random_vec(1 << log, &mut r);
@@ -123,7 +125,7 @@ fn ntt_and_h_match_cpu_for_every_block() {
             let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
             check_h(&gpu, log, a, b, c);
         }
-        eprintln!("ntt block 2^{block}: ok");
+        eprintln!("ntt block 2^{block}: ok in {:.2} s", t0.elapsed().as_secs_f64());
     }
     assert!(gpu.set_ntt_block(3).is_err(), "block 2^3 is refused");
     assert!(gpu.set_ntt_block(11).is_err(), "block 2^11 is refused");
