@@ -181,15 +181,26 @@ fn single<T>(f: impl FnOnce() -> T) -> f64 {
 }
 
 /// NTT rows: checked against the CPU, then timed, for every block size of
-/// `BATON_BENCH_NTT_BLOCKS` (log2 of the elements per `ntt_pass` block, default "10,9,8,7";
-/// the first row of each size is the configured `gpu.ntt_block`).
-fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: u32) {
-    let mut blocks = vec![configured];
+/// `BATON_BENCH_NTT_BLOCKS` (log2 of the elements per `ntt_pass` block, default "10,9,8,7")
+/// under every radix of `BATON_BENCH_NTT_RADIX` (default "2,4"); the first row of each size is
+/// the configured `gpu.ntt_block` and `gpu.ntt_radix`.
+fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u32)) {
+    let mut blocks = vec![configured.0];
     for b in env_logs("BATON_BENCH_NTT_BLOCKS", &[10, 9, 8, 7]) {
         if !blocks.contains(&b) {
             blocks.push(b);
         }
     }
+    let mut radixes = vec![configured.1];
+    for r in env_logs("BATON_BENCH_NTT_RADIX", &[2, 4]) {
+        if !radixes.contains(&r) {
+            radixes.push(r);
+        }
+    }
+    let choices: Vec<(u32, u32)> = radixes
+        .iter()
+        .flat_map(|&r| blocks.iter().map(move |&b| (b, r)))
+        .collect();
     for log in env_logs("BATON_BENCH_NTT", &[20, 21, 22, 23, 24, 25, 26, 27]) {
         let n = 1usize << log;
         let d = Domain::for_size(n).expect("domain");
@@ -202,20 +213,23 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: u32) {
             let mut again = v.clone();
             cpu_times.push(single(|| d.ntt(&mut again).expect("CPU NTT")));
         }
-        for &block in &blocks {
+        for &(block, radix) in &choices {
             gpu.set_ntt_block(block).expect("NTT block");
+            gpu.set_ntt_radix(radix).expect("NTT radix");
             let mut g = v.clone();
             gpu.ntt(&mut g).expect("GPU NTT");
             assert!(
                 g == c,
-                "NTT 2^{log} block 2^{block}: GPU differs from the CPU"
+                "NTT 2^{log} block 2^{block} radix {radix}: GPU differs from the CPU"
             );
             let gt = gpu.ntt_timing(log, reps).expect("GPU NTT timing");
-            let note = if block == configured {
-                format!("GPU: CUDA events, data resident; block 2^{block} (configured)")
+            let mark = if (block, radix) == configured {
+                " (configured)"
             } else {
-                format!("GPU: CUDA events, data resident; block 2^{block}")
+                ""
             };
+            let note =
+                format!("GPU: CUDA events, data resident; block 2^{block}, radix {radix}{mark}");
             t.row(
                 "NTT",
                 log,
@@ -225,7 +239,8 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: u32) {
             );
         }
     }
-    gpu.set_ntt_block(configured).expect("NTT block");
+    gpu.set_ntt_block(configured.0).expect("NTT block");
+    gpu.set_ntt_radix(configured.1).expect("NTT radix");
 }
 
 fn main() {
@@ -269,7 +284,7 @@ fn main() {
     drop(others.into_iter().map(|v| v.gpu).collect::<Vec<_>>());
     let gpu = &variants[0].gpu;
     bench_msm_g2(gpu, &mut t, reps);
-    bench_ntt(gpu, &mut t, reps, opts.ntt_block);
+    bench_ntt(gpu, &mut t, reps, (opts.ntt_block, opts.ntt_radix));
     partition::bench_partition(gpu, &bases, &mut t, reps);
     sparse::bench_sparse(gpu, &mut t, reps);
     println!(

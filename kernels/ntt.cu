@@ -4,7 +4,13 @@
 
 extern "C" __global__ void __launch_bounds__(512) ntt_pass(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
                                                             u32 t, u32 c, u32 flags, const fr_t* scale_tab) {
-    ntt_pass_dev(data, tw, log_n, log_tw, s, t, c, flags, scale_tab);
+    ntt_pass_dev<false>(data, tw, log_n, log_tw, s, t, c, flags, scale_tab);
+}
+
+extern "C" __global__ void __launch_bounds__(256) ntt_pass_r4(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw,
+                                                               u32 s, u32 t, u32 c, u32 flags,
+                                                               const fr_t* scale_tab) {
+    ntt_pass_dev<true>(data, tw, log_n, log_tw, s, t, c, flags, scale_tab);
 }
 
 extern "C" __global__ void ntt_coset_h(fr_t* a, const fr_t* b, const fr_t* c, const fr_t* zinv, u32 n) {

@@ -99,13 +99,18 @@ fn ntt_matches_domain() {
     }
 }
 
-/// Every `gpu.ntt_block` gives the CPU's transform and H (the pass list is the only thing it
-/// changes; any block is correct, so other tests sharing the backend are unaffected).
+/// Every `gpu.ntt_block` under both `gpu.ntt_radix` kernels gives the CPU's transform and H
+/// (the pass list and the kernel are all they change; any choice is correct, so other tests
+/// sharing the backend are unaffected).
 #[test]
 fn ntt_and_h_match_cpu_for_every_block() {
     let Some(gpu) = gpu() else { return };
     let mut r = rng(7);
-    for block in 4u32..=10 {
+    for (radix, block) in [2u32, 4]
+        .into_iter()
+        .flat_map(|r| (4u32..=10).map(move |b| (r, b)))
+    {
+        gpu.set_ntt_radix(radix).unwrap();
         gpu.set_ntt_block(block).unwrap();
         // One line per block, with its time: a slow block is named in the device log.
         let t0 = std::time::Instant::now();
@@ -116,7 +121,10 @@ fn ntt_and_h_match_cpu_for_every_block() {
             d.ntt(&mut want).unwrap();
             let mut got = v;
             gpu.ntt(&mut got).unwrap();
-            assert!(got == want, "NTT 2^{log} with blocks of 2^{block} differs");
+            assert!(
+                got == want,
+                "NTT 2^{log} with blocks of 2^{block}, radix {radix} differs"
+            );
         }
         for log in [5u32, 12, 16, 19] {
             let n = 1usize << log;
@@ -125,8 +133,12 @@ fn ntt_and_h_match_cpu_for_every_block() {
             let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
             check_h(&gpu, log, a, b, c);
         }
-        eprintln!("ntt block 2^{block}: ok in {:.2} s", t0.elapsed().as_secs_f64());
+        let secs = t0.elapsed().as_secs_f64();
+        eprintln!("ntt block 2^{block} radix {radix}: ok in {secs:.2} s");
     }
+    assert!(gpu.set_ntt_radix(3).is_err(), "radix 3 is refused");
+    gpu.set_ntt_radix(baton::gpu::options::DEFAULT_NTT_RADIX)
+        .unwrap();
     assert!(gpu.set_ntt_block(3).is_err(), "block 2^3 is refused");
     assert!(gpu.set_ntt_block(11).is_err(), "block 2^11 is refused");
     gpu.set_ntt_block(baton::gpu::options::DEFAULT_NTT_BLOCK)

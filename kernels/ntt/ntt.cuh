@@ -65,9 +65,89 @@ DEVI void ntt_sm_put(u32* sm, u32 E, u32 e, const fr_t& x) {
     for (int k = 0; k < 8; k++) sm[k * E + e] = x.v[k];
 }
 
-// One pass.  Launch: grid = n >> (t + c), block = 2^(t+c-1) threads,
+// Two stages at once, four elements a thread held in registers between them (the
+// `ntt_pass_r4` kernel, QUAD): half the shared-memory round trips and barriers of two radix-2 stages, and two
+// independent products per stage for the scheduler to overlap.  Same arithmetic, same result.
+//
+// DIF stages m and m-1 (m >= 1) over J: the quad J0 + i*2^(m-1), i < 4, J0 with bits m and
+// m-1 clear.  Stage m pairs (0,2) and (1,3) with roots w_{2^(m+1)}^j, j = j0 and j0 + 2^(m-1);
+// stage m-1 pairs (0,1) and (2,3) with w_{2^m}^j0.
+DEVI void ntt_dif_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 m, bool inverse) {
+    const u32 cmask = (1u << c) - 1;
+    const u32 h = 1u << (m - 1);
+    for (u32 q = threadIdx.x; q < (E >> 2); q += blockDim.x) {
+        const u32 l = q & cmask, qq = q >> c;
+        const u32 j0 = qq & (h - 1);
+        const u32 J0 = ((qq >> (m - 1)) << (m + 1)) | j0;
+        u32 e[4];
+        fr_t a[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            e[i] = ((J0 + i * h) << c) | l;
+            a[i] = ntt_sm_get(sm, E, e[i]);
+        }
+        fr_t d0 = f_sub<FR>(a[0], a[2]);
+        fr_t d1 = f_sub<FR>(a[1], a[3]);
+        a[0] = f_add<FR>(a[0], a[2]);
+        a[1] = f_add<FR>(a[1], a[3]);
+        if (j0 != 0) d0 = f_mul<FR>(d0, ntt_twiddle(tw, log_tw, j0 << (log_tw - m - 1), inverse));
+        d1 = f_mul<FR>(d1, ntt_twiddle(tw, log_tw, (j0 + h) << (log_tw - m - 1), inverse));
+        fr_t x = f_sub<FR>(a[0], a[1]);
+        fr_t y = f_sub<FR>(d0, d1);
+        if (j0 != 0) {
+            const fr_t w = ntt_twiddle(tw, log_tw, j0 << (log_tw - m), inverse);
+            x = f_mul<FR>(x, w);
+            y = f_mul<FR>(y, w);
+        }
+        ntt_sm_put(sm, E, e[0], f_add<FR>(a[0], a[1]));
+        ntt_sm_put(sm, E, e[1], x);
+        ntt_sm_put(sm, E, e[2], f_add<FR>(d0, d1));
+        ntt_sm_put(sm, E, e[3], y);
+    }
+}
+
+// DIT stages p and p+1: the quad J0 + i*2^p, J0 with bits p and p+1 clear.  Stage p pairs
+// (0,1) and (2,3) with w_{2^(p+1)}^j0; stage p+1 pairs (0,2) and (1,3) with w_{2^(p+2)}^j,
+// j = j0 and j0 + 2^p.
+DEVI void ntt_dit_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 p, bool inverse) {
+    const u32 cmask = (1u << c) - 1;
+    const u32 h = 1u << p;
+    for (u32 q = threadIdx.x; q < (E >> 2); q += blockDim.x) {
+        const u32 l = q & cmask, qq = q >> c;
+        const u32 j0 = qq & (h - 1);
+        const u32 J0 = ((qq >> p) << (p + 2)) | j0;
+        u32 e[4];
+        fr_t a[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            e[i] = ((J0 + i * h) << c) | l;
+            a[i] = ntt_sm_get(sm, E, e[i]);
+        }
+        if (j0 != 0) {
+            const fr_t w = ntt_twiddle(tw, log_tw, j0 << (log_tw - p - 1), inverse);
+            a[1] = f_mul<FR>(a[1], w);
+            a[3] = f_mul<FR>(a[3], w);
+        }
+        fr_t b0 = f_add<FR>(a[0], a[1]);
+        fr_t b1 = f_sub<FR>(a[0], a[1]);
+        fr_t b2 = f_add<FR>(a[2], a[3]);
+        fr_t b3 = f_sub<FR>(a[2], a[3]);
+        if (j0 != 0) b2 = f_mul<FR>(b2, ntt_twiddle(tw, log_tw, j0 << (log_tw - p - 2), inverse));
+        b3 = f_mul<FR>(b3, ntt_twiddle(tw, log_tw, (j0 + h) << (log_tw - p - 2), inverse));
+        ntt_sm_put(sm, E, e[0], f_add<FR>(b0, b2));
+        ntt_sm_put(sm, E, e[2], f_sub<FR>(b0, b2));
+        ntt_sm_put(sm, E, e[1], f_add<FR>(b1, b3));
+        ntt_sm_put(sm, E, e[3], f_sub<FR>(b1, b3));
+    }
+}
+
+// One pass.  Launch: grid = n >> (t + c), block = 2^(t+c-1) threads (2^(t+c-2) with
+// QUAD and t >= 2),
 // dynamic shared memory = 2^(t+c) * 32 bytes.  Needs 1 <= t, t + c <=
 // NTT_MAX_BLOCK_LOG, c <= s - t.
+// QUAD (a template argument, so that the radix-2 kernel keeps its registers): stages in
+// pairs of ntt_dif_quad / ntt_dit_quad, an odd last stage radix-2.
+template <bool QUAD>
 DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s, u32 t, u32 c, u32 flags,
                        const fr_t* scale_tab) {
     extern __shared__ u32 ntt_sm[];
@@ -97,7 +177,17 @@ DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
     }
     __syncthreads();
 
-    for (u32 st = 0; st < t; st++) {
+    u32 st = 0;
+    if (QUAD) {
+        for (; st + 1 < t; st += 2) {
+            if (dit)
+                ntt_dit_quad(ntt_sm, tw, log_tw, E, c, st, inverse);
+            else
+                ntt_dif_quad(ntt_sm, tw, log_tw, E, c, t - 1 - st, inverse);
+            __syncthreads();
+        }
+    }
+    for (; st < t; st++) {
         const u32 m = dit ? st : (t - 1 - st);  // half-span 2^m over J
         for (u32 q = threadIdx.x; q < (E >> 1); q += blockDim.x) {
             const u32 l = q & cmask, qq = q >> c;

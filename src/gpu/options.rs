@@ -15,6 +15,12 @@ pub const DEFAULT_NTT_BLOCK: u32 = 8;
 /// The range `gpu.ntt_block` takes: a pass needs at least one stage beside its three columns,
 /// and the kernel holds at most 2^10 elements in shared memory.
 pub const NTT_BLOCKS: std::ops::RangeInclusive<u32> = 4..=10;
+/// Stages an `ntt_pass` thread runs from registers between two shared-memory round trips
+/// unless configured, as the radix of its butterflies: 2 (one stage, today's measured plan).
+pub const DEFAULT_NTT_RADIX: u32 = 2;
+/// The radixes `gpu.ntt_radix` takes: 2, or 4 (two stages per round trip, four elements a
+/// thread).
+pub const NTT_RADIXES: [u32; 2] = [2, 4];
 
 /// A knob with a fixed set of spellings.
 pub trait Choice: Sized + Copy + 'static {
@@ -137,6 +143,9 @@ pub struct GpuOptions {
     /// Elements (log2) per `ntt_pass` block, 4 to 10: smaller blocks mean more passes over
     /// the data but more blocks resident per multiprocessor (host side: only the pass list).
     pub ntt_block: u32,
+    /// Radix of the `ntt_pass` butterflies ([`NTT_RADIXES`]; host side: a flag and the block's
+    /// thread count).
+    pub ntt_radix: u32,
 }
 
 impl Default for GpuOptions {
@@ -150,12 +159,13 @@ impl Default for GpuOptions {
             msm_scatter: MsmScatter::Starts,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
+            ntt_radix: DEFAULT_NTT_RADIX,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 8] = [
+pub const KNOBS: [&str; 9] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -164,6 +174,7 @@ pub const KNOBS: [&str; 8] = [
     "msm_scatter",
     "partition",
     "ntt_block",
+    "ntt_radix",
 ];
 
 fn whole(v: &str, min: usize) -> Result<usize, String> {
@@ -195,6 +206,7 @@ impl GpuOptions {
             "msm_window" => self.msm_window = parse_choice(v)?,
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
+            "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "partition" => {
                 self.device_partition = match v.trim() {
                     "device" => true,
@@ -229,6 +241,16 @@ impl GpuOptions {
                     NTT_BLOCKS.start(),
                     NTT_BLOCKS.end(),
                     self.ntt_block
+                ),
+            ));
+        }
+        if !NTT_RADIXES.contains(&self.ntt_radix) {
+            return Some((
+                "gpu.ntt_radix",
+                format!(
+                    "expected 2 or 4 (stages a thread runs between shared-memory round trips, \
+                     as a radix), got {}",
+                    self.ntt_radix
                 ),
             ));
         }
@@ -337,6 +359,13 @@ mod tests {
         for bad in ["3", "11"] {
             n.set("ntt_block", bad).expect("parses");
             assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_block"), "{bad}");
+        }
+        let mut n = GpuOptions::default();
+        n.set("ntt_radix", "4").expect("ntt_radix");
+        assert_eq!((n.ntt_radix, n.problem()), (4, None));
+        for bad in ["3", "8"] {
+            n.set("ntt_radix", bad).expect("parses");
+            assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_radix"), "{bad}");
         }
         for k in KNOBS {
             assert!(GpuOptions::default().set(k, "").is_err(), "{k}");

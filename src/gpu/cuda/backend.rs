@@ -65,17 +65,22 @@ impl CudaBackend {
     /// for the transforms that start after it; the GPU bench and the conformance test compare
     /// sizes on one backend with it.
     pub fn set_ntt_block(&self, block: u32) -> Result<()> {
-        let o = crate::gpu::options::GpuOptions {
+        check_knob(crate::gpu::options::GpuOptions {
             ntt_block: block,
             ..Default::default()
-        };
-        if let Some((key, why)) = o.problem() {
-            return Err(Error::Backend {
-                backend: "cuda",
-                reason: format!("{key}: {why}"),
-            });
-        }
+        })?;
         self.dev.ntt_block.store(block, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Sets the radix of the NTT butterflies (as `gpu.ntt_radix`) for the transforms that
+    /// start after it, as [`CudaBackend::set_ntt_block`] the block.
+    pub fn set_ntt_radix(&self, radix: u32) -> Result<()> {
+        check_knob(crate::gpu::options::GpuOptions {
+            ntt_radix: radix,
+            ..Default::default()
+        })?;
+        self.dev.ntt_radix.store(radix, Ordering::Relaxed);
         Ok(())
     }
 
@@ -241,5 +246,16 @@ impl Backend for CudaBackend {
             keep
         });
         freed
+    }
+}
+
+/// A host-side NTT knob's value, checked as the config checks it.
+fn check_knob(o: crate::gpu::options::GpuOptions) -> Result<()> {
+    match o.problem() {
+        Some((key, why)) => Err(Error::Backend {
+            backend: "cuda",
+            reason: format!("{key}: {why}"),
+        }),
+        None => Ok(()),
     }
 }

@@ -27,6 +27,7 @@ pub(crate) fn drv(call: &'static str) -> impl Fn(DriverError) -> GpuError {
 /// The kernels the backend launches.
 pub(crate) struct Kernels {
     pub ntt_pass: CudaFunction,
+    pub ntt_pass_r4: CudaFunction,
     pub ntt_coset_h: CudaFunction,
     pub fr_bitrev: CudaFunction,
     pub fr_powers: CudaFunction,
@@ -102,6 +103,9 @@ pub(crate) struct Device {
     /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
     /// bench may change it between transforms ([`crate::gpu::CudaBackend::set_ntt_block`]).
     pub ntt_block: std::sync::atomic::AtomicU32,
+    /// Radix of the `ntt_pass` butterflies (`gpu.ntt_radix`), host side only as the block
+    /// ([`crate::gpu::CudaBackend::set_ntt_radix`]).
+    pub ntt_radix: std::sync::atomic::AtomicU32,
     /// Threads of this device's own for its host work (density filtering, staging copies) when
     /// `gpu.host_threads` is set; otherwise rayon's global pool. Measured on the 2-GPU host
     /// (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU than
@@ -154,6 +158,7 @@ impl Device {
         };
         let k = Kernels {
             ntt_pass: f("ntt_pass")?,
+            ntt_pass_r4: f("ntt_pass_r4")?,
             ntt_coset_h: f("ntt_coset_h")?,
             fr_bitrev: f("fr_bitrev")?,
             fr_powers: f("fr_powers")?,
@@ -195,6 +200,7 @@ impl Device {
             msm_window: opts.msm_window,
             keyless: opts.msm_scatter == MsmScatter::Starts,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
+            ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),
             host_pool,
         };
         Ok((dev, arch))

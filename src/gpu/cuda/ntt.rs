@@ -114,6 +114,7 @@ impl Device {
         scale: Option<(&CudaSlice<u64>, u32)>,
     ) -> GpuResult<()> {
         let block = self.ntt_block.load(std::sync::atomic::Ordering::Relaxed);
+        let radix4 = self.ntt_radix.load(std::sync::atomic::Ordering::Relaxed) == 4;
         let mut plan = ntt_plan_in(log_n, block);
         if dit {
             plan.reverse();
@@ -125,6 +126,7 @@ impl Device {
             let (s, t, c) = pass;
             let mut fl =
                 if dit { flags::DIT } else { 0 } | if inverse { flags::INVERSE } else { 0 };
+
             if let Some((_, sf)) = scale {
                 if sf & flags::SCALE_LOAD != 0 && k == 0 {
                     fl |= flags::SCALE_LOAD | (sf & flags::SCALE_BITREV);
@@ -137,11 +139,17 @@ impl Device {
                 log_n,
                 log_tw,
                 pass,
+                radix4,
                 data.len(),
                 tw.table.len(),
                 scale.map(|(tab, _)| tab.len()),
             );
-            self.launch(&self.k.ntt_pass, l, |b| {
+            let kernel = if radix4 {
+                &self.k.ntt_pass_r4
+            } else {
+                &self.k.ntt_pass
+            };
+            self.launch(kernel, l, |b| {
                 b.arg(&mut *data).arg(&tw.table).arg(&log_n).arg(&log_tw);
                 b.arg(&s).arg(&t).arg(&c).arg(&fl);
                 match scale {

@@ -9,18 +9,22 @@ use crate::gpu::host::FR_LIMBS;
 use crate::gpu::plan::Pass;
 
 /// `ntt_pass` over `data` (u64 limbs) for pass `(s, t, c)` of a 2^log_n transform, twiddles of
-/// 2^log_tw in `tw`, an optional scale table.
+/// 2^log_tw in `tw`, an optional scale table; `radix4`: the `ntt_pass_r4` kernel, whose
+/// threads hold four elements where the pass has two stages or more.
+#[allow(clippy::too_many_arguments)]
 pub fn ntt_pass(
     log_n: u32,
     log_tw: u32,
     (s, t, c): Pass,
+    radix4: bool,
     data: usize,
     tw: usize,
     scale: Option<usize>,
 ) -> GpuResult<Launch> {
     let n = 1usize << log_n;
     let e = 1u64 << (t + c);
-    Check::new("ntt_pass", (n as u64) >> (t + c), (e / 2) as u32)
+    let per_thread = if radix4 && t >= 2 { 4 } else { 2 };
+    Check::new("ntt_pass", (n as u64) >> (t + c), (e / per_thread) as u32)
         .smem(32 * e)
         .rule(
             t >= 1 && t + c <= NTT_MAX_BLOCK_LOG && c + t <= s && s <= log_n,
