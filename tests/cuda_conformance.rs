@@ -115,6 +115,8 @@ fn ntt_and_h_match_cpu_for_every_block() {
         // One line per block, with its time: a slow block is named in the device log.
         let t0 = std::time::Instant::now();
         for log in [3u32, 9, 11, 14, 17, 21] {
+            // Each step named before it runs: a stop inside this test shows where it was.
+            eprintln!("  ntt 2^{log}, block 2^{block}, radix {radix}");
             let d = Domain::for_size(1 << log).unwrap();
             let v = random_vec(1 << log, &mut r);
             let mut want = v.clone();
@@ -131,6 +133,7 @@ fn ntt_and_h_match_cpu_for_every_block() {
             let m = n - n / 8;
             let (a, b) = (porep_scalars(m, r.gen()), porep_scalars(m, r.gen()));
             let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+            eprintln!("  h 2^{log}, block 2^{block}, radix {radix}");
             check_h(&gpu, log, a, b, c);
         }
         let secs = t0.elapsed().as_secs_f64();
