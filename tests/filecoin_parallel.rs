@@ -128,25 +128,23 @@ fn post_witness_through_the_extensible_system_equals_the_sequential_one() {
 #[test]
 fn witness_systems_append_in_order() {
     let one = |v: u64| Scalar::from(v);
-    let mut main = WitnessCs::with_room(compiled::Shape {
-        inputs: 1,
-        aux: 0,
-        constraints: 0,
-    });
-    main.aux.push(one(7));
-    main.constraints = 2;
+    // One aux value and two constraints already there.
+    let base = || {
+        let mut cs = WitnessCs::with_room(compiled::Shape {
+            inputs: 1,
+            aux: 0,
+            constraints: 0,
+        });
+        cs.aux.push(one(7));
+        cs.constraints = 2;
+        cs
+    };
     let sub = WitnessCs {
         inputs: vec![Scalar::from(1u64), one(10), one(11)],
         aux: vec![one(20), one(21), one(22)],
         constraints: 5,
     };
-    let mut extended = WitnessCs::with_room(compiled::Shape {
-        inputs: 1,
-        aux: 0,
-        constraints: 0,
-    });
-    extended.aux.push(one(7));
-    extended.constraints = 2;
+    let (mut main, mut extended) = (base(), base());
     extended.extend(&sub);
     assert_eq!(extended.inputs, vec![Scalar::from(1u64), one(10), one(11)]);
     assert_eq!(extended.aux, vec![one(7), one(20), one(21), one(22)]);
