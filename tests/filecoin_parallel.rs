@@ -61,7 +61,8 @@ fn porep_parallel_witness_equals_the_sequential_one() {
     params(&[CircuitKind::Porep]);
     let dir = scratch("porep");
     let s = seal_sector(&dir, RegisteredSealProof::StackedDrg2KiBV1_1, 1010, 11, 21).expect("seal");
-    let (parallel, bare, challenges) = porep_partition_pair(&s).expect("partition 0");
+    let pair = porep_partition_pair(&s).expect("partition 0");
+    let (parallel, bare, challenges) = (pair.parallel, pair.bare, pair.challenges);
     assert!(
         challenges >= 2,
         "{challenges} challenges: nothing to run in parallel"

@@ -32,7 +32,8 @@ pub fn synth(size: u64, size_name: &str, runs: usize) {
     let fil = Filecoin::from_env();
     let job = fil.porep_c2(&s.c1, s.prover_id, s.sector_id).expect("job");
     let pk = job.request.key().clone();
-    let (parallel, circuit, challenges) = porep_partition_pair(&s).expect("partition 0");
+    let pair = porep_partition_pair(&s).expect("partition 0");
+    let (parallel, circuit, challenges) = (pair.parallel, pair.bare, pair.challenges);
     drop(job);
     let threads = rayon::current_num_threads();
 

@@ -336,15 +336,22 @@ pub fn porep_shape(sector: &SealedSector) -> Result<Shape> {
     super::shape::with_tree!(u64::from(sector.proof.sector_size()), count, sector)
 }
 
-/// Partition 0 of the sector's C2 twice: as the engine gets it (a [`super::PorepPartition`],
-/// its challenges' witness code in parallel) and as filecoin-proofs' bare circuit (a circuit
-/// like any other, synthesized in one sequence), with its number of challenges.
-pub fn porep_partition_pair(
-    sector: &SealedSector,
-) -> Result<(Arc<dyn PartitionCircuit>, Arc<dyn PartitionCircuit>, usize)> {
+/// Partition 0 of a sector's C2 twice, from [`porep_partition_pair`].
+pub struct PorepPair {
+    /// As the engine gets it: a [`super::PorepPartition`], its challenges' witness code in
+    /// parallel.
+    pub parallel: Arc<dyn PartitionCircuit>,
+    /// filecoin-proofs' bare circuit: a circuit like any other, synthesized in one sequence.
+    pub bare: Arc<dyn PartitionCircuit>,
+    /// Its challenges.
+    pub challenges: usize,
+}
+
+/// Partition 0 of the sector's C2, parallel and bare.
+pub fn porep_partition_pair(sector: &SealedSector) -> Result<PorepPair> {
     fn pair<Tree: 'static + filecoin_proofs_api::MerkleTreeTrait>(
         s: &SealedSector,
-    ) -> Result<(Arc<dyn PartitionCircuit>, Arc<dyn PartitionCircuit>, usize)> {
+    ) -> Result<PorepPair> {
         let (circuits, _) = super::porep::porep_circuits::<Tree>(&s.c1, &s.prover_id, s.sector_id)?;
         let partition = circuits.into_iter().next().ok_or(FilecoinError::Mismatch {
             what: "partitions",
@@ -352,8 +359,11 @@ pub fn porep_partition_pair(
             right: "at least one".into(),
         })?;
         let bare = partition.circuit().clone();
-        let challenges = bare.challenges();
-        Ok((Arc::new(partition), Arc::new(bare), challenges))
+        Ok(PorepPair {
+            challenges: bare.challenges(),
+            parallel: Arc::new(partition),
+            bare: Arc::new(bare),
+        })
     }
     super::shape::with_tree!(u64::from(sector.proof.sector_size()), pair, sector)
 }
