@@ -49,28 +49,6 @@ impl WitnessCs {
         }
     }
 
-    /// Appends what `other` assigned and enforced after its first `skip` (the constant one is
-    /// counted in `skip.inputs`), in order: the way to join sub-systems that each re-ran a
-    /// common prefix of the circuit. `other` must be at least `skip`.
-    pub fn append(&mut self, other: &WitnessCs, skip: Shape) -> Result<(), CompiledError> {
-        let (Some(inputs), Some(aux), Some(constraints)) = (
-            other.inputs.get(skip.inputs..),
-            other.aux.get(skip.aux..),
-            other.constraints.checked_sub(skip.constraints),
-        ) else {
-            return Err(CompiledError::Internal {
-                reason: format!(
-                    "a sub-system ({:?}) is smaller than the prefix it should skip ({skip:?})",
-                    other.shape()
-                ),
-            });
-        };
-        self.inputs.extend_from_slice(inputs);
-        self.aux.extend_from_slice(aux);
-        self.constraints += constraints;
-        Ok(())
-    }
-
     /// The counts of this synthesis.
     pub fn shape(&self) -> Shape {
         Shape {

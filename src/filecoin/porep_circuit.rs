@@ -18,13 +18,14 @@
 
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
+use ff::Field;
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::{DefaultPieceDomain, VanillaSealProof};
 use filecoin_proofs_api::{Hasher, MerkleTreeTrait};
 use rayon::prelude::*;
 use storage_proofs_porep::stacked::StackedCircuit;
 
-use crate::compiled::{self, CompiledError, Recording, Shape, WitnessCs};
+use crate::compiled::{self, CompiledError, Recording, RegionCs, Shape, WitnessCs};
 use crate::error::Result;
 use crate::key::ProvingKey;
 use crate::pipeline::PartitionCircuit;
@@ -101,52 +102,81 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
     }
 
     /// The witness with the challenges' witness code run in parallel on the global rayon pool
-    /// (see the module docs), checked against `shape`.
-    pub fn parallel_witness(&self, shape: Shape) -> std::result::Result<WitnessCs, CompiledError> {
-        let mut prelude = WitnessCs::with_room(Shape {
+    /// (see the module docs), checked against `shape`: the inputs and the aux.
+    pub fn parallel_witness(
+        &self,
+        shape: Shape,
+    ) -> std::result::Result<(Vec<Fr>, Vec<Fr>), CompiledError> {
+        let one = Shape {
             inputs: 1,
             aux: 0,
             constraints: 0,
-        });
+        };
+        let mut prelude = WitnessCs::with_room(one);
         self.run(&mut prelude, &[])?;
         let skip = prelude.shape();
-        let Some((first, rest)) = self.challenges.split_first() else {
-            prelude.check(shape)?;
-            return Ok(prelude);
-        };
-        // Every challenge has the same shape, so each task's share of the recording is known.
         let n = self.challenges.len();
-        let each = Shape {
-            inputs: skip.inputs + shape.inputs.saturating_sub(skip.inputs) / n,
-            aux: skip.aux + shape.aux.saturating_sub(skip.aux) / n,
-            constraints: 0,
+        // Every challenge has the same shape, so each one's region of the aux is known; the
+        // buffer is faulted in by the pool, as the tasks would have done.
+        let per = match shape.aux.checked_sub(skip.aux) {
+            Some(rest) if n > 0 && rest % n == 0 => rest / n,
+            _ => return self.sequential_witness(shape),
         };
-        let task = |challenge: &VanillaSealProof<Tree>, room: Shape| {
-            let mut cs = WitnessCs::with_room(room);
-            self.run(&mut cs, std::slice::from_ref(challenge))?;
-            let same = cs.inputs.get(..skip.inputs) == Some(&prelude.inputs[..])
-                && cs.aux.get(..skip.aux) == Some(&prelude.aux[..]);
-            match same {
-                true => Ok(cs),
-                false => Err(CompiledError::Internal {
-                    reason: "a challenge's task synthesized a different PoRep prelude".into(),
-                }),
+        let mut aux = Vec::with_capacity(shape.aux);
+        aux.par_extend(rayon::iter::repeat_n(Fr::ZERO, shape.aux));
+        let (first, rest) = aux.split_at_mut(skip.aux + per);
+        let mut regions = vec![first];
+        regions.extend(rest.chunks_mut(per.max(1)));
+        // Challenge 0's task runs the prelude into its region; the others keep theirs apart.
+        let parts = self
+            .challenges
+            .par_iter()
+            .zip(regions)
+            .enumerate()
+            .map(|(i, (challenge, region))| {
+                let mut cs = RegionCs::new(if i == 0 { one } else { skip }, region);
+                self.run(&mut cs, std::slice::from_ref(challenge))?;
+                Ok(cs)
+            })
+            .collect::<std::result::Result<Vec<_>, CompiledError>>()?;
+        let mut inputs = Vec::with_capacity(shape.inputs);
+        inputs.push(Fr::ONE);
+        let mut counted = one;
+        for (i, cs) in parts.iter().enumerate() {
+            let same_prelude = cs.prefix.inputs == prelude.inputs[..cs.prefix.inputs.len()]
+                && cs.prefix.aux == prelude.aux[..cs.prefix.aux.len()];
+            if i > 0 && !same_prelude {
+                return Err(CompiledError::Internal {
+                    reason: format!("challenge {i}'s task synthesized another PoRep prelude"),
+                });
             }
-        };
-        let (whole, others) = rayon::join(
-            || task(first, shape),
-            || {
-                rest.par_iter()
-                    .map(|c| task(c, each))
-                    .collect::<std::result::Result<Vec<_>, _>>()
-            },
-        );
-        let mut whole = whole?;
-        for cs in others? {
-            whole.append(&cs, skip)?;
+            inputs.extend_from_slice(&cs.inputs);
+            let got = cs.shape();
+            counted.inputs += got.inputs;
+            counted.aux += got.aux;
+            counted.constraints += got.constraints;
         }
-        whole.check(shape)?;
-        Ok(whole)
+        compiled::check_counts(shape, counted)?;
+        match parts.iter().all(RegionCs::filled) {
+            true => Ok((inputs, aux)),
+            // Challenges of unequal shapes, their total the recording's: not this circuit's
+            // regions, yet it may be the circuit recorded.
+            false => self.sequential_witness(shape),
+        }
+    }
+
+    /// The witness in one sequence, for a recording whose aux do not split into the prelude
+    /// and equal challenges: the counts' check names any divergence.
+    fn sequential_witness(
+        &self,
+        shape: Shape,
+    ) -> std::result::Result<(Vec<Fr>, Vec<Fr>), CompiledError> {
+        tracing::debug!(
+            ?shape,
+            "PoRep witness in one sequence: the recording does not split by challenge"
+        );
+        let cs = WitnessCs::synthesize(self.clone(), shape)?;
+        Ok((cs.inputs, cs.aux))
     }
 }
 
@@ -190,15 +220,15 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuit for PorepPartition<Tree> 
         &self,
         recording: &Recording,
     ) -> std::result::Result<(Abc, Witness), CompiledError> {
-        let cs = self.circuit.parallel_witness(recording.shape())?;
-        compiled::evaluate(recording, cs.inputs, cs.aux)
+        let (inputs, aux) = self.circuit.parallel_witness(recording.shape())?;
+        compiled::evaluate(recording, inputs, aux)
     }
 
     fn synthesize_witness(
         &self,
         recording: &Recording,
     ) -> std::result::Result<Witness, CompiledError> {
-        let cs = self.circuit.parallel_witness(recording.shape())?;
-        Ok(recording.witness(cs.inputs, cs.aux))
+        let (inputs, aux) = self.circuit.parallel_witness(recording.shape())?;
+        Ok(recording.witness(inputs, aux))
     }
 }
