@@ -13,7 +13,7 @@ use super::witness::WitnessCs;
 
 /// One part's system: the prefix it re-ran, then its inputs and its aux region.
 pub struct RegionCs<'a> {
-    /// The re-run prefix's assignments (the constant one first) and constraints.
+    /// The re-run prefix's assignments (the constant one first).
     pub prefix: WitnessCs,
     /// How much of what is allocated and enforced belongs to the prefix.
     skip: Shape,
@@ -23,8 +23,8 @@ pub struct RegionCs<'a> {
     /// Aux values allocated after the prefix (beyond the region's end they are counted, not
     /// kept).
     aux: usize,
-    /// Constraints enforced after the prefix.
-    pub constraints: usize,
+    /// Constraints enforced, the prefix's included.
+    constraints: usize,
 }
 
 impl<'a> RegionCs<'a> {
@@ -46,7 +46,7 @@ impl<'a> RegionCs<'a> {
         Shape {
             inputs: self.inputs.len(),
             aux: self.aux,
-            constraints: self.constraints,
+            constraints: self.constraints.saturating_sub(self.skip.constraints),
         }
     }
 
@@ -96,19 +96,7 @@ impl ConstraintSystem<Scalar> for RegionCs<'_> {
         )))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        match self.prefix.constraints < self.skip.constraints {
-            true => self.prefix.constraints += 1,
-            false => self.constraints += 1,
-        }
-    }
+    count_constraints!(constraints);
 
     ignore_namespaces!();
 }

@@ -9,12 +9,17 @@
 //! the replica id's bits, comm_r = H(comm_c, comm_r_last)) and one independent sub-circuit per
 //! challenge, which reads the prelude's numbers and bits only for their values (their variables
 //! appear only in linear combinations, which witness-only synthesis never builds). The circuit
-//! type of one challenge is private upstream, so each parallel task runs the public
-//! `StackedCircuit::synthesize` with that one challenge into its own [`WitnessCs`]: the prelude
-//! again (a few hundred variables, checked equal to the first run's), then the challenge. The
-//! task for challenge 0 runs into the partition's own system; every other task's system is
-//! appended after its prelude, in challenge order, which is the order sequential synthesis
-//! allocates in. The counts are then checked against the recording as for any circuit.
+//! type of one challenge is private upstream, so each parallel task (one per challenge, on the
+//! global rayon pool) runs the public `StackedCircuit::synthesize` with that one challenge: the
+//! prelude again (a few hundred variables), then the challenge. Every challenge has the same
+//! shape, so the recording's aux count gives each task its region of one aux buffer, which it
+//! fills directly ([`RegionCs`]); challenge 0's task writes the prelude there too, the others
+//! keep their rerun of it apart and it is checked equal to the first. Regions in challenge order
+//! are the order sequential synthesis allocates in, and so are the inputs, appended task by
+//! task. The counts are checked against the recording as for any circuit; a recording that does
+//! not split so is run in one sequence (its counts then name any divergence).
+//!
+//! Peak memory is the witness plus one prelude per challenge: nothing is copied to join them.
 
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
@@ -119,14 +124,14 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
         // Every challenge has the same shape, so each one's region of the aux is known; the
         // buffer is faulted in by the pool, as the tasks would have done.
         let per = match shape.aux.checked_sub(skip.aux) {
-            Some(rest) if n > 0 && rest % n == 0 => rest / n,
+            Some(rest) if n > 0 && rest > 0 && rest % n == 0 => rest / n,
             _ => return self.sequential_witness(shape),
         };
         let mut aux = Vec::with_capacity(shape.aux);
         aux.par_extend(rayon::iter::repeat_n(Fr::ZERO, shape.aux));
         let (first, rest) = aux.split_at_mut(skip.aux + per);
         let mut regions = vec![first];
-        regions.extend(rest.chunks_mut(per.max(1)));
+        regions.extend(rest.chunks_mut(per));
         // Challenge 0's task runs the prelude into its region; the others keep theirs apart.
         let parts = self
             .challenges
