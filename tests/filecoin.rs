@@ -55,13 +55,24 @@ fn engine() -> Engine {
 }
 
 fn accepted(s: &SealedSector, seed: [u8; 32], proof: &[u8]) -> bool {
+    accepted_for(s, s.sector_id, s.comm_r, seed, proof)
+}
+
+/// `verify_seal` of `proof` for `s` with this sector id, comm_r and seed.
+fn accepted_for(
+    s: &SealedSector,
+    sector_id: u64,
+    comm_r: [u8; 32],
+    seed: [u8; 32],
+    proof: &[u8],
+) -> bool {
     matches!(
         filecoin_proofs_api::seal::verify_seal(
             s.proof,
-            s.comm_r,
+            comm_r,
             s.comm_d,
             s.prover_id,
-            s.sector_id.into(),
+            sector_id.into(),
             s.ticket,
             seed,
             proof,
@@ -141,7 +152,8 @@ fn routes(engine: &Engine) -> BTreeMap<String, u64> {
 /// The compiled path on the real circuit (synthesis.compiled, the default): the first C2's
 /// partition recorded the circuit (or read the recording a previous run left beside the key),
 /// none was synthesized in full, and the second C2 runs witness-only against the recording
-/// kept in memory; its proof passes `verify_seal` and fails for another seed.
+/// kept in memory, its challenges' witness code in parallel; its proof passes `verify_seal` and
+/// fails for another seed, sector id or comm_r.
 fn second_c2_runs_witness_only(
     engine: &Engine,
     fil: &Filecoin<'_>,
@@ -176,6 +188,17 @@ fn second_c2_runs_witness_only(
     let mut other_seed = sector.seed;
     other_seed[7] ^= 0x20;
     assert!(!accepted(sector, other_seed, &proof), "another seed fails");
+    let (id, seed) = (sector.sector_id, sector.seed);
+    assert!(
+        !accepted_for(sector, id + 1, sector.comm_r, seed, &proof),
+        "another sector id fails"
+    );
+    let mut other_comm_r = sector.comm_r;
+    other_comm_r[0] ^= 0x02;
+    assert!(
+        !accepted_for(sector, id, other_comm_r, seed, &proof),
+        "another comm_r fails"
+    );
 }
 
 /// Each refused before any proving, with the cause named.

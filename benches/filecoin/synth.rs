@@ -1,11 +1,13 @@
 //! The `synth` rows of the Filecoin bench: one PoRep partition's synthesis on the real circuit,
-//! full vs compiled, as the engine's synthesis stage runs it (the circuit and key of a real C2
-//! job, through `PartitionCircuit`).
+//! full vs compiled, through `PartitionCircuit` with the key of a real C2 job: the bare
+//! filecoin-proofs circuit (witness code on one thread; the streamed route) and the partition
+//! the engine gets, whose challenges' witness code runs in parallel (its compiled route: the
+//! parallel witness, then the sparse evaluation).
 
 use std::time::{Duration, Instant};
 
 use baton::compiled;
-use baton::filecoin::testing::seal_sector;
+use baton::filecoin::testing::{porep_partition_pair, seal_sector};
 use baton::filecoin::{seal_proof_for, Filecoin};
 
 use super::{median, secs};
@@ -30,7 +32,9 @@ pub fn synth(size: u64, size_name: &str, runs: usize) {
     let fil = Filecoin::from_env();
     let job = fil.porep_c2(&s.c1, s.prover_id, s.sector_id).expect("job");
     let pk = job.request.key().clone();
-    let circuit = job.request.circuits()[0].clone();
+    let pair = porep_partition_pair(&s).expect("partition 0");
+    let (parallel, circuit, challenges) = (pair.parallel, pair.bare, pair.challenges);
+    drop(job);
     let threads = rayon::current_num_threads();
 
     let ((rec, _, _), record) = timed(|| circuit.record().expect("record"));
@@ -43,28 +47,43 @@ pub fn synth(size: u64, size_name: &str, runs: usize) {
     drop(back);
 
     let (mut full, mut witness, mut eval, mut streamed) = (vec![], vec![], vec![], vec![]);
+    let (mut par_witness, mut par_compiled) = (vec![], vec![]);
     for run in 0..=runs {
         let ((want_abc, want_w), t_full) =
             timed(|| circuit.synthesize(&pk).expect("full synthesis"));
         let (w, t_witness) = timed(|| circuit.synthesize_witness(&rec).expect("witness"));
         let (abc, t_eval) = timed(|| rec.evaluate(&w.inputs, &w.aux).expect("evaluate"));
         let ((sabc, sw), t_stream) = timed(|| circuit.synthesize_compiled(&rec).expect("streamed"));
+        let (pw, t_par_witness) =
+            timed(|| parallel.synthesize_witness(&rec).expect("parallel witness"));
+        let ((pabc, pcw), t_par) = timed(|| {
+            parallel
+                .synthesize_compiled(&rec)
+                .expect("parallel compiled")
+        });
         let rows = rec.shape().rows();
         let same = |x: &baton::prover::Abc| {
             x.a[..rows] == want_abc.a[..rows]
                 && x.b[..rows] == want_abc.b[..rows]
                 && x.c[..rows] == want_abc.c[..rows]
         };
+        let same_w = |x: &baton::prover::Witness| x.inputs == want_w.inputs && x.aux == want_w.aux;
         assert!(
-            same(&abc) && same(&sabc) && w.aux == want_w.aux && sw.aux == want_w.aux,
+            same(&abc) && same(&sabc) && same_w(&w) && same_w(&sw),
             "compiled a/b/c or witness differ from full synthesis"
         );
+        assert!(
+            same(&pabc) && same_w(&pw) && same_w(&pcw),
+            "the parallel witness or its a/b/c differ from full synthesis"
+        );
         eprintln!(
-            "run {run}: full {:.3?}, witness {:.3?} + eval {:.3?}, streamed {:.3?}{}",
+            "run {run}: full {:.3?}, witness {:.3?} + eval {:.3?}, streamed {:.3?}, parallel witness {:.3?}, parallel compiled {:.3?}{}",
             t_full,
             t_witness,
             t_eval,
             t_stream,
+            t_par_witness,
+            t_par,
             if run == 0 { " (warm-up)" } else { "" }
         );
         if run > 0 {
@@ -72,6 +91,8 @@ pub fn synth(size: u64, size_name: &str, runs: usize) {
             witness.push(t_witness);
             eval.push(t_eval);
             streamed.push(t_stream);
+            par_witness.push(t_par_witness);
+            par_compiled.push(t_par);
         }
     }
     let shape = rec.shape();
@@ -99,6 +120,23 @@ pub fn synth(size: u64, size_name: &str, runs: usize) {
         secs(f) / secs(w + e),
         secs(f) / secs(st),
         secs(f) / secs(w)
+    );
+    let (pw, pc) = (median(par_witness), median(par_compiled));
+    println!();
+    println!(
+        "Challenges' witness code in parallel ({challenges} challenges per partition, the engine's compiled route):"
+    );
+    println!();
+    println!("| circuit | full synthesis | parallel witness | parallel witness + sparse a/b/c | full ÷ (parallel witness + sparse) | full ÷ parallel witness (ceiling) | witness-only ÷ parallel witness |");
+    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| PoRep {size_name} | {:.3} s | {:.3} s | {:.3} s | {:.2}x | {:.2}x | {:.2}x |",
+        secs(f),
+        secs(pw),
+        secs(pc),
+        secs(f) / secs(pc),
+        secs(f) / secs(pw),
+        secs(w) / secs(pw)
     );
     println!();
     println!("| recording | terms | coefficient table | in memory | file | bytes/term | record (incl. first a/b/c) | write | read |");

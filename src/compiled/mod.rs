@@ -57,6 +57,7 @@ mod file;
 mod matrix;
 mod record;
 mod recording;
+mod region;
 mod stream;
 mod witness;
 
@@ -67,7 +68,8 @@ pub use file::{cache_path, KeyTag, VERSION};
 pub use matrix::{Columns, SparseMatrix};
 pub use record::RecordingCs;
 pub use recording::{Densities, Recording, Shape};
-pub use witness::WitnessCs;
+pub use region::RegionCs;
+pub use witness::{check_counts, WitnessCs};
 
 use bellperson::Circuit;
 use blstrs::Scalar;

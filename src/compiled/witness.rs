@@ -2,6 +2,13 @@
 //! input and aux assignments, but never calls the linear-combination closures of `enforce`, so
 //! no linear combination is built. It counts constraints and variables, which is how a circuit
 //! that no longer matches its recording is caught.
+//!
+//! It is extensible (bellpepper's `is_extensible`/`extend`): a circuit made of independent
+//! sub-circuits (storage-proofs-post's fallback PoSt checks for it) may run each into its own
+//! fresh system in parallel and append them in order. That is sound here because a witness-only
+//! system's variables are never read: they appear only in linear combinations, and `enforce`
+//! drops those uncalled, so a sub-system's variable numbering does not matter, only the order in
+//! which the values are appended.
 
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
@@ -25,15 +32,21 @@ impl WitnessCs {
     /// Runs `circuit`'s witness code with the vectors sized for `shape`, and checks that it
     /// allocated and enforced exactly what `shape` says.
     pub fn synthesize<C: Circuit<Scalar>>(circuit: C, shape: Shape) -> Result<Self, CompiledError> {
-        let mut cs = WitnessCs {
-            inputs: Vec::with_capacity(shape.inputs),
-            aux: Vec::with_capacity(shape.aux),
-            constraints: 0,
-        };
-        cs.inputs.push(Scalar::ONE);
+        let mut cs = Self::with_room(shape);
         circuit.synthesize(&mut cs)?;
         cs.check(shape)?;
         Ok(cs)
+    }
+
+    /// A system holding the constant one, with room for the assignments of `shape`.
+    pub fn with_room(shape: Shape) -> Self {
+        let mut inputs = Vec::with_capacity(shape.inputs.max(1));
+        inputs.push(Scalar::ONE);
+        WitnessCs {
+            inputs,
+            aux: Vec::with_capacity(shape.aux),
+            constraints: 0,
+        }
     }
 
     /// The counts of this synthesis.
@@ -94,4 +107,21 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     count_constraints!(constraints);
 
     ignore_namespaces!();
+
+    /// Empty: an extending circuit allocates each sub-system's constant one itself.
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn is_extensible() -> bool {
+        true
+    }
+
+    /// `other`'s assignments after its constant one, and its constraints, appended.
+    fn extend(&mut self, other: &Self) {
+        self.inputs
+            .extend_from_slice(other.inputs.get(1..).unwrap_or_default());
+        self.aux.extend_from_slice(&other.aux);
+        self.constraints += other.constraints;
+    }
 }

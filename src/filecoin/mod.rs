@@ -20,6 +20,7 @@ mod finish;
 mod ids;
 mod params;
 mod porep;
+mod porep_circuit;
 mod post;
 mod setup;
 mod shape;
@@ -44,6 +45,7 @@ pub use ids::{
     update_proof_from_number, CircuitId, CircuitKind,
 };
 pub use params::{ParamCache, ParamFiles};
+pub use porep_circuit::{PorepCircuit, PorepPartition};
 pub use setup::{generate_params, Generated};
 
 /// Re-exported input and output types of filecoin-proofs-api, so callers need not depend on it.

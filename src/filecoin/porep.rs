@@ -1,6 +1,7 @@
 //! PoRep C2: a C1 output's vanilla proofs become one stacked-DRG circuit per partition, built
-//! as filecoin-proofs builds them (`StackedCompound::circuit` with the sector's public inputs),
-//! after the vanilla proofs and the replica id were checked, before any proving.
+//! as filecoin-proofs builds them (the values `StackedCompound::circuit` takes from the sector's
+//! public inputs, held as a [`PorepPartition`] whose challenges synthesize in parallel), after
+//! the vanilla proofs and the replica id were checked, before any proving.
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use filecoin_proofs_api::{ApiFeature, Hasher, MerkleTreeTrait};
 use storage_proofs_core::compound_proof::{CompoundProof, SetupParams};
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{
-    generate_replica_id, PublicInputs, StackedCircuit, StackedCompound, StackedDrg, Tau,
+    generate_replica_id, PublicInputs, StackedCompound, StackedDrg, Tau,
 };
 
 use crate::key::ProvingKey;
@@ -21,6 +22,7 @@ use crate::request::Request;
 use super::error::{FilecoinError, Result};
 use super::finish::{Check, Finisher, Job, ProofKind};
 use super::ids::CircuitId;
+use super::porep_circuit::{PorepCircuit, PorepPartition};
 use super::shape::{guard, with_tree};
 use super::Filecoin;
 
@@ -121,7 +123,7 @@ pub(crate) fn porep_circuits<Tree: 'static + MerkleTreeTrait>(
     c1: &SealCommitPhase1Output,
     prover_id: &[u8; 32],
     sector_id: u64,
-) -> Result<(Vec<StackedCircuit<Tree, DefaultPieceHasher>>, usize)> {
+) -> Result<(Vec<PorepPartition<Tree>>, usize)> {
     let up = FilecoinError::upstream;
     let config = c1.registered_proof.as_v1_config();
     let vanilla: Vec<Vec<filecoin_proofs::VanillaSealProof<Tree>>> = c1
@@ -178,12 +180,18 @@ pub(crate) fn porep_circuits<Tree: 'static + MerkleTreeTrait>(
     }
     let inputs = Compound::<Tree>::generate_public_inputs(&pub_in, &pp.vanilla_params, Some(0))
         .map_err(|e| up("computing the public inputs", e))?;
+    // What `StackedCompound::circuit` builds, held so the challenges can be synthesized apart.
     let circuits = vanilla
         .iter()
         .enumerate()
         .map(|(k, v)| {
-            Compound::<Tree>::circuit(&pub_in, (), v, &pp.vanilla_params, Some(k))
-                .map_err(|e| up("building a partition circuit", e))
+            PorepCircuit::new(replica_id, comm_d, comm_r, v)
+                .map(PorepPartition::new)
+                .ok_or_else(|| FilecoinError::Mismatch {
+                    what: "vanilla proofs of a partition",
+                    left: format!("partition {k}'s comm_r_last and comm_c"),
+                    right: "the same in every challenge's proof".into(),
+                })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((circuits, inputs.len()))

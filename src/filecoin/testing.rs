@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use filecoin_proofs_api::seal::{self, SealCommitPhase1Output};
 use filecoin_proofs_api::{
@@ -17,6 +18,7 @@ use super::error::{FilecoinError, Result};
 use super::ids::{CircuitId, CircuitKind};
 use super::params::ParamCache;
 use super::setup::{generate_params, Generated};
+use crate::pipeline::PartitionCircuit;
 
 fn up<E: std::fmt::Display>(during: &'static str) -> impl Fn(E) -> FilecoinError {
     move |e| FilecoinError::upstream(during, e)
@@ -324,10 +326,44 @@ pub fn porep_shape(sector: &SealedSector) -> Result<Shape> {
         let (circuits, _) = super::porep::porep_circuits::<Tree>(&s.c1, &s.prover_id, s.sector_id)?;
         let mut shape = Shape::default();
         if let Some(c) = circuits.into_iter().next() {
-            c.synthesize(&mut shape)
+            c.circuit()
+                .clone()
+                .synthesize(&mut shape)
                 .map_err(|e| FilecoinError::upstream("counting the circuit", e))?;
         }
         Ok(shape)
     }
     super::shape::with_tree!(u64::from(sector.proof.sector_size()), count, sector)
+}
+
+/// Partition 0 of a sector's C2 twice, from [`porep_partition_pair`].
+pub struct PorepPair {
+    /// As the engine gets it: a [`super::PorepPartition`], its challenges' witness code in
+    /// parallel.
+    pub parallel: Arc<dyn PartitionCircuit>,
+    /// filecoin-proofs' bare circuit: a circuit like any other, synthesized in one sequence.
+    pub bare: Arc<dyn PartitionCircuit>,
+    /// Its challenges.
+    pub challenges: usize,
+}
+
+/// Partition 0 of the sector's C2, parallel and bare.
+pub fn porep_partition_pair(sector: &SealedSector) -> Result<PorepPair> {
+    fn pair<Tree: 'static + filecoin_proofs_api::MerkleTreeTrait>(
+        s: &SealedSector,
+    ) -> Result<PorepPair> {
+        let (circuits, _) = super::porep::porep_circuits::<Tree>(&s.c1, &s.prover_id, s.sector_id)?;
+        let partition = circuits.into_iter().next().ok_or(FilecoinError::Mismatch {
+            what: "partitions",
+            left: "none built".into(),
+            right: "at least one".into(),
+        })?;
+        let bare = partition.circuit().clone();
+        Ok(PorepPair {
+            challenges: bare.challenges(),
+            parallel: Arc::new(partition),
+            bare: Arc::new(bare),
+        })
+    }
+    super::shape::with_tree!(u64::from(sector.proof.sector_size()), pair, sector)
 }

@@ -1,0 +1,239 @@
+//! The PoRep partition as the engine holds it: the stacked-DRG circuit's commitments and its
+//! per-challenge vanilla proofs, with the challenges' witness code run in parallel.
+//!
+//! [`PorepCircuit`] is filecoin-proofs' circuit exactly: its `synthesize` is
+//! `StackedCircuit::synthesize` over the values `StackedCompound::circuit` would give it, so
+//! full synthesis and the recording are theirs. [`PorepPartition`] wraps it for the engine.
+//!
+//! Witness-only synthesis splits the circuit: a prelude (replica id, comm_d and comm_r as inputs,
+//! the replica id's bits, comm_r = H(comm_c, comm_r_last)) and one independent sub-circuit per
+//! challenge, which reads the prelude's numbers and bits only for their values (their variables
+//! appear only in linear combinations, which witness-only synthesis never builds). The circuit
+//! type of one challenge is private upstream, so each parallel task (one per challenge, on the
+//! global rayon pool) runs the public `StackedCircuit::synthesize` with that one challenge: the
+//! prelude again (a few hundred variables), then the challenge. Every challenge has the same
+//! shape, so the recording's aux count gives each task its region of one aux buffer, which it
+//! fills directly ([`RegionCs`]); challenge 0's task writes the prelude there too, the others
+//! keep their rerun of it apart and it is checked equal to the first. Regions in challenge order
+//! are the order sequential synthesis allocates in, and so are the inputs, appended task by
+//! task. The counts are checked against the recording as for any circuit; a recording that does
+//! not split so is run in one sequence (its counts then name any divergence).
+//!
+//! Peak memory is the witness plus one prelude per challenge: nothing is copied to join them.
+
+use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar as Fr;
+use ff::Field;
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::{DefaultPieceDomain, VanillaSealProof};
+use filecoin_proofs_api::{Hasher, MerkleTreeTrait};
+use rayon::prelude::*;
+use storage_proofs_porep::stacked::StackedCircuit;
+
+use crate::compiled::{self, CompiledError, Recording, RegionCs, Shape, WitnessCs};
+use crate::error::Result;
+use crate::key::ProvingKey;
+use crate::pipeline::PartitionCircuit;
+use crate::prover::{Abc, Witness};
+
+type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+
+/// One PoRep partition's circuit: filecoin-proofs' `StackedCircuit` with these values.
+pub struct PorepCircuit<Tree: 'static + MerkleTreeTrait> {
+    replica_id: Domain<Tree>,
+    comm_d: DefaultPieceDomain,
+    comm_r: Domain<Tree>,
+    comm_r_last: Domain<Tree>,
+    comm_c: Domain<Tree>,
+    /// One per challenge, in challenge order.
+    challenges: Vec<VanillaSealProof<Tree>>,
+}
+
+// By hand: a derive would ask `Tree: Clone`, which tree types are not.
+impl<Tree: 'static + MerkleTreeTrait> Clone for PorepCircuit<Tree> {
+    fn clone(&self) -> Self {
+        PorepCircuit {
+            challenges: self.challenges.clone(),
+            ..*self
+        }
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
+    /// The circuit of one partition, as `StackedCompound::circuit` builds it from the sector's
+    /// public inputs and the partition's vanilla proofs. `None` when there are no vanilla
+    /// proofs or they disagree on comm_r_last or comm_c.
+    pub fn new(
+        replica_id: Domain<Tree>,
+        comm_d: DefaultPieceDomain,
+        comm_r: Domain<Tree>,
+        vanilla: &[VanillaSealProof<Tree>],
+    ) -> Option<Self> {
+        let first = vanilla.first()?;
+        let (comm_r_last, comm_c) = (first.comm_r_last(), first.comm_c());
+        let agree =
+            |p: &VanillaSealProof<Tree>| p.comm_r_last() == comm_r_last && p.comm_c() == comm_c;
+        vanilla.iter().all(agree).then(|| PorepCircuit {
+            replica_id,
+            comm_d,
+            comm_r,
+            comm_r_last,
+            comm_c,
+            challenges: vanilla.to_vec(),
+        })
+    }
+
+    /// The challenges of this partition.
+    pub fn challenges(&self) -> usize {
+        self.challenges.len()
+    }
+
+    /// filecoin-proofs' circuit over `challenges` (all of them: the circuit itself; none: the
+    /// prelude alone; one: the prelude and that challenge).
+    fn run<CS: ConstraintSystem<Fr>>(
+        &self,
+        cs: &mut CS,
+        challenges: &[VanillaSealProof<Tree>],
+    ) -> std::result::Result<(), SynthesisError> {
+        StackedCircuit::<Tree, DefaultPieceHasher>::synthesize(
+            cs,
+            Some(self.replica_id),
+            Some(self.comm_d),
+            Some(self.comm_r),
+            Some(self.comm_r_last),
+            Some(self.comm_c),
+            challenges.iter().cloned().map(Into::into).collect(),
+        )
+    }
+
+    /// The witness with the challenges' witness code run in parallel on the global rayon pool
+    /// (see the module docs), checked against `shape`: the inputs and the aux.
+    pub fn parallel_witness(
+        &self,
+        shape: Shape,
+    ) -> std::result::Result<(Vec<Fr>, Vec<Fr>), CompiledError> {
+        let one = Shape {
+            inputs: 1,
+            aux: 0,
+            constraints: 0,
+        };
+        let mut prelude = WitnessCs::with_room(one);
+        self.run(&mut prelude, &[])?;
+        let skip = prelude.shape();
+        let n = self.challenges.len();
+        // Every challenge has the same shape, so each one's region of the aux is known; the
+        // buffer is faulted in by the pool, as the tasks would have done.
+        let per = match shape.aux.checked_sub(skip.aux) {
+            Some(rest) if n > 0 && rest > 0 && rest % n == 0 => rest / n,
+            _ => return self.sequential_witness(shape),
+        };
+        let mut aux = Vec::with_capacity(shape.aux);
+        aux.par_extend(rayon::iter::repeat_n(Fr::ZERO, shape.aux));
+        let (first, rest) = aux.split_at_mut(skip.aux + per);
+        let mut regions = vec![first];
+        regions.extend(rest.chunks_mut(per));
+        // Challenge 0's task runs the prelude into its region; the others keep theirs apart.
+        let parts = self
+            .challenges
+            .par_iter()
+            .zip(regions)
+            .enumerate()
+            .map(|(i, (challenge, region))| {
+                let mut cs = RegionCs::new(if i == 0 { one } else { skip }, region);
+                self.run(&mut cs, std::slice::from_ref(challenge))?;
+                Ok(cs)
+            })
+            .collect::<std::result::Result<Vec<_>, CompiledError>>()?;
+        let mut inputs = Vec::with_capacity(shape.inputs);
+        inputs.push(Fr::ONE);
+        let mut counted = one;
+        for (i, cs) in parts.iter().enumerate() {
+            let same_prelude = cs.prefix.inputs == prelude.inputs[..cs.prefix.inputs.len()]
+                && cs.prefix.aux == prelude.aux[..cs.prefix.aux.len()];
+            if i > 0 && !same_prelude {
+                return Err(CompiledError::Internal {
+                    reason: format!("challenge {i}'s task synthesized another PoRep prelude"),
+                });
+            }
+            inputs.extend_from_slice(&cs.inputs);
+            let got = cs.shape();
+            counted.inputs += got.inputs;
+            counted.aux += got.aux;
+            counted.constraints += got.constraints;
+        }
+        compiled::check_counts(shape, counted)?;
+        match parts.iter().all(RegionCs::filled) {
+            true => Ok((inputs, aux)),
+            // Challenges of unequal shapes, their total the recording's: not this circuit's
+            // regions, yet it may be the circuit recorded.
+            false => self.sequential_witness(shape),
+        }
+    }
+
+    /// The witness in one sequence, for a recording whose aux do not split into the prelude
+    /// and equal challenges: the counts' check names any divergence.
+    fn sequential_witness(
+        &self,
+        shape: Shape,
+    ) -> std::result::Result<(Vec<Fr>, Vec<Fr>), CompiledError> {
+        tracing::debug!(
+            ?shape,
+            "PoRep witness in one sequence: the recording does not split by challenge"
+        );
+        let cs = WitnessCs::synthesize(self.clone(), shape)?;
+        Ok((cs.inputs, cs.aux))
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> Circuit<Fr> for PorepCircuit<Tree> {
+    fn synthesize<CS: ConstraintSystem<Fr>>(
+        self,
+        cs: &mut CS,
+    ) -> std::result::Result<(), SynthesisError> {
+        self.run(cs, &self.challenges)
+    }
+}
+
+/// A PoRep partition for the engine: full synthesis and the recording run [`PorepCircuit`] as
+/// any circuit; witness-only synthesis runs its challenges in parallel.
+pub struct PorepPartition<Tree: 'static + MerkleTreeTrait> {
+    circuit: PorepCircuit<Tree>,
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
+    /// The partition of `circuit`.
+    pub fn new(circuit: PorepCircuit<Tree>) -> Self {
+        PorepPartition { circuit }
+    }
+
+    /// Its circuit, filecoin-proofs' own.
+    pub fn circuit(&self) -> &PorepCircuit<Tree> {
+        &self.circuit
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PartitionCircuit for PorepPartition<Tree> {
+    fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)> {
+        PartitionCircuit::synthesize(&self.circuit, pk)
+    }
+
+    fn record(&self) -> std::result::Result<(Recording, Abc, Witness), CompiledError> {
+        self.circuit.record()
+    }
+
+    fn synthesize_compiled(
+        &self,
+        recording: &Recording,
+    ) -> std::result::Result<(Abc, Witness), CompiledError> {
+        let (inputs, aux) = self.circuit.parallel_witness(recording.shape())?;
+        compiled::evaluate(recording, inputs, aux)
+    }
+
+    fn synthesize_witness(
+        &self,
+        recording: &Recording,
+    ) -> std::result::Result<Witness, CompiledError> {
+        let (inputs, aux) = self.circuit.parallel_witness(recording.shape())?;
+        Ok(recording.witness(inputs, aux))
+    }
+}
