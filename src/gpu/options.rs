@@ -8,16 +8,18 @@
 pub const DEFAULT_MSM_ACC_MINB: u32 = 3;
 /// Largest register cap `gpu.msm_acc_minb` takes (8 blocks of 128 threads: 64 registers each).
 pub const MAX_MSM_ACC_MINB: u32 = 8;
-/// Elements (log2) one `ntt_pass` block holds unless configured: 256 (8 KiB of shared memory;
-/// five passes at 2^27), 0.86–0.93x the time of 1024-element blocks at 2^24..2^27 on the H200
-/// (BENCHMARKS.md).
-pub const DEFAULT_NTT_BLOCK: u32 = 8;
+/// Elements (log2) one `ntt_pass` block holds unless configured: 512 (16 KiB of shared memory;
+/// four passes at 2^27). With the radix-4 kernel it took 1.00 / 0.948 / 0.919 of the time of
+/// the previous default (256-element blocks, radix 2) at 2^24 / 2^26 / 2^27 on the H200, the
+/// best of every block and radix at the production sizes (BENCHMARKS.md, call F).
+pub const DEFAULT_NTT_BLOCK: u32 = 9;
 /// The range `gpu.ntt_block` takes: a pass needs at least one stage beside its three columns,
 /// and the kernel holds at most 2^10 elements in shared memory.
 pub const NTT_BLOCKS: std::ops::RangeInclusive<u32> = 4..=10;
 /// Stages an `ntt_pass` thread runs from registers between two shared-memory round trips
-/// unless configured, as the radix of its butterflies: 2 (one stage, today's measured plan).
-pub const DEFAULT_NTT_RADIX: u32 = 2;
+/// unless configured, as the radix of its butterflies: 4 (two stages, the `ntt_pass_r4`
+/// kernel), with [`DEFAULT_NTT_BLOCK`].
+pub const DEFAULT_NTT_RADIX: u32 = 4;
 /// The radixes `gpu.ntt_radix` takes: 2, or 4 (two stages per round trip, four elements a
 /// thread).
 pub const NTT_RADIXES: [u32; 2] = [2, 4];
