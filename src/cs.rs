@@ -291,18 +291,7 @@ impl ConstraintSystem<Scalar> for ProvingAssignment {
         self.c.push(c);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    ignore_namespaces!();
 }
 
 /// Counts constraints and tracks the namespace stack, to name one constraint by its full path.

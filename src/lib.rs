@@ -5,6 +5,9 @@
 //! synthesis, the GPU and the G2 MSM under a memory budget is described in `actors.md`.
 #![warn(missing_docs)]
 
+#[macro_use]
+mod macros;
+
 /// The engine's actors.
 pub mod actors;
 /// Proving primitives behind a trait (CPU reference, CUDA).

@@ -72,18 +72,7 @@ impl ConstraintSystem<Scalar> for Assembly {
         self.constraints += 1;
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    ignore_namespaces!();
 }
 
 /// Fixed-base scalar multiplication with a table of `2^WINDOW` affine multiples per window.

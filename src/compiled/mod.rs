@@ -14,25 +14,6 @@
 //! recorded rows ([`CompiledError::Unsatisfied`]), is refused, so a compiled proof is never a
 //! wrong one: the caller falls back to full synthesis.
 
-/// The `ConstraintSystem` methods every system here writes alike: namespaces are ignored (their
-/// name closures never called) and the system is its own root.
-macro_rules! ignore_namespaces {
-    () => {
-        fn push_namespace<NR, N>(&mut self, _: N)
-        where
-            NR: Into<String>,
-            N: FnOnce() -> NR,
-        {
-        }
-
-        fn pop_namespace(&mut self) {}
-
-        fn get_root(&mut self) -> &mut Self::Root {
-            self
-        }
-    };
-}
-
 /// `enforce` for the witness-only systems: it counts in `self.$count` and drops the
 /// linear-combination closures uncalled (the recording already holds the rows).
 macro_rules! count_constraints {

@@ -147,10 +147,13 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
         let mut inputs = Vec::with_capacity(shape.inputs);
         inputs.push(Fr::ONE);
         let mut counted = one;
+        // Challenge 0's task wrote its prelude into its region; every other rerun must match.
+        let same_prelude = |cs: &RegionCs<'_>| {
+            cs.prefix.inputs == prelude.inputs[..cs.prefix.inputs.len()]
+                && cs.prefix.aux == prelude.aux[..cs.prefix.aux.len()]
+        };
         for (i, cs) in parts.iter().enumerate() {
-            let same_prelude = cs.prefix.inputs == prelude.inputs[..cs.prefix.inputs.len()]
-                && cs.prefix.aux == prelude.aux[..cs.prefix.aux.len()];
-            if i > 0 && !same_prelude {
+            if i > 0 && !same_prelude(cs) {
                 return Err(CompiledError::Internal {
                     reason: format!("challenge {i}'s task synthesized another PoRep prelude"),
                 });

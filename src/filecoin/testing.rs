@@ -310,11 +310,7 @@ impl bellperson::ConstraintSystem<blstrs::Scalar> for Shape {
     {
         self.constraints += 1;
     }
-    fn push_namespace<NR: Into<String>, N: FnOnce() -> NR>(&mut self, _: N) {}
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self {
-        self
-    }
+    ignore_namespaces!();
 }
 
 /// The shape of partition 0 of the sector's C2, counted on the real circuit.
