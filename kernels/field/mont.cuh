@@ -145,28 +145,99 @@ template <class P> DEVI void f_reduce_row(u32* t) {
     t[N] = 0;
 }
 
-// Montgomery product a*b*R^-1 mod m, CIOS, operand scanning, rows of f_mul_row
-// and f_reduce_row (the first row starts from the plain products).  With a, b <
-// mod and mod < 2^(32N-1) the accumulator stays below 2^(32(N+1)), so no chain
-// carries out of word N.
+// ---- the product in limb pairs ------------------------------------------------------------
+// a_j * b_i is 64 bits at word i + j. Over the even j these pairs tile whole words without
+// overlap, and so do the odd j one word higher; so a*b_i is two N-word numbers, each added with
+// one carry chain in which the low and high half of every product sit side by side. ptxas turns
+// each such side-by-side pair into a single IMAD.WIDE.U32(.X) (32x32+64 -> 64 with carry in and
+// out), where split chains (f_mul_row) cost an IMAD, an IMAD.HI and two IADD3.X per product.
+//
+// The running sum T (CIOS, divided by 2^32 after every row) is kept as T = x + 2^32*y: lane x at
+// word 0 and lane y one word up, N words each. Row i adds a_even*b_i to x and a_odd*b_i to y,
+// takes q = x[0]*INV (T's word 0 is x[0] alone), adds m_even*q to x and m_odd*q to y, and then
+// x[0] is 0. T/2^32 = y + x[1] + 2^32*x[2..]: the lanes swap. The next row's x is this y with
+// x[1] added at its word 0 (that add's carry belongs at word 1, the bottom of the next y, so it
+// enters the next y's chain), and the next y is this x moved down two words. In unrolled code the
+// move is a renaming, so the row is 2N wide multiply-adds, one add, two carry adds and q.
+// Bounds (m < 2^(32N-1)): T < 2m throughout; a lane's top pair holds a_{N-1}*b < 2^63, so the y
+// chains never carry out of word N-1, and x's carries go to y[N-1] (the same word of T).
+
+// lane (offset 0 or 1 word) += the pairs a[j]*bi for j = first, first + 2, ...: chain over the N
+// words of acc (reading src, which may be acc); with CIN the chain starts from the carry flag
+// already set; with COUT the carry out of acc[N-1] is left in the flag for the caller.
+template <class P, bool CIN, bool COUT>
+DEVI void f_pairs_mad(u32* acc, const u32* src, const mont_t<P>& a, int first, const u32 bi) {
+    constexpr int N = P::N;
+#pragma unroll
+    for (int t = 0; t < N / 2; t++) {
+        const u32 aj = a.v[first + 2 * t];
+        if (t == 0 && !CIN) acc[0] = ptx_mad_lo_cc(aj, bi, src[0]);
+        else acc[2 * t] = ptx_madc_lo_cc(aj, bi, src[2 * t]);
+        if (t == N / 2 - 1 && !COUT) acc[2 * t + 1] = ptx_madc_hi(aj, bi, src[2 * t + 1]);
+        else acc[2 * t + 1] = ptx_madc_hi_cc(aj, bi, src[2 * t + 1]);
+    }
+}
+
+// the same pairs of a constant (the modulus), as products with q
+template <class P, bool COUT>
+DEVI void f_pairs_mad_m(u32* acc, int first, const u32 q) {
+    constexpr int N = P::N;
+#pragma unroll
+    for (int t = 0; t < N / 2; t++) {
+        const u32 mj = P::m(first + 2 * t);
+        if (t == 0) acc[0] = ptx_mad_lo_cc(q, mj, acc[0]);
+        else acc[2 * t] = ptx_madc_lo_cc(q, mj, acc[2 * t]);
+        if (t == N / 2 - 1 && !COUT) acc[2 * t + 1] = ptx_madc_hi(q, mj, acc[2 * t + 1]);
+        else acc[2 * t + 1] = ptx_madc_hi_cc(q, mj, acc[2 * t + 1]);
+    }
+}
+
+// One row on the lanes (x at word 0, y one word up), b's limb bi. x and y are the previous
+// row's y and x (see above); first: the state is zero, so the products are written, not added.
+template <class P> DEVI void f_pairs_row(u32* x, u32* y, const mont_t<P>& a, const u32 bi, bool first) {
+    constexpr int N = P::N;
+    if (first) {
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            x[j] = a.v[j] * bi;
+            x[j + 1] = __umulhi(a.v[j], bi);
+            y[j] = a.v[j + 1] * bi;
+            y[j + 1] = __umulhi(a.v[j + 1], bi);
+        }
+    } else {
+        // next x = previous y + previous x's word 1; its carry starts the next y's chain
+        x[0] = ptx_add_cc(x[0], y[1]);
+        u32 src[N];  // previous x moved down two words (a renaming once unrolled)
+#pragma unroll
+        for (int j = 0; j < N - 2; j++) src[j] = y[j + 2];
+        src[N - 2] = 0;
+        src[N - 1] = 0;
+        f_pairs_mad<P, true, false>(y, src, a, 1, bi);
+        f_pairs_mad<P, false, true>(x, x, a, 0, bi);
+        y[N - 1] = ptx_addc(y[N - 1], 0);
+    }
+    const u32 q = x[0] * P::INV;
+    f_pairs_mad_m<P, true>(x, 0, q);
+    y[N - 1] = ptx_addc(y[N - 1], 0);
+    f_pairs_mad_m<P, false>(y, 1, q);
+}
+
+// Montgomery product a*b*R^-1 mod m (CIOS in limb pairs, above), fully reduced. N even.
 template <class P> DEVI mont_t<P> f_mul(const mont_t<P>& a, const mont_t<P>& b) {
     constexpr int N = P::N;
-    u32 t[N + 1];
+    static_assert(N % 2 == 0, "limb pairs");
+    u32 e[N], o[N];
 #pragma unroll
-    for (int i = 0; i < N; i++) {
-        const u32 bi = b.v[i];
-        if (i == 0) {
-#pragma unroll
-            for (int j = 0; j < N; j++) t[j] = a.v[j] * bi;
-            t[1] = ptx_mad_hi_cc(a.v[0], bi, t[1]);
-#pragma unroll
-            for (int j = 1; j < N - 1; j++) t[j + 1] = ptx_madc_hi_cc(a.v[j], bi, t[j + 1]);
-            t[N] = ptx_madc_hi(a.v[N - 1], bi, 0);
-        } else {
-            f_mul_row<P>(t, a, bi);
-        }
-        f_reduce_row<P>(t);
+    for (int i = 0; i < N; i += 2) {
+        f_pairs_row<P>(e, o, a, b.v[i], i == 0);
+        f_pairs_row<P>(o, e, a, b.v[i + 1], false);
     }
+    // the last row ran with x = o (its word 0 now zero) and y = e: T = e + o[1..]
+    u32 t[N];
+    t[0] = ptx_add_cc(e[0], o[1]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) t[j] = ptx_addc_cc(e[j], o[j + 1]);
+    t[N - 1] = ptx_addc(e[N - 1], 0);
     return f_reduce_once<P>(t);
 }
 

@@ -1,6 +1,6 @@
 // Host check of the kernels' field code (no GPU): kernels/field/{mont,fp,fr}.cuh compiled as
 // C++ with the PTX carry-chain wrappers of common.cuh emulated in plain C++ (one carry flag).
-// Compares f_mul_rolled with f_mul on random and edge operands for Fp and Fr, and prints a
+// Compares f_mul_rolled (the plain CIOS rows) with f_mul (the rows in limb pairs) on random and edge operands for Fp and Fr, and prints a
 // few f_mul products for scripts/field-host-check.sh to verify against Python integers.
 #include <cstdio>
 #include <cstdint>
@@ -26,6 +26,7 @@ static inline u32 ptx_subc_cc(u32 a, u32 b) { u64 d = (u64)a - b - CF; CF = (d >
 static inline u32 ptx_subc(u32 a, u32 b) { return a - b - CF; }
 static inline u32 lo(u32 a, u32 b) { return (u32)((u64)a * b); }
 static inline u32 hi(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
+static inline u32 __umulhi(u32 a, u32 b) { return hi(a, b); }
 static inline u32 ptx_mad_lo_cc(u32 a, u32 b, u32 c) { u64 s = (u64)lo(a, b) + c; CF = s >> 32; return (u32)s; }
 static inline u32 ptx_madc_lo_cc(u32 a, u32 b, u32 c) { u64 s = (u64)lo(a, b) + c + CF; CF = s >> 32; return (u32)s; }
 static inline u32 ptx_mad_hi_cc(u32 a, u32 b, u32 c) { u64 s = (u64)hi(a, b) + c; CF = s >> 32; return (u32)s; }
@@ -40,6 +41,21 @@ template <class P> static mont_t<P> random_elem(std::mt19937_64& r) {
     mont_t<P> x;
     for (int i = 0; i < P::N; i++) x.v[i] = (u32)r();
     x.v[P::N - 1] %= P::m(P::N - 1);  // below the modulus
+    if (r() % 4 == 0) {  // one in four just below the modulus (the products' largest carries)
+        const u64 d = r() >> (r() % 64);
+        u32 borrow = 0;
+        for (int i = 0; i < P::N; i++) {
+            const u64 sub = (i == 0 ? (d & 0xffffffffu) : i == 1 ? (d >> 32) : 0) + borrow;
+            const u64 mi = P::m(i);
+            x.v[i] = (u32)(mi - sub);
+            borrow = mi < sub ? 1 : 0;
+        }
+        if (f_is_zero<P>(x) || borrow) x = f_one<P>();
+        // d == 0 would give m itself, which is not a residue
+        bool is_m = true;
+        for (int i = 0; i < P::N; i++) is_m = is_m && x.v[i] == P::m(i);
+        if (is_m) x.v[0] -= 1;
+    }
     return x;
 }
 
