@@ -69,6 +69,7 @@ pub(super) struct RawGpu {
     pub(super) msm_prefetch: Option<String>,
     pub(super) msm_mul: Option<String>,
     pub(super) msm_window: Option<String>,
+    pub(super) msm_window_large: Option<String>,
     pub(super) msm_scatter: Option<String>,
     pub(super) partition: Option<String>,
     pub(super) ntt_block: Option<String>,
@@ -180,12 +181,13 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 9] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 10] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
         ("msm_mul", "gpu.msm_mul", &raw.msm_mul),
         ("msm_window", "gpu.msm_window", &raw.msm_window),
+        ("msm_window_large", "gpu.msm_window_large", &raw.msm_window_large),
         ("msm_scatter", "gpu.msm_scatter", &raw.msm_scatter),
         ("partition", "gpu.partition", &raw.partition),
         ("ntt_block", "gpu.ntt_block", &raw.ntt_block),

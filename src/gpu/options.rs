@@ -24,6 +24,13 @@ pub const DEFAULT_NTT_RADIX: u32 = 4;
 /// thread).
 pub const NTT_RADIXES: [u32; 2] = [2, 4];
 
+/// The MSM window above 2^22 points (or non-trivial scalars) unless configured
+/// (`gpu.msm_window_large`).
+pub const DEFAULT_MSM_WINDOW_LARGE: u32 = 20;
+/// The range `gpu.msm_window_large` takes: from the largest window of the sizes below it, up to
+/// where one window set of buckets (2^(c−1) of 192 bytes each, ⌈256/c⌉ sets) passes 18 GiB.
+pub const MSM_WINDOWS_LARGE: std::ops::RangeInclusive<u32> = 16..=23;
+
 /// A knob with a fixed set of spellings.
 pub trait Choice: Sized + Copy + 'static {
     /// Every value with its spelling, the default first.
@@ -98,6 +105,40 @@ impl MsmWindow {
     }
 }
 
+/// How an MSM's window is chosen: what from (`gpu.msm_window`) and how large it is above
+/// 2^22 (`gpu.msm_window_large`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowRule {
+    /// What the window is chosen from.
+    pub from: MsmWindow,
+    /// The window above 2^22 points (or counted scalars).
+    pub large: u32,
+}
+
+impl Default for WindowRule {
+    fn default() -> Self {
+        WindowRule {
+            from: MsmWindow::Auto,
+            large: DEFAULT_MSM_WINDOW_LARGE,
+        }
+    }
+}
+
+impl WindowRule {
+    /// The rule with the default large window.
+    pub fn from(from: MsmWindow) -> Self {
+        WindowRule {
+            from,
+            ..WindowRule::default()
+        }
+    }
+
+    /// Whether an MSM of n points counts its non-trivial scalars first.
+    pub fn counts(self, n: usize) -> bool {
+        self.from.counts(n)
+    }
+}
+
 impl Choice for MsmWindow {
     const ALL: &'static [(&'static str, Self)] = &[
         ("auto", MsmWindow::Auto),
@@ -136,6 +177,8 @@ pub struct GpuOptions {
     pub msm_mul: MsmMul,
     /// What the window is chosen from.
     pub msm_window: MsmWindow,
+    /// The window above 2^22 points ([`MSM_WINDOWS_LARGE`]).
+    pub msm_window_large: u32,
     /// Keys beside the sorted entries, or bucket boundaries from the starts.
     pub msm_scatter: MsmScatter,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
@@ -158,6 +201,7 @@ impl Default for GpuOptions {
             msm_prefetch: false,
             msm_mul: MsmMul::Call,
             msm_window: MsmWindow::Auto,
+            msm_window_large: DEFAULT_MSM_WINDOW_LARGE,
             msm_scatter: MsmScatter::Starts,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
@@ -167,12 +211,13 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 9] = [
+pub const KNOBS: [&str; 10] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
     "msm_mul",
     "msm_window",
+    "msm_window_large",
     "msm_scatter",
     "partition",
     "ntt_block",
@@ -206,6 +251,9 @@ impl GpuOptions {
             "msm_prefetch" => self.msm_prefetch = flag(v)?,
             "msm_mul" => self.msm_mul = parse_choice(v)?,
             "msm_window" => self.msm_window = parse_choice(v)?,
+            "msm_window_large" => {
+                self.msm_window_large = whole(v, 1)?.min(u32::MAX as usize) as u32
+            }
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
@@ -235,6 +283,17 @@ impl GpuOptions {
                 ),
             ));
         }
+        if !MSM_WINDOWS_LARGE.contains(&self.msm_window_large) {
+            return Some((
+                "gpu.msm_window_large",
+                format!(
+                    "expected {} to {} (bits of the MSM window above 2^22 points), got {}",
+                    MSM_WINDOWS_LARGE.start(),
+                    MSM_WINDOWS_LARGE.end(),
+                    self.msm_window_large
+                ),
+            ));
+        }
         if !NTT_BLOCKS.contains(&self.ntt_block) {
             return Some((
                 "gpu.ntt_block",
@@ -259,6 +318,14 @@ impl GpuOptions {
         None
     }
 
+    /// The window rule of `gpu.msm_window` and `gpu.msm_window_large`.
+    pub fn window_rule(&self) -> WindowRule {
+        WindowRule {
+            from: self.msm_window,
+            large: self.msm_window_large,
+        }
+    }
+
     /// The MSM knobs that differ from the defaults, as `key=value` joined by commas
     /// (`"default"` when none do): a variant's name in benchmark tables.
     pub fn msm_label(&self) -> String {
@@ -269,6 +336,9 @@ impl GpuOptions {
         }
         if self.msm_window != d.msm_window {
             parts.push(format!("msm_window={}", choice_name(self.msm_window)));
+        }
+        if self.msm_window_large != d.msm_window_large {
+            parts.push(format!("msm_window_large={}", self.msm_window_large));
         }
         if self.msm_scatter != d.msm_scatter {
             parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
@@ -368,6 +438,18 @@ mod tests {
         for bad in ["3", "8"] {
             n.set("ntt_radix", bad).expect("parses");
             assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_radix"), "{bad}");
+        }
+        let mut n = GpuOptions::default();
+        n.set("msm_window_large", "22").expect("msm_window_large");
+        assert_eq!((n.window_rule().large, n.problem()), (22, None));
+        assert_eq!(n.msm_label(), "msm_window_large=22");
+        for bad in ["15", "24"] {
+            n.set("msm_window_large", bad).expect("parses");
+            assert_eq!(
+                n.problem().map(|p| p.0),
+                Some("gpu.msm_window_large"),
+                "{bad}"
+            );
         }
         for k in KNOBS {
             assert!(GpuOptions::default().set(k, "").is_err(), "{k}");

@@ -2,7 +2,7 @@
 //! and the level plan of the bucket reduction. Pure and tested on the CPU.
 
 use super::host::{GpuGroup, XYZZ_LIMBS};
-use super::options::MsmWindow;
+use super::options::{WindowRule, DEFAULT_MSM_WINDOW_LARGE};
 
 /// NTT flags of `ntt_pass` (kernels/NOTES.md).
 pub mod flags {
@@ -57,12 +57,17 @@ pub fn ntt_plan_in(log_n: u32, block: u32) -> Vec<Pass> {
 /// Points below which the MSM stays on the CPU.
 pub const MIN_GPU_MSM: usize = 1 << 10;
 
-/// The MSM window for `n` scalars: grows with n up to 16 (2^18..2^22), 20 above 2^22
-/// (kernels/NOTES.md measurements).
+/// The MSM window for `n` scalars: grows with n up to 16 (2^18..2^22), the default large
+/// window (20) above 2^22 (kernels/NOTES.md measurements).
 pub fn msm_window(n: usize) -> u32 {
+    msm_window_in(n, DEFAULT_MSM_WINDOW_LARGE)
+}
+
+/// [`msm_window`] with `large` bits above 2^22 (`gpu.msm_window_large`).
+pub fn msm_window_in(n: usize, large: u32) -> u32 {
     let log = usize::BITS - n.max(1).leading_zeros() - 1;
     if n > 1 << 22 {
-        20
+        large
     } else {
         log.saturating_sub(2).clamp(8, 16)
     }
@@ -74,11 +79,12 @@ pub fn msm_window(n: usize) -> u32 {
 /// the points rule's window capped at 16: the per-window work (the sums of the ones, the
 /// bucket reduction) follows n, and a window of 14 for the ~10^5 non-trivial scalars of a
 /// PoRep-like 2^20 MSM measured 1.35x slower than 16 on the H200 (BENCHMARKS.md).
-pub fn window_for(rule: MsmWindow, n: usize, nontrivial: usize) -> u32 {
+pub fn window_for(rule: WindowRule, n: usize, nontrivial: usize) -> u32 {
+    let w = |k: usize| msm_window_in(k, rule.large);
     if rule.counts(n) {
-        msm_window(nontrivial.min(n).max(1)).max(msm_window(n).min(16))
+        w(nontrivial.min(n).max(1)).max(w(n).min(16))
     } else {
-        msm_window(n)
+        w(n)
     }
 }
 
@@ -86,7 +92,7 @@ pub fn window_for(rule: MsmWindow, n: usize, nontrivial: usize) -> u32 {
 /// count is known: with the count-chosen window, the most over every count up to n (within
 /// one window's range of counts the scratch grows with the count, so the top of each range
 /// and n itself are the candidates).
-pub fn msm_scratch_bound<G: GpuGroup>(n: usize, rule: MsmWindow) -> u64 {
+pub fn msm_scratch_bound<G: GpuGroup>(n: usize, rule: WindowRule) -> u64 {
     let n = n.max(1);
     let at = |k: usize| {
         MsmShape::for_group::<G>(n, window_for(rule, n, k))
@@ -264,6 +270,7 @@ pub fn reduce_plan(nwin: u32, half: u32, sms: u32) -> Vec<ReduceLevel> {
 mod tests {
     use super::*;
     use crate::gpu::host::{G1, G2, G2_XYZZ_LIMBS};
+    use crate::gpu::options::MsmWindow;
 
     #[test]
     fn plan_matches_notes() {
@@ -324,8 +331,11 @@ mod tests {
 
     #[test]
     fn count_chosen_windows_and_their_scratch_bound() {
-        let (p, nt) = (MsmWindow::Points, MsmWindow::Nontrivial);
-        let auto = MsmWindow::Auto;
+        let (p, nt) = (
+            WindowRule::from(MsmWindow::Points),
+            WindowRule::from(MsmWindow::Nontrivial),
+        );
+        let auto = WindowRule::from(MsmWindow::Auto);
         assert_eq!(
             window_for(auto, 1 << 24, 1_700_000),
             16,
@@ -346,6 +356,11 @@ mod tests {
         );
         // PoRep-like 2^24: ~10 % of the scalars make digits and want the window of 2^20.7.
         assert_eq!(window_for(p, 1 << 24, 1_700_000), 20);
+        let large = WindowRule { large: 22, ..nt };
+        assert_eq!(window_for(large, 1 << 26, 1 << 26), 22, "the large window");
+        assert_eq!(window_for(large, 1 << 24, 1_700_000), 16, "not below 2^22 counted");
+        assert_eq!(window_for(large, 1 << 20, 1 << 20), msm_window(1 << 20));
+        assert!(msm_scratch_bound::<G1>(1 << 24, large) > msm_scratch_bound::<G1>(1 << 24, nt));
         assert_eq!(window_for(nt, 1 << 24, 1_700_000), 16);
         assert_eq!(window_for(nt, 1 << 26, 1 << 26), 20);
         assert_eq!(

@@ -104,7 +104,7 @@ impl CudaBackend {
         let n = used.len();
         // The window from n is the largest any count of the chunk's scalars can choose, so the
         // chunk fits one launch sequence under either rule.
-        let chunk = MsmShape::max_points(plan::msm_window(n)).min(n);
+        let chunk = MsmShape::max_points(plan::window_for(self.dev.msm_window, n, n)).min(n);
         let scratch = plan::msm_scratch_bound::<G>(chunk, self.dev.msm_window) + 32 * n as u64;
         let limbs = G::AFFINE_LIMBS;
         let mut guard = self.state()?;

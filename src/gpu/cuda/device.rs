@@ -14,7 +14,7 @@ use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, GpuGroup};
 use crate::gpu::kernels;
 use crate::gpu::launch::{launch_checked, Launch};
-use crate::gpu::options::{GpuOptions, MsmScatter, MsmWindow};
+use crate::gpu::options::{GpuOptions, MsmScatter, WindowRule};
 
 /// Maps a driver error of `call` to [`GpuError::Driver`].
 pub(crate) fn drv(call: &'static str) -> impl Fn(DriverError) -> GpuError {
@@ -96,8 +96,8 @@ pub(crate) struct Device {
     pub k: Kernels,
     /// Multiprocessors (the reduction plan sizes its levels by them).
     pub sms: u32,
-    /// What the MSM window is chosen from (`gpu.msm_window`).
-    pub msm_window: MsmWindow,
+    /// How the MSM window is chosen (`gpu.msm_window`, `gpu.msm_window_large`).
+    pub msm_window: WindowRule,
     /// Whether the kernels were compiled for the keyless scatter (`gpu.msm_scatter`).
     pub keyless: bool,
     /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
@@ -197,7 +197,7 @@ impl Device {
             peak_used: std::sync::atomic::AtomicU64::new(0),
             k,
             sms: sms.max(1) as u32,
-            msm_window: opts.msm_window,
+            msm_window: opts.window_rule(),
             keyless: opts.msm_scatter == MsmScatter::Starts,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),

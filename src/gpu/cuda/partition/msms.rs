@@ -29,7 +29,7 @@ impl CudaBackend {
             .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?
             .points;
         // The window from k is the largest a count-chosen one can be.
-        if k > MsmShape::max_points(plan::msm_window(k)) {
+        if k > MsmShape::max_points(plan::window_for(self.dev.msm_window, k, k)) {
             return Err(GpuError::BadLaunch {
                 kernel: "msm",
                 reason: format!("{k} points exceed one launch sequence"),

@@ -7,7 +7,7 @@ use crate::backend::Query;
 use crate::error::{Error, Result};
 use crate::gpu::cuda::memory::BasesKey;
 use crate::gpu::host::{G1, G2};
-use crate::gpu::options::MsmWindow;
+use crate::gpu::options::WindowRule;
 use crate::gpu::plan;
 use crate::key::ProvingKey;
 use crate::prover::Witness;
@@ -66,7 +66,7 @@ impl Shape {
     /// Device bytes of the call beyond the resident bases: a, b, c (or, after H, h and the
     /// largest MSM's scratch under the window rule `window`), the witness, the filtered
     /// scalars and the bitmaps.
-    pub fn need_bytes(&self, with_b_g2: bool, window: MsmWindow) -> u64 {
+    pub fn need_bytes(&self, with_b_g2: bool, window: WindowRule) -> u64 {
         let fr = 32u64;
         let scratch = |k: usize, g2: bool| -> u64 {
             if g2 {
