@@ -4,12 +4,65 @@
 //! finalize, reduce windows level by level ([`crate::gpu::plan::reduce_plan`]), and sum the
 //! bases of the ones. Returns the `nwin + 1` XYZZ sums for the host to combine.
 
-use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, PushKernelArg};
 
 use super::device::{drv, Device, DeviceGroup};
 use crate::gpu::error::GpuResult;
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
 use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
+
+/// CUDA events between the MSM's steps when `BATON_MSM_PHASES` is set (the per-kernel
+/// breakdown of the GPU bench's rows): one line per MSM on stderr with each step's
+/// milliseconds. Timing only: an event that fails is left out, never an MSM error.
+struct PhaseClock<'a> {
+    stream: &'a CudaStream,
+    marks: Vec<(&'static str, CudaEvent)>,
+}
+
+impl<'a> PhaseClock<'a> {
+    fn start(stream: &'a CudaStream) -> Option<Self> {
+        std::env::var_os("BATON_MSM_PHASES")?;
+        let mut clock = PhaseClock {
+            stream,
+            marks: Vec::new(),
+        };
+        clock.mark("start");
+        Some(clock)
+    }
+
+    fn mark(&mut self, what: &'static str) {
+        if let Ok(ev) = self
+            .stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        {
+            self.marks.push((what, ev));
+        }
+    }
+
+    /// Prints the steps' times; call after the stream has synchronized.
+    fn report(self, n: usize, sh: &MsmShape) {
+        let mut line = format!(
+            "msm phases: n={n} c={} entries={} (ms)",
+            sh.c, sh.entries
+        );
+        let mut total = 0.0;
+        for pair in self.marks.windows(2) {
+            if let Ok(ms) = pair[0].1.elapsed_ms(&pair[1].1) {
+                total += ms;
+                line.push_str(&format!(" {} {ms:.2}", pair[1].0));
+            }
+        }
+        eprintln!("{line} total {total:.2}");
+    }
+}
+
+/// Marks a step of an MSM on its clock, if it has one.
+fn phase(clock: &mut Option<PhaseClock<'_>>, what: &'static str) {
+    if let Some(c) = clock.as_mut() {
+        c.mark(what);
+    }
+}
 
 impl Device {
     /// Inclusive prefix sum of the first `m` entries of `data`, recursively over block sums.
@@ -61,7 +114,7 @@ impl Device {
             let k = self.count_nontrivial(scalars, n)?.min(n);
             MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, k)).with_nontrivial(k)
         } else {
-            MsmShape::for_group::<G>(n, plan::msm_window(n))
+            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, n))
         })
     }
 
@@ -74,7 +127,9 @@ impl Device {
         scalars: &CudaView<'_, u64>,
         n: usize,
     ) -> GpuResult<(Vec<u64>, u32)> {
+        let mut clock = PhaseClock::start(&self.stream);
         let sh = self.shape::<G>(scalars, n)?;
+        phase(&mut clock, "window");
         let gk = G::kernels(&self.k);
         let (n32, c, nwin, nbk, seg) = (n as u32, sh.c, sh.nwin, sh.nbk, MSM_SEGMENT as u32);
         let xl = G::XYZZ_LIMBS;
@@ -100,7 +155,9 @@ impl Device {
         self.launch(&self.k.msm_count, l, |b| {
             b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
         })?;
+        phase(&mut clock, "count");
         self.scan(&mut counts, nbk as usize + 1)?;
+        phase(&mut clock, "scan");
         let null = 0u64;
         let kv = Some(((!self.keyless).then_some(keys.len()), vals.len()));
         let l = launch::msm_digits("msm_scatter", n, &sh, scalars.len(), counts.len(), kv);
@@ -113,6 +170,7 @@ impl Device {
             }
             b.arg(&mut vals);
         })?;
+        phase(&mut clock, "scatter");
         let acc_keys = if self.keyless {
             let l = launch::msm_seg_keys(&sh, counts.len(), keys.len());
             self.launch(&self.k.msm_seg_keys, l, |b| {
@@ -122,6 +180,7 @@ impl Device {
         } else {
             AccKeys::Entries(keys.len())
         };
+        phase(&mut clock, "seg_keys");
         let segs = [pfirst.len(), plast.len()];
         let l = launch::msm_accumulate(
             n,
@@ -143,6 +202,7 @@ impl Device {
                 .arg(&seg);
             b.arg(&mut buckets).arg(&mut pfirst).arg(&mut plast);
         })?;
+        phase(&mut clock, "accumulate");
         // Every scratch buffer of the sequence is alive here: the call's peak.
         self.note_usage();
         let l = launch::msm_finalize(&sh, counts.len(), buckets.len(), segs);
@@ -150,10 +210,12 @@ impl Device {
             b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut buckets);
             b.arg(&pfirst).arg(&plast);
         })?;
+        phase(&mut clock, "finalize");
         drop((keys, vals, pfirst, plast));
 
         let mut out = self.alloc_zeros::<u64>((nwin as usize + 1) * xl, "MSM window sums")?;
         self.reduce::<G>(&sh, &buckets, &mut out)?;
+        phase(&mut clock, "reduce");
         drop(buckets);
 
         let nb1 = sh.nb1;
@@ -176,11 +238,15 @@ impl Device {
                 b.arg(&partials).arg(&nb1).arg(&mut tail);
             })?;
         }
+        phase(&mut clock, "ones");
         let host = self
             .stream
             .clone_dtoh(&out)
             .map_err(drv("download window sums"))?;
         self.stream.synchronize().map_err(drv("synchronize"))?;
+        if let Some(clock) = clock {
+            clock.report(n, &sh);
+        }
         Ok((host, c))
     }
 
