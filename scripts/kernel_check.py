@@ -300,9 +300,7 @@ def gpu_main(args):
         return out
 
     t0 = time.time()
-    # the big table, then the split tables W^i (i < 2^14) and W^(2^14 i) (kernels/ntt/ntt.cuh)
-    tw = cp.concatenate([powers(1 << (log_tw - 1), W), powers(1 << 14, W),
-                         powers(1 << max(log_tw - 14, 0), pow(W, 1 << 14, ref.R))])
+    tw = powers(1 << (log_tw - 1), W)
     sync_check()
     print(f"twiddle table 2^{log_tw - 1} built in {time.time() - t0:.2f}s")
     # check a few twiddles

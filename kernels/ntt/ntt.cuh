@@ -18,12 +18,6 @@
 //   tw[e] = W^e for e in [0, 2^(log_tw-1)), W a primitive 2^log_tw-th root
 //   of unity (Montgomery Fr, 32 bytes each), W = ROOT_OF_UNITY^(2^(32-log_tw)).
 //   W^e for e >= 2^(log_tw-1) is -tw[e - 2^(log_tw-1)]; W^-e = W^(2^log_tw - e).
-//   After it (the same buffer) two split tables: lo[i] = W^i for i < 2^NTT_TW_SPLIT, then
-//   hi[i] = W^(2^NTT_TW_SPLIT * i) for i < 2^(log_tw - NTT_TW_SPLIT) (at least one entry), so
-//   W^e = lo[e & mask] * hi[e >> NTT_TW_SPLIT]: one product and two loads from tables that
-//   stay in L2, for the twiddles between passes, whose exponents span the whole table (above
-//   2^NTT_TW_FAR_FROM entries each such load would otherwise touch its own line of a table
-//   far larger than L2).
 //
 // Scale table (optional, fused into the first pass' loads or the last pass'
 // stores): 32768 Fr entries, tab[i] = c*q^i for i < 16384 and
@@ -41,8 +35,6 @@
 #define NTT_SCALE_BITREV 16u
 #define NTT_SCALE_SPLIT 14
 #define NTT_MAX_BLOCK_LOG 10
-#define NTT_TW_SPLIT 14
-#define NTT_TW_FAR_FROM 21
 
 typedef FrParams FR;
 
@@ -52,19 +44,6 @@ DEVI fr_t ntt_twiddle(const fr_t* tw, u32 log_tw, u32 e, bool inverse) {
     if (inverse) e = (N - e) & (N - 1);
     if (e < half) return f_ldg<FR>(tw + e);
     return f_neg<FR>(f_ldg<FR>(tw + (e - half)));
-}
-
-// W^e (W^-e when inverse) for the twiddles between passes: from the split tables once the
-// table is large (log_tw >= NTT_TW_FAR_FROM, uniform per launch), from tw otherwise.
-DEVI fr_t ntt_twiddle_far(const fr_t* tw, u32 log_tw, u32 e, bool inverse) {
-    if (log_tw < NTT_TW_FAR_FROM) return ntt_twiddle(tw, log_tw, e, inverse);
-    const u32 N = 1u << log_tw;
-    if (inverse) e = (N - e) & (N - 1);
-    const fr_t* lo = tw + (N >> 1);
-    const fr_t* hi = lo + (1u << NTT_TW_SPLIT);
-    const fr_t x = f_ldg<FR>(lo + (e & ((1u << NTT_TW_SPLIT) - 1)));
-    const u32 h = e >> NTT_TW_SPLIT;
-    return h == 0 ? x : f_mul<FR>(x, f_ldg<FR>(hi + h));
 }
 
 DEVI fr_t ntt_scale_factor(const fr_t* tab, u32 x) {
@@ -192,7 +171,7 @@ DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
         }
         if (dit && L != 0 && J != 0) {
             u32 ex = (L * bitrev_bits(J, t)) << (log_tw - s);
-            x = f_mul<FR>(x, ntt_twiddle_far(tw, log_tw, ex, inverse));
+            x = f_mul<FR>(x, ntt_twiddle(tw, log_tw, ex, inverse));
         }
         ntt_sm_put(ntt_sm, E, e, x);
     }
@@ -239,7 +218,7 @@ DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
         fr_t x = ntt_sm_get(ntt_sm, E, e);
         if (!dit && L != 0 && J != 0) {
             u32 ex = (L * bitrev_bits(J, t)) << (log_tw - s);
-            x = f_mul<FR>(x, ntt_twiddle_far(tw, log_tw, ex, inverse));
+            x = f_mul<FR>(x, ntt_twiddle(tw, log_tw, ex, inverse));
         }
         if (flags & NTT_SCALE_STORE) {
             u32 xi = (flags & NTT_SCALE_BITREV) ? bitrev_bits(g, log_n) : g;

@@ -235,9 +235,7 @@ impl State {
     ) -> GpuResult<&Twiddles> {
         if self.twiddles.as_ref().is_none_or(|t| t.log_tw < log_n) {
             self.twiddles = None;
-            let (big, lo, hi) = crate::gpu::launch::twiddle_entries(log_n);
-            let bytes = 32 * (big + lo + hi) as u64;
-            self.make_room(dev, cap, bytes + extra, &[], "twiddles")?;
+            self.make_room(dev, cap, (16u64 << log_n) + extra, &[], "twiddles")?;
             self.twiddles = Some(dev.twiddles(log_n)?);
         }
         self.twiddles

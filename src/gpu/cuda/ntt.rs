@@ -16,8 +16,7 @@ use crate::gpu::plan::{flags, ntt_plan_in};
 /// Entries of one half of a scale table.
 const SCALE_HALF: usize = launch::SCALE_TABLE / 2;
 
-/// Twiddles `W^e`, e < 2^(log_tw − 1), and the two split tables after them
-/// ([`launch::twiddle_entries`]), serving every NTT up to 2^log_tw.
+/// Twiddles `W^e`, e < 2^(log_tw − 1), serving every NTT up to 2^log_tw.
 pub(crate) struct Twiddles {
     pub log_tw: u32,
     pub table: CudaSlice<u64>,
@@ -68,22 +67,13 @@ impl Device {
         })
     }
 
-    /// The twiddle tables for every NTT up to 2^log_tw: W^e for the passes' stages, and the
-    /// split tables W^i, W^(2^TW_SPLIT·i) for the twiddles between passes (their exponents
-    /// span the whole table; two small tables stay in L2).
+    /// The twiddle table for every NTT up to 2^log_tw.
     pub(crate) fn twiddles(&self, log_tw: u32) -> GpuResult<Twiddles> {
-        let (big, lo, hi) = launch::twiddle_entries(log_tw);
-        // Written whole by the three `fr_powers` launches below.
-        let mut table = self.alloc_scratch::<u64>((big + lo + hi) * FR_LIMBS, "twiddles")?;
+        let count = 1usize << (log_tw.max(1) - 1);
+        // Written whole by `fr_powers` below.
+        let mut table = self.alloc_scratch::<u64>(count * FR_LIMBS, "twiddles")?;
         let w = host::root_of_unity(log_tw);
-        {
-            let (mut t_big, mut rest) = table.split_at_mut(big * FR_LIMBS);
-            self.powers_into(&mut t_big, big, w, None)?;
-            let (mut t_lo, mut t_hi) = rest.split_at_mut(lo * FR_LIMBS);
-            self.powers_into(&mut t_lo, lo, w, None)?;
-            let w_hi = w.pow_vartime([1u64 << launch::TW_SPLIT]);
-            self.powers_into(&mut t_hi, hi, w_hi, None)?;
-        }
+        self.powers_into(&mut table.slice_mut(..), count, w, None)?;
         Ok(Twiddles { log_tw, table })
     }
 

@@ -17,19 +17,6 @@ pub const REDUCE_BLOCK: u32 = 64;
 pub const SUM_BLOCK: u32 = 128;
 /// Entries of an NTT scale table (two halves of 16384).
 pub const SCALE_TABLE: usize = 32768;
-/// Bits of the low half of a twiddle exponent in the split tables (`NTT_TW_SPLIT`).
-pub const TW_SPLIT: u32 = 14;
-
-/// Fr entries of the twiddle buffer for 2^log_tw (kernels/ntt/ntt.cuh): W^e for
-/// e < 2^(log_tw−1), then W^i for i < 2^TW_SPLIT, then W^(2^TW_SPLIT·i) for
-/// i < 2^(log_tw − TW_SPLIT) (at least one).
-pub fn twiddle_entries(log_tw: u32) -> (usize, usize, usize) {
-    (
-        1usize << (log_tw.max(1) - 1),
-        1usize << TW_SPLIT,
-        1usize << log_tw.saturating_sub(TW_SPLIT),
-    )
-}
 /// Largest NTT pass block (`NTT_MAX_BLOCK_LOG`): 2^10 elements in shared memory.
 pub const NTT_MAX_BLOCK_LOG: u32 = 10;
 

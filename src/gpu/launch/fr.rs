@@ -2,8 +2,7 @@
 //! density filter of a witness.
 
 use super::check::{
-    blocks, twiddle_entries, Check, Launch, ELEMENTWISE_BLOCK, NTT_MAX_BLOCK_LOG, SCALE_TABLE,
-    SCAN_BLOCK, SCAN_SPAN,
+    blocks, Check, Launch, ELEMENTWISE_BLOCK, NTT_MAX_BLOCK_LOG, SCALE_TABLE, SCAN_BLOCK, SCAN_SPAN,
 };
 use crate::gpu::error::GpuResult;
 use crate::gpu::host::FR_LIMBS;
@@ -35,10 +34,7 @@ pub fn ntt_pass(
             format!("2^{log_n} transform with twiddles of 2^{log_tw}")
         })
         .buf("data", data, n * FR_LIMBS)
-        .buf("tw", tw, {
-            let (big, lo, hi) = twiddle_entries(log_tw);
-            (big + lo + hi) * FR_LIMBS
-        })
+        .buf("tw", tw, (1usize << (log_tw.max(1) - 1)) * FR_LIMBS)
         .opt("scale_tab", scale, SCALE_TABLE * FR_LIMBS)
         .done()
 }

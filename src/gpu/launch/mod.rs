@@ -10,7 +10,7 @@ mod sparse;
 
 pub use check::{
     launch_checked, Launch, ACCUMULATE_BLOCK, ELEMENTWISE_BLOCK, NTT_MAX_BLOCK_LOG, REDUCE_BLOCK,
-    twiddle_entries, SCALE_TABLE, SCAN_BLOCK, SCAN_SPAN, SUM_BLOCK, TW_SPLIT,
+    SCALE_TABLE, SCAN_BLOCK, SCAN_SPAN, SUM_BLOCK,
 };
 pub use fr::{density_gather, density_popc, elementwise, ntt_pass, scan};
 pub use msm::{
