@@ -29,7 +29,8 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 
 // The curve-specific kernels, once per group: G1 (suffix-less names, the
 // hot path) and G2 (`_g2`, the optional B query in G2).
-// INL: inline the mixed addition of msm_ones (G1 only; see msm.cuh).
+// INL: inline the products of msm_ones' mixed addition (G1, as ACC_INL: with the out-of-line
+// product of `gpu.msm_mul = "call"` its loop is a fifth of the inlined one's code).
 // msm_accumulate: 128 threads per block; MSM_ACC_MINB caps registers so that
 // that many blocks fit on one SM (tuning knob, see NOTES.md).  G2 points are
 // twice the size: one block per SM is the only bound asked for there.
@@ -61,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
         ec_sum_dev<F>(in, count, out);                                                                          \
     }
 
-BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, (MSM_ACC_MUL != 1), true)
+BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, (MSM_ACC_MUL != 1), (MSM_ACC_MUL != 1))
 BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, true, false)
 
 #endif // BATON_MSM_CU
