@@ -187,7 +187,11 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
         ("msm_mul", "gpu.msm_mul", &raw.msm_mul),
         ("msm_window", "gpu.msm_window", &raw.msm_window),
-        ("msm_window_large", "gpu.msm_window_large", &raw.msm_window_large),
+        (
+            "msm_window_large",
+            "gpu.msm_window_large",
+            &raw.msm_window_large,
+        ),
         ("msm_scatter", "gpu.msm_scatter", &raw.msm_scatter),
         ("partition", "gpu.partition", &raw.partition),
         ("ntt_block", "gpu.ntt_block", &raw.ntt_block),

@@ -358,7 +358,11 @@ mod tests {
         assert_eq!(window_for(p, 1 << 24, 1_700_000), 20);
         let large = WindowRule { large: 22, ..nt };
         assert_eq!(window_for(large, 1 << 26, 1 << 26), 22, "the large window");
-        assert_eq!(window_for(large, 1 << 24, 1_700_000), 16, "not below 2^22 counted");
+        assert_eq!(
+            window_for(large, 1 << 24, 1_700_000),
+            16,
+            "not below 2^22 counted"
+        );
         assert_eq!(window_for(large, 1 << 20, 1 << 20), msm_window(1 << 20));
         assert!(msm_scratch_bound::<G1>(1 << 24, large) > msm_scratch_bound::<G1>(1 << 24, nt));
         assert_eq!(window_for(nt, 1 << 24, 1_700_000), 16);

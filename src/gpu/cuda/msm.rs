@@ -42,10 +42,7 @@ impl<'a> PhaseClock<'a> {
 
     /// Prints the steps' times; call after the stream has synchronized.
     fn report(self, n: usize, sh: &MsmShape) {
-        let mut line = format!(
-            "msm phases: n={n} c={} entries={} (ms)",
-            sh.c, sh.entries
-        );
+        let mut line = format!("msm phases: n={n} c={} entries={} (ms)", sh.c, sh.entries);
         let mut total = 0.0;
         for pair in self.marks.windows(2) {
             if let Ok(ms) = pair[0].1.elapsed_ms(&pair[1].1) {
