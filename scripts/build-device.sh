@@ -42,7 +42,7 @@ if [ "${BUILD_FILECOIN:-0}" = 1 ]; then
     fc=$(cargo bench --features cuda,filecoin,test-util --bench filecoin --no-run --message-format=json)
     cp "$(pick filecoin <<<"$fc")" "$out/bench_filecoin"
 fi
-cp scripts/device-check.sh scripts/device-final.sh "$out/"
+cp scripts/device-check.sh scripts/device-final.sh scripts/device-watch.sh "$out/"
 if command -v strip >/dev/null; then
     strip "$out"/* 2>/dev/null || true
 fi
