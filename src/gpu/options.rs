@@ -31,6 +31,11 @@ pub const DEFAULT_MSM_WINDOW_LARGE: u32 = 20;
 /// where one window set of buckets (2^(c−1) of 192 bytes each, ⌈256/c⌉ sets) passes 18 GiB.
 pub const MSM_WINDOWS_LARGE: std::ops::RangeInclusive<u32> = 16..=23;
 
+/// The most pieces `gpu.msm_pieces` cuts an MSM into.
+pub const MAX_MSM_PIECES: u32 = 8;
+/// Scalars below which an MSM stays whole whatever `gpu.msm_pieces` says (2^20 each piece).
+pub const MSM_PIECE_MIN: usize = 1 << 20;
+
 /// A knob with a fixed set of spellings.
 pub trait Choice: Sized + Copy + 'static {
     /// Every value with its spelling, the default first.
@@ -181,6 +186,10 @@ pub struct GpuOptions {
     pub msm_window_large: u32,
     /// Keys beside the sorted entries, or bucket boundaries from the starts.
     pub msm_scatter: MsmScatter,
+    /// Pieces an MSM of scalars from the host is cut into (1 to [`MAX_MSM_PIECES`]): the host
+    /// copies the next piece's scalars into the pinned staging while the device runs the
+    /// current piece's kernels; each piece at least [`MSM_PIECE_MIN`] scalars.
+    pub msm_pieces: u32,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
@@ -203,6 +212,7 @@ impl Default for GpuOptions {
             msm_window: MsmWindow::Auto,
             msm_window_large: DEFAULT_MSM_WINDOW_LARGE,
             msm_scatter: MsmScatter::Starts,
+            msm_pieces: 1,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
@@ -211,7 +221,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 10] = [
+pub const KNOBS: [&str; 11] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -219,6 +229,7 @@ pub const KNOBS: [&str; 10] = [
     "msm_window",
     "msm_window_large",
     "msm_scatter",
+    "msm_pieces",
     "partition",
     "ntt_block",
     "ntt_radix",
@@ -255,6 +266,7 @@ impl GpuOptions {
                 self.msm_window_large = whole(v, 1)?.min(u32::MAX as usize) as u32
             }
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
+            "msm_pieces" => self.msm_pieces = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "partition" => {
@@ -280,6 +292,15 @@ impl GpuOptions {
                 format!(
                     "expected 1 to {MAX_MSM_ACC_MINB} blocks per multiprocessor, got {}",
                     self.msm_acc_minb
+                ),
+            ));
+        }
+        if !(1..=MAX_MSM_PIECES).contains(&self.msm_pieces) {
+            return Some((
+                "gpu.msm_pieces",
+                format!(
+                    "expected 1 to {MAX_MSM_PIECES} pieces per MSM, got {}",
+                    self.msm_pieces
                 ),
             ));
         }
@@ -340,6 +361,9 @@ impl GpuOptions {
         if self.msm_window_large != d.msm_window_large {
             parts.push(format!("msm_window_large={}", self.msm_window_large));
         }
+        if self.msm_pieces != d.msm_pieces {
+            parts.push(format!("msm_pieces={}", self.msm_pieces));
+        }
         if self.msm_scatter != d.msm_scatter {
             parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
         }
@@ -360,8 +384,9 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 6] = [
+pub const MSM_VARIANTS: [&str; 7] = [
     "default",
+    "msm_pieces=4",
     "msm_mul=inline,msm_scatter=keys,msm_acc_minb=4",
     "msm_window=points",
     "msm_window=nontrivial",
@@ -440,6 +465,14 @@ mod tests {
             assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_radix"), "{bad}");
         }
         let mut n = GpuOptions::default();
+        let mut p = GpuOptions::default();
+        p.set("msm_pieces", "4").expect("msm_pieces");
+        assert_eq!(
+            (p.msm_pieces, p.problem(), p.msm_label()),
+            (4, None, "msm_pieces=4".into())
+        );
+        p.set("msm_pieces", "9").expect("parses");
+        assert_eq!(p.problem().map(|p| p.0), Some("gpu.msm_pieces"));
         n.set("msm_window_large", "22").expect("msm_window_large");
         assert_eq!((n.window_rule().large, n.problem()), (22, None));
         assert_eq!(n.msm_label(), "msm_window_large=22");

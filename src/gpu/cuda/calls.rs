@@ -2,11 +2,13 @@
 //! over resident (or loose) bases, each on the CPU when the device memory does not fit it.
 
 use blstrs::Scalar;
+use cudarc::driver::CudaSlice;
 use group::Group;
 
 use super::backend::CudaBackend;
 use super::device::{self, DeviceGroup, Lane};
-use super::memory::{BasesKey, State};
+use super::memory::{staging_of, BasesKey, State};
+use super::staging::Staging;
 use crate::backend::{Bases, Query};
 use crate::cs::Density;
 use crate::domain::Domain;
@@ -123,6 +125,16 @@ impl CudaBackend {
             (None, Some(d))
         };
         let src = host::scalars_as_u64(used);
+        let pieces = plan::msm_pieces(n, self.dev.msm_pieces, chunk);
+        if pieces > 1 {
+            let points = match (&key, &loose) {
+                (Some(k), _) => st.bases.get(k).map(|r| &r.points),
+                (None, l) => l.as_ref(),
+            }
+            .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?;
+            let staging = staging_of(&mut st.staging, &self.dev);
+            return self.msm_pieces::<G>(points, staging, src, n, pieces);
+        }
         let (scalars, _) = st.upload_new(&self.dev, Lane::Compute, src, "upload scalars")?;
         let points = match (&key, &loose) {
             (Some(k), _) => st.bases.get(k).map(|r| &r.points),
@@ -138,6 +150,48 @@ impl CudaBackend {
             let (out, c) = self.dev.msm::<G>(&b, &s, len)?;
             acc += host::combine_windows::<G>(&out, c);
             start += len;
+        }
+        Ok(acc)
+    }
+}
+
+impl CudaBackend {
+    /// An MSM of n host scalars cut into `pieces` (each within one launch sequence): piece k's
+    /// scalars are copied into the staging and uploaded on the copy lane while the device runs
+    /// piece k − 1's kernels (queued without a download; cudarc orders each piece's kernels
+    /// after its upload), and every piece's window sums are downloaded at the end.
+    fn msm_pieces<G: DeviceGroup>(
+        &self,
+        points: &CudaSlice<u64>,
+        mut staging: Option<&mut Staging>,
+        src: &[u64],
+        n: usize,
+        pieces: usize,
+    ) -> GpuResult<G::Proj> {
+        let limbs = G::AFFINE_LIMBS;
+        let mut sums = Vec::with_capacity(pieces);
+        for (lo, hi) in plan::piece_bounds(n, pieces) {
+            let piece = &src[lo * FR_LIMBS..hi * FR_LIMBS];
+            // Written whole by the upload below.
+            let mut d =
+                self.dev
+                    .alloc_scratch_on::<u64>(Lane::Copy, piece.len(), "upload scalars")?;
+            self.dev.upload_staged(
+                self.dev.lane(Lane::Copy),
+                staging.as_deref_mut(),
+                piece,
+                &mut d.slice_mut(..),
+                "upload scalars",
+            )?;
+            let b = points.slice(lo * limbs..hi * limbs);
+            let (out, c) = self.dev.msm_launch::<G>(&b, &d.slice(..), hi - lo)?;
+            // Each piece's scalars stay allocated until every download is done: no free can
+            // race the kernels that read them.
+            sums.push((out, c, d));
+        }
+        let mut acc = G::Proj::identity();
+        for (out, c, _) in &sums {
+            acc += host::combine_windows::<G>(&self.dev.download_sums(out)?, *c);
         }
         Ok(acc)
     }

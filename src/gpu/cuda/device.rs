@@ -98,6 +98,8 @@ pub(crate) struct Device {
     pub sms: u32,
     /// How the MSM window is chosen (`gpu.msm_window`, `gpu.msm_window_large`).
     pub msm_window: WindowRule,
+    /// Pieces an MSM of host scalars is cut into (`gpu.msm_pieces`).
+    pub msm_pieces: u32,
     /// Whether the kernels were compiled for the keyless scatter (`gpu.msm_scatter`).
     pub keyless: bool,
     /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
@@ -198,6 +200,7 @@ impl Device {
             k,
             sms: sms.max(1) as u32,
             msm_window: opts.window_rule(),
+            msm_pieces: opts.msm_pieces,
             keyless: opts.msm_scatter == MsmScatter::Starts,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),

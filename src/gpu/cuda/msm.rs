@@ -124,6 +124,30 @@ impl Device {
         scalars: &CudaView<'_, u64>,
         n: usize,
     ) -> GpuResult<(Vec<u64>, u32)> {
+        let (out, c) = self.msm_launch::<G>(bases, scalars, n)?;
+        Ok((self.download_sums(&out)?, c))
+    }
+
+    /// Window sums left on the device by [`Device::msm_launch`], downloaded (waits for them).
+    pub(crate) fn download_sums(&self, out: &CudaSlice<u64>) -> GpuResult<Vec<u64>> {
+        let host = self
+            .stream
+            .clone_dtoh(out)
+            .map_err(drv("download window sums"))?;
+        self.stream.synchronize().map_err(drv("synchronize"))?;
+        Ok(host)
+    }
+
+    /// [`Device::msm`] without the download: the window sums stay on the device, the kernels
+    /// queued on the compute stream (a window counted on the device waits for the count, so
+    /// for the kernels queued before it). The caller downloads them with
+    /// [`Device::download_sums`]; meanwhile the host is free for the next upload.
+    pub(crate) fn msm_launch<G: DeviceGroup>(
+        &self,
+        bases: &CudaView<'_, u64>,
+        scalars: &CudaView<'_, u64>,
+        n: usize,
+    ) -> GpuResult<(CudaSlice<u64>, u32)> {
         let mut clock = PhaseClock::start(&self.stream);
         let sh = self.shape::<G>(scalars, n)?;
         phase(&mut clock, "window");
@@ -236,15 +260,12 @@ impl Device {
             })?;
         }
         phase(&mut clock, "ones");
-        let host = self
-            .stream
-            .clone_dtoh(&out)
-            .map_err(drv("download window sums"))?;
-        self.stream.synchronize().map_err(drv("synchronize"))?;
         if let Some(clock) = clock {
+            // Timing only: the report needs the events done.
+            self.stream.synchronize().map_err(drv("synchronize"))?;
             clock.report(n, &sh);
         }
-        Ok((host, c))
+        Ok((out, c))
     }
 
     /// The window sums Σ_d d·B_d of `buckets` into the first `nwin` points of `out`, level by
