@@ -286,45 +286,37 @@ impl GpuOptions {
         if self.host_threads == Some(0) {
             return Some(("gpu.host_threads", "must be \"auto\" or at least 1".into()));
         }
-        if !(1..=MAX_MSM_ACC_MINB).contains(&self.msm_acc_minb) {
-            return Some((
+        let ranged = [
+            (
                 "gpu.msm_acc_minb",
-                format!(
-                    "expected 1 to {MAX_MSM_ACC_MINB} blocks per multiprocessor, got {}",
-                    self.msm_acc_minb
-                ),
-            ));
-        }
-        if !(1..=MAX_MSM_PIECES).contains(&self.msm_pieces) {
-            return Some((
+                1..=MAX_MSM_ACC_MINB,
+                "blocks per multiprocessor",
+                self.msm_acc_minb,
+            ),
+            (
                 "gpu.msm_pieces",
-                format!(
-                    "expected 1 to {MAX_MSM_PIECES} pieces per MSM, got {}",
-                    self.msm_pieces
-                ),
-            ));
-        }
-        if !MSM_WINDOWS_LARGE.contains(&self.msm_window_large) {
-            return Some((
+                1..=MAX_MSM_PIECES,
+                "pieces per MSM",
+                self.msm_pieces,
+            ),
+            (
                 "gpu.msm_window_large",
-                format!(
-                    "expected {} to {} (bits of the MSM window above 2^22 points), got {}",
-                    MSM_WINDOWS_LARGE.start(),
-                    MSM_WINDOWS_LARGE.end(),
-                    self.msm_window_large
-                ),
-            ));
-        }
-        if !NTT_BLOCKS.contains(&self.ntt_block) {
-            return Some((
+                MSM_WINDOWS_LARGE,
+                "bits of the MSM window above 2^22 points",
+                self.msm_window_large,
+            ),
+            (
                 "gpu.ntt_block",
-                format!(
-                    "expected {} to {} (log2 of the elements per NTT block), got {}",
-                    NTT_BLOCKS.start(),
-                    NTT_BLOCKS.end(),
-                    self.ntt_block
-                ),
-            ));
+                NTT_BLOCKS,
+                "log2 of the elements per NTT block",
+                self.ntt_block,
+            ),
+        ];
+        for (key, range, what, v) in ranged {
+            if !range.contains(&v) {
+                let (lo, hi) = (range.start(), range.end());
+                return Some((key, format!("expected {lo} to {hi} ({what}), got {v}")));
+            }
         }
         if !NTT_RADIXES.contains(&self.ntt_radix) {
             return Some((
