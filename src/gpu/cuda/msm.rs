@@ -95,11 +95,7 @@ impl Device {
         self.launch(&self.k.msm_nontrivial, l, |b| {
             b.arg(scalars).arg(&n32).arg(&mut count);
         })?;
-        let host = self
-            .stream
-            .clone_dtoh(&count)
-            .map_err(drv("download scalar count"))?;
-        self.stream.synchronize().map_err(drv("synchronize"))?;
+        let host = self.download_now(&count, "download scalar count")?;
         Ok(host.first().copied().unwrap_or(0) as usize)
     }
 
@@ -130,10 +126,16 @@ impl Device {
 
     /// Window sums left on the device by [`Device::msm_launch`], downloaded (waits for them).
     pub(crate) fn download_sums(&self, out: &CudaSlice<u64>) -> GpuResult<Vec<u64>> {
-        let host = self
-            .stream
-            .clone_dtoh(out)
-            .map_err(drv("download window sums"))?;
+        self.download_now(out, "download window sums")
+    }
+
+    /// `buf` copied to the host after everything queued on the compute stream (waits for it).
+    fn download_now<T: cudarc::driver::DeviceRepr + Default + Clone>(
+        &self,
+        buf: &CudaSlice<T>,
+        what: &'static str,
+    ) -> GpuResult<Vec<T>> {
+        let host = self.stream.clone_dtoh(buf).map_err(drv(what))?;
         self.stream.synchronize().map_err(drv("synchronize"))?;
         Ok(host)
     }
