@@ -29,6 +29,8 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 
 // The curve-specific kernels, once per group: G1 (suffix-less names, the
 // hot path) and G2 (`_g2`, the optional B query in G2).
+// COMPACT: msm_ones compacts the ones per warp first (MSM_ONES_COMPACT, G1 only: G2's block
+// reduction fills the static shared memory already).
 // INL: inline the products of msm_ones' mixed addition (G1, as ACC_INL: with the out-of-line
 // product of `gpu.msm_mul = "call"` its loop is a fifth of the inlined one's code).
 // msm_accumulate: 128 threads per block; MSM_ACC_MINB caps registers so that
@@ -39,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 4
 #endif
-#define BATON_MSM_CURVE_KERNELS(SUFFIX, F, ACC_MINB, ACC_INL, INL)                                                     \
+#define BATON_MSM_CURVE_KERNELS(SUFFIX, F, ACC_MINB, ACC_INL, INL, COMPACT)                                                     \
     extern "C" __global__ void __launch_bounds__(128, ACC_MINB)                                                 \
         msm_accumulate##SUFFIX(const ec_affine<F>* bases, const u32* keys, const u32* vals, const u32* starts,    \
                                u32 nbk, u32 S, ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {     \
@@ -55,14 +57,17 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(MSM_SUM_THREADS)                                               \
         msm_ones##SUFFIX(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec_xyzz<F>* partials) {          \
-        msm_ones_dev<F, INL>(bases, scalars, n, partials);                                                           \
+        if constexpr (COMPACT)                                                                                   \
+            msm_ones_compact_dev<F, INL>(bases, scalars, n, partials);                                           \
+        else                                                                                                     \
+            msm_ones_dev<F, INL>(bases, scalars, n, partials);                                                   \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(MSM_SUM_THREADS)                                               \
         ec_sum##SUFFIX(const ec_xyzz<F>* in, u32 count, ec_xyzz<F>* out) {                                      \
         ec_sum_dev<F>(in, count, out);                                                                          \
     }
 
-BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, (MSM_ACC_MUL != 1), (MSM_ACC_MUL != 1))
-BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, true, false)
+BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, (MSM_ACC_MUL != 1), (MSM_ACC_MUL != 1), MSM_ONES_COMPACT)
+BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, true, false, 0)
 
 #endif // BATON_MSM_CU

@@ -325,6 +325,43 @@ DEVI void msm_ones_dev(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec
     ec_block_reduce_store(acc, partials + blockIdx.x);
 }
 
+// MSM_ONES_COMPACT = 1 (`gpu.msm_ones = "compact"`, G1): the same sum with the ones compacted
+// per warp first. In the loop above every lane whose scalar is one adds while the others
+// wait, so with the ~45 % ones of a witness a warp's additions run at under half its lanes.
+// Here each warp reads 32 consecutive scalars per step, queues the indices of the ones in
+// shared memory (ballot, prefix popcount), and adds only when 32 are queued: one base per
+// lane, every lane busy. The fewer than 32 left at the end are added once.
+#ifndef MSM_ONES_COMPACT
+#define MSM_ONES_COMPACT 0
+#endif
+template <class F, bool INL>
+DEVI void msm_ones_compact_dev(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec_xyzz<F>* partials) {
+    __shared__ u32 queue[MSM_SUM_THREADS / 32][64];  // < 32 waiting + 32 new
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u32* q = queue[warp];
+    u32 waiting = 0;  // the same in every lane of the warp
+    ec_xyzz<F> acc = ec_inf<F>();
+    const u32 stride = gridDim.x * blockDim.x;
+    // The loop bound is the warp's (its first index), so every lane runs every ballot.
+    for (u32 first = blockIdx.x * blockDim.x + warp * 32; first < n; first += stride) {
+        const u32 i = first + lane;
+        const bool one = i < n && f_is_one<FrParams>(f_ldg<FrParams>(scalars + i));
+        const u32 mask = __ballot_sync(0xffffffffu, one);
+        if (one) q[waiting + __popc(mask & ((1u << lane) - 1u))] = i;
+        waiting += __popc(mask);
+        __syncwarp();
+        if (waiting >= 32) {
+            waiting -= 32;
+            const u32 j = q[waiting + lane];
+            __syncwarp();  // read before the next step writes over it
+            ec_add_affine<F, INL>(acc, ec_affine_load(bases + j));
+        }
+    }
+    __syncwarp();
+    if (lane < waiting) ec_add_affine<F, INL>(acc, ec_affine_load(bases + q[lane]));
+    ec_block_reduce_store(acc, partials + blockIdx.x);
+}
+
 // out[0] = sum of in[0..count) (launch one block of MSM_SUM_THREADS)
 template <class F> DEVI void ec_sum_dev(const ec_xyzz<F>* in, u32 count, ec_xyzz<F>* out) {
     ec_xyzz<F> acc = ec_inf<F>();

@@ -45,7 +45,7 @@ const TESTS: [(&str, &str); 2] = [
     ("test.cu", include_str!("../../kernels/test.cu")),
 ];
 
-use super::options::{GpuOptions, MsmMul, MsmScatter};
+use super::options::{GpuOptions, MsmMul, MsmOnes, MsmScatter};
 
 /// The concatenated translation unit of `set`.
 pub fn source(set: KernelSet) -> String {
@@ -68,7 +68,8 @@ pub fn source(set: KernelSet) -> String {
 /// `opts` as defines (kernels/NOTES.md): `gpu.msm_acc_minb` the register cap of
 /// `msm_accumulate`, `gpu.msm_prefetch` the next base loaded one addition ahead,
 /// `gpu.msm_mul` the accumulation's products (`MSM_ACC_MUL` 0 inline, 1 call, 2 rolled),
-/// `gpu.msm_scatter = "starts"` the keyless scatter (`MSM_KEYLESS`).
+/// `gpu.msm_scatter = "starts"` the keyless scatter (`MSM_KEYLESS`), `gpu.msm_ones =
+/// "compact"` the ones compacted per warp (`MSM_ONES_COMPACT`).
 pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
     let mul = match opts.msm_mul {
         MsmMul::Inline => 0,
@@ -85,6 +86,10 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
         format!(
             "-DMSM_KEYLESS={}",
             u32::from(opts.msm_scatter == MsmScatter::Starts)
+        ),
+        format!(
+            "-DMSM_ONES_COMPACT={}",
+            u32::from(opts.msm_ones == MsmOnes::Compact)
         ),
     ]
 }
@@ -217,6 +222,7 @@ mod tests {
             msm_mul: MsmMul::Rolled,
             msm_scatter: MsmScatter::Starts,
             msm_window: crate::gpu::options::MsmWindow::Nontrivial,
+            msm_ones: MsmOnes::Compact,
             ..GpuOptions::default()
         };
         let o = nvrtc_options("compute_90", &opts);
@@ -225,12 +231,14 @@ mod tests {
             "-DMSM_PREFETCH=1",
             "-DMSM_ACC_MUL=2",
             "-DMSM_KEYLESS=1",
+            "-DMSM_ONES_COMPACT=1",
         ] {
             assert!(o.contains(&d.to_string()), "{d}: {o:?}");
         }
         let d = nvrtc_options("compute_90", &GpuOptions::default());
         assert!(d.contains(&"-DMSM_ACC_MUL=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DMSM_KEYLESS=1".to_string()), "{d:?}");
+        assert!(d.contains(&"-DMSM_ONES_COMPACT=0".to_string()), "{d:?}");
         assert_ne!(
             cache_key("x", &o),
             cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))

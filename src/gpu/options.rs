@@ -168,6 +168,20 @@ impl Choice for MsmScatter {
         &[("keys", MsmScatter::Keys), ("starts", MsmScatter::Starts)];
 }
 
+/// How `msm_ones` walks the scalars equal to one (`gpu.msm_ones`; define `MSM_ONES_COMPACT`, G1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmOnes {
+    /// Each lane adds the bases of its own ones (the lanes without one wait).
+    Each,
+    /// Each warp queues its ones in shared memory and adds 32 at a time, every lane busy.
+    Compact,
+}
+
+impl Choice for MsmOnes {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("each", MsmOnes::Each), ("compact", MsmOnes::Compact)];
+}
+
 /// The CUDA backend's knobs. The defaults are the measured best (BENCHMARKS.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuOptions {
@@ -186,6 +200,8 @@ pub struct GpuOptions {
     pub msm_window_large: u32,
     /// Keys beside the sorted entries, or bucket boundaries from the starts.
     pub msm_scatter: MsmScatter,
+    /// How the sum of the bases whose scalar is one runs (G1).
+    pub msm_ones: MsmOnes,
     /// Pieces an MSM of scalars from the host is cut into (1 to [`MAX_MSM_PIECES`]): the host
     /// copies the next piece's scalars into the pinned staging while the device runs the
     /// current piece's kernels; each piece at least [`MSM_PIECE_MIN`] scalars.
@@ -213,6 +229,7 @@ impl Default for GpuOptions {
             msm_window_large: DEFAULT_MSM_WINDOW_LARGE,
             msm_scatter: MsmScatter::Starts,
             msm_pieces: 1,
+            msm_ones: MsmOnes::Each,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
@@ -221,7 +238,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 11] = [
+pub const KNOBS: [&str; 12] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -230,6 +247,7 @@ pub const KNOBS: [&str; 11] = [
     "msm_window_large",
     "msm_scatter",
     "msm_pieces",
+    "msm_ones",
     "partition",
     "ntt_block",
     "ntt_radix",
@@ -267,6 +285,7 @@ impl GpuOptions {
             }
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
             "msm_pieces" => self.msm_pieces = whole(v, 1)?.min(u32::MAX as usize) as u32,
+            "msm_ones" => self.msm_ones = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "partition" => {
@@ -353,6 +372,9 @@ impl GpuOptions {
         if self.msm_window_large != d.msm_window_large {
             parts.push(format!("msm_window_large={}", self.msm_window_large));
         }
+        if self.msm_ones != d.msm_ones {
+            parts.push(format!("msm_ones={}", choice_name(self.msm_ones)));
+        }
         if self.msm_pieces != d.msm_pieces {
             parts.push(format!("msm_pieces={}", self.msm_pieces));
         }
@@ -376,8 +398,10 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 7] = [
+pub const MSM_VARIANTS: [&str; 9] = [
     "default",
+    "msm_ones=compact",
+    "msm_pieces=2",
     "msm_pieces=4",
     "msm_mul=inline,msm_scatter=keys,msm_acc_minb=4",
     "msm_window=points",
