@@ -65,6 +65,21 @@ DEVI void ntt_sm_put(u32* sm, u32 E, u32 e, const fr_t& x) {
     for (int k = 0; k < 8; k++) sm[k * E + e] = x.v[k];
 }
 
+// The quad of thread index q over J with low bit b (h = 2^b, cmask = 2^c - 1): J0 has bits b and b+1 clear, the elements
+// are e[i] = ((J0 + i*2^b) << c) | l, their values a[i] loaded from shared memory. Returns j0
+// (J0's bits below b, the twiddle index of both stages).
+DEVI u32 ntt_quad_load(const u32* sm, u32 E, u32 c, u32 cmask, u32 b, u32 h, u32 q, u32 e[4], fr_t a[4]) {
+    const u32 l = q & cmask, qq = q >> c;
+    const u32 j0 = qq & (h - 1);
+    const u32 J0 = ((qq >> b) << (b + 2)) | j0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        e[i] = ((J0 + i * h) << c) | l;
+        a[i] = ntt_sm_get(sm, E, e[i]);
+    }
+    return j0;
+}
+
 // Two stages at once, four elements a thread held in registers between them (the
 // `ntt_pass_r4` kernel, QUAD): half the shared-memory round trips and barriers of two radix-2 stages, and two
 // independent products per stage for the scheduler to overlap.  Same arithmetic, same result.
@@ -76,16 +91,9 @@ DEVI void ntt_dif_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 m,
     const u32 cmask = (1u << c) - 1;
     const u32 h = 1u << (m - 1);
     for (u32 q = threadIdx.x; q < (E >> 2); q += blockDim.x) {
-        const u32 l = q & cmask, qq = q >> c;
-        const u32 j0 = qq & (h - 1);
-        const u32 J0 = ((qq >> (m - 1)) << (m + 1)) | j0;
         u32 e[4];
         fr_t a[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            e[i] = ((J0 + i * h) << c) | l;
-            a[i] = ntt_sm_get(sm, E, e[i]);
-        }
+        const u32 j0 = ntt_quad_load(sm, E, c, cmask, m - 1, h, q, e, a);
         fr_t d0 = f_sub<FR>(a[0], a[2]);
         fr_t d1 = f_sub<FR>(a[1], a[3]);
         a[0] = f_add<FR>(a[0], a[2]);
@@ -113,16 +121,9 @@ DEVI void ntt_dit_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 p,
     const u32 cmask = (1u << c) - 1;
     const u32 h = 1u << p;
     for (u32 q = threadIdx.x; q < (E >> 2); q += blockDim.x) {
-        const u32 l = q & cmask, qq = q >> c;
-        const u32 j0 = qq & (h - 1);
-        const u32 J0 = ((qq >> p) << (p + 2)) | j0;
         u32 e[4];
         fr_t a[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            e[i] = ((J0 + i * h) << c) | l;
-            a[i] = ntt_sm_get(sm, E, e[i]);
-        }
+        const u32 j0 = ntt_quad_load(sm, E, c, cmask, p, h, q, e, a);
         if (j0 != 0) {
             const fr_t w = ntt_twiddle(tw, log_tw, j0 << (log_tw - p - 1), inverse);
             a[1] = f_mul<FR>(a[1], w);
