@@ -36,151 +36,13 @@ pub const MAX_MSM_PIECES: u32 = 8;
 /// Scalars below which an MSM stays whole whatever `gpu.msm_pieces` says (2^20 each piece).
 pub const MSM_PIECE_MIN: usize = 1 << 20;
 
-/// A knob with a fixed set of spellings.
-pub trait Choice: Sized + Copy + 'static {
-    /// Every value with its spelling, the default first.
-    const ALL: &'static [(&'static str, Self)];
-}
+mod choices;
+mod variants;
 
-/// The value spelled `text`, or why not (the spellings it takes).
-pub fn parse_choice<T: Choice>(text: &str) -> Result<T, String> {
-    let t = text.trim();
-    T::ALL
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(t))
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = T::ALL.iter().map(|(n, _)| *n).collect();
-            format!("expected one of {}, got {text:?}", names.join(", "))
-        })
-}
-
-/// The spelling of `v`.
-pub fn choice_name<T: Choice + PartialEq>(v: T) -> &'static str {
-    T::ALL.iter().find(|(_, x)| *x == v).map_or("?", |(n, _)| n)
-}
-
-/// How the bucket accumulation's mixed addition computes its Fp products (`gpu.msm_mul`,
-/// G1 only; define `MSM_ACC_INLINE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MsmMul {
-    /// Every product inlined: the fastest arithmetic, a loop body larger than the
-    /// instruction cache (kernels/NOTES.md).
-    Inline,
-    /// One out-of-line product called ten times: a small loop body, a call per product.
-    Call,
-    /// Every product inlined with its row loop rolled (`f_mul_rolled`: a twelfth of the code,
-    /// the same multiply-adds plus register moves); also in the sums of the ones.
-    Rolled,
-}
-
-impl Choice for MsmMul {
-    const ALL: &'static [(&'static str, Self)] = &[
-        ("inline", MsmMul::Inline),
-        ("call", MsmMul::Call),
-        ("rolled", MsmMul::Rolled),
-    ];
-}
-
-/// What the MSM window is chosen from (`gpu.msm_window`, host side).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MsmWindow {
-    /// `Nontrivial` above [`MsmWindow::AUTO_COUNT_ABOVE`] points, `Points` up to it: the count
-    /// pays from 2^24 on (0.70x PoRep-like, 1.00x dense on the H200) and costs its
-    /// synchronize below (1.02–1.03x dense at 2^20/2^22).
-    Auto,
-    /// The number of points (one window per size).
-    Points,
-    /// The number of scalars that are neither 0 nor 1, counted on the device first (the others
-    /// make no bucket entries; PoRep-like witnesses have ~10 % of them).
-    Nontrivial,
-}
-
-impl MsmWindow {
-    /// Points above which `Auto` counts the non-trivial scalars.
-    pub const AUTO_COUNT_ABOVE: usize = 1 << 22;
-
-    /// Whether an MSM of n points counts its non-trivial scalars first under this rule.
-    pub fn counts(self, n: usize) -> bool {
-        match self {
-            MsmWindow::Auto => n > Self::AUTO_COUNT_ABOVE,
-            MsmWindow::Points => false,
-            MsmWindow::Nontrivial => true,
-        }
-    }
-}
-
-/// How an MSM's window is chosen: what from (`gpu.msm_window`) and how large it is above
-/// 2^22 (`gpu.msm_window_large`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WindowRule {
-    /// What the window is chosen from.
-    pub from: MsmWindow,
-    /// The window above 2^22 points (or counted scalars).
-    pub large: u32,
-}
-
-impl Default for WindowRule {
-    fn default() -> Self {
-        WindowRule {
-            from: MsmWindow::Auto,
-            large: DEFAULT_MSM_WINDOW_LARGE,
-        }
-    }
-}
-
-impl WindowRule {
-    /// The rule with the default large window.
-    pub fn from(from: MsmWindow) -> Self {
-        WindowRule {
-            from,
-            ..WindowRule::default()
-        }
-    }
-
-    /// Whether an MSM of n points counts its non-trivial scalars first.
-    pub fn counts(self, n: usize) -> bool {
-        self.from.counts(n)
-    }
-}
-
-impl Choice for MsmWindow {
-    const ALL: &'static [(&'static str, Self)] = &[
-        ("auto", MsmWindow::Auto),
-        ("points", MsmWindow::Points),
-        ("nontrivial", MsmWindow::Nontrivial),
-    ];
-}
-
-/// How the bucket accumulation learns which bucket each sorted entry belongs to
-/// (`gpu.msm_scatter`; define `MSM_KEYLESS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MsmScatter {
-    /// The scatter writes a key beside every entry.
-    Keys,
-    /// No keys: each segment's first bucket comes from the bucket starts (`msm_seg_keys`), the
-    /// rest by walking them; half the scatter's scattered writes.
-    Starts,
-}
-
-impl Choice for MsmScatter {
-    const ALL: &'static [(&'static str, Self)] =
-        &[("keys", MsmScatter::Keys), ("starts", MsmScatter::Starts)];
-}
-
-/// How `msm_ones` walks the scalars equal to one (`gpu.msm_ones`; define `MSM_ONES_COMPACT`, G1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MsmOnes {
-    /// Each lane adds the bases of its own ones (the lanes without one wait).
-    Each,
-    /// Each warp queues its ones in shared memory and adds 32 at a time, every lane busy.
-    Compact,
-}
-
-impl Choice for MsmOnes {
-    const ALL: &'static [(&'static str, Self)] =
-        &[("each", MsmOnes::Each), ("compact", MsmOnes::Compact)];
-}
+pub use choices::{
+    choice_name, parse_choice, Choice, MsmMul, MsmOnes, MsmScatter, MsmWindow, WindowRule,
+};
+pub use variants::{variant, variants, MSM_VARIANTS};
 
 /// The CUDA backend's knobs. The defaults are the measured best (BENCHMARKS.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -357,89 +219,6 @@ impl GpuOptions {
             large: self.msm_window_large,
         }
     }
-
-    /// The MSM knobs that differ from the defaults, as `key=value` joined by commas
-    /// (`"default"` when none do): a variant's name in benchmark tables.
-    pub fn msm_label(&self) -> String {
-        let d = GpuOptions::default();
-        let mut parts = Vec::new();
-        if self.msm_mul != d.msm_mul {
-            parts.push(format!("msm_mul={}", choice_name(self.msm_mul)));
-        }
-        if self.msm_window != d.msm_window {
-            parts.push(format!("msm_window={}", choice_name(self.msm_window)));
-        }
-        if self.msm_window_large != d.msm_window_large {
-            parts.push(format!("msm_window_large={}", self.msm_window_large));
-        }
-        if self.msm_ones != d.msm_ones {
-            parts.push(format!("msm_ones={}", choice_name(self.msm_ones)));
-        }
-        if self.msm_pieces != d.msm_pieces {
-            parts.push(format!("msm_pieces={}", self.msm_pieces));
-        }
-        if self.msm_scatter != d.msm_scatter {
-            parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
-        }
-        if self.msm_acc_minb != d.msm_acc_minb {
-            parts.push(format!("msm_acc_minb={}", self.msm_acc_minb));
-        }
-        if self.msm_prefetch != d.msm_prefetch {
-            parts.push(format!("msm_prefetch={}", self.msm_prefetch));
-        }
-        if parts.is_empty() {
-            "default".into()
-        } else {
-            parts.join(",")
-        }
-    }
-}
-
-/// The MSM variants the GPU bench and the variant conformance test compare side by side, the
-/// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
-/// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 9] = [
-    "default",
-    "msm_ones=compact",
-    "msm_pieces=2",
-    "msm_pieces=4",
-    "msm_mul=inline,msm_scatter=keys,msm_acc_minb=4",
-    "msm_window=points",
-    "msm_window=nontrivial",
-    "msm_mul=rolled,msm_acc_minb=4",
-    "msm_scatter=keys",
-];
-
-/// `base` with the knobs of `spec` (`"default"`, or `key=value` pairs separated by commas,
-/// keys as in [`KNOBS`]), checked as the config checks them.
-pub fn variant(base: &GpuOptions, spec: &str) -> Result<GpuOptions, String> {
-    let mut o = base.clone();
-    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        if part == "default" {
-            continue;
-        }
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| format!("variant {spec:?}: {part:?} is no key=value"))?;
-        o.set(k.trim(), v)
-            .map_err(|e| format!("variant {spec:?}: {}: {e}", k.trim()))?;
-    }
-    match o.problem() {
-        Some((key, why)) => Err(format!("variant {spec:?}: {key}: {why}")),
-        None => Ok(o),
-    }
-}
-
-/// The variants of `list` (`;`-separated specs; [`MSM_VARIANTS`] when `None`) over `base`.
-pub fn variants(base: &GpuOptions, list: Option<&str>) -> Result<Vec<GpuOptions>, String> {
-    match list {
-        Some(l) => l
-            .split(';')
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| variant(base, s))
-            .collect(),
-        None => MSM_VARIANTS.iter().map(|s| variant(base, s)).collect(),
-    }
 }
 
 #[cfg(test)]
@@ -480,7 +259,6 @@ mod tests {
             n.set("ntt_radix", bad).expect("parses");
             assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_radix"), "{bad}");
         }
-        let mut n = GpuOptions::default();
         let mut p = GpuOptions::default();
         p.set("msm_pieces", "4").expect("msm_pieces");
         assert_eq!(
@@ -489,6 +267,7 @@ mod tests {
         );
         p.set("msm_pieces", "9").expect("parses");
         assert_eq!(p.problem().map(|p| p.0), Some("gpu.msm_pieces"));
+        let mut n = GpuOptions::default();
         n.set("msm_window_large", "22").expect("msm_window_large");
         assert_eq!((n.window_rule().large, n.problem()), (22, None));
         assert_eq!(n.msm_label(), "msm_window_large=22");
@@ -503,36 +282,5 @@ mod tests {
         for k in KNOBS {
             assert!(GpuOptions::default().set(k, "").is_err(), "{k}");
         }
-    }
-
-    #[test]
-    fn variants_are_named_by_their_spec() {
-        let base = GpuOptions::default();
-        let all = variants(&base, None).expect("the built-in list parses");
-        assert_eq!(all.len(), MSM_VARIANTS.len());
-        assert_eq!(all[0], base, "the default comes first");
-        for (o, spec) in all.iter().zip(MSM_VARIANTS) {
-            assert_eq!(o.msm_label(), spec, "a label is its spec");
-        }
-        let two = variants(&base, Some("default; msm_mul=rolled ;")).expect("list");
-        assert_eq!(two.len(), 2);
-        assert_eq!(two[1].msm_mul, MsmMul::Rolled);
-        assert_eq!(
-            (base.msm_mul, base.msm_scatter, base.msm_acc_minb),
-            (MsmMul::Call, MsmScatter::Starts, 3),
-            "the defaults measured best (BENCHMARKS.md, 2026-12-01 second session)"
-        );
-        for bad in ["msm_mul", "msm_mul=fast", "msm_acc_minb=0", "colour=red"] {
-            assert!(variant(&base, bad).is_err(), "{bad}");
-        }
-        let on = GpuOptions {
-            device_partition: false,
-            ..base
-        };
-        assert!(
-            !variant(&on, "msm_scatter=keys")
-                .expect("spec")
-                .device_partition
-        );
     }
 }

@@ -1,0 +1,149 @@
+//! The `[gpu]` knobs with a fixed set of spellings, and the MSM window rule.
+
+use super::DEFAULT_MSM_WINDOW_LARGE;
+
+/// A knob with a fixed set of spellings.
+pub trait Choice: Sized + Copy + 'static {
+    /// Every value with its spelling, the default first.
+    const ALL: &'static [(&'static str, Self)];
+}
+
+/// The value spelled `text`, or why not (the spellings it takes).
+pub fn parse_choice<T: Choice>(text: &str) -> Result<T, String> {
+    let t = text.trim();
+    T::ALL
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(t))
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = T::ALL.iter().map(|(n, _)| *n).collect();
+            format!("expected one of {}, got {text:?}", names.join(", "))
+        })
+}
+
+/// The spelling of `v`.
+pub fn choice_name<T: Choice + PartialEq>(v: T) -> &'static str {
+    T::ALL.iter().find(|(_, x)| *x == v).map_or("?", |(n, _)| n)
+}
+
+/// How the bucket accumulation's mixed addition computes its Fp products (`gpu.msm_mul`,
+/// G1 only; define `MSM_ACC_INLINE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmMul {
+    /// Every product inlined: the fastest arithmetic, a loop body larger than the
+    /// instruction cache (kernels/NOTES.md).
+    Inline,
+    /// One out-of-line product called ten times: a small loop body, a call per product.
+    Call,
+    /// Every product inlined with its row loop rolled (`f_mul_rolled`: a twelfth of the code,
+    /// the same multiply-adds plus register moves); also in the sums of the ones.
+    Rolled,
+}
+
+impl Choice for MsmMul {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("inline", MsmMul::Inline),
+        ("call", MsmMul::Call),
+        ("rolled", MsmMul::Rolled),
+    ];
+}
+
+/// What the MSM window is chosen from (`gpu.msm_window`, host side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmWindow {
+    /// `Nontrivial` above [`MsmWindow::AUTO_COUNT_ABOVE`] points, `Points` up to it: the count
+    /// pays from 2^24 on (0.70x PoRep-like, 1.00x dense on the H200) and costs its
+    /// synchronize below (1.02–1.03x dense at 2^20/2^22).
+    Auto,
+    /// The number of points (one window per size).
+    Points,
+    /// The number of scalars that are neither 0 nor 1, counted on the device first (the others
+    /// make no bucket entries; PoRep-like witnesses have ~10 % of them).
+    Nontrivial,
+}
+
+impl MsmWindow {
+    /// Points above which `Auto` counts the non-trivial scalars.
+    pub const AUTO_COUNT_ABOVE: usize = 1 << 22;
+
+    /// Whether an MSM of n points counts its non-trivial scalars first under this rule.
+    pub fn counts(self, n: usize) -> bool {
+        match self {
+            MsmWindow::Auto => n > Self::AUTO_COUNT_ABOVE,
+            MsmWindow::Points => false,
+            MsmWindow::Nontrivial => true,
+        }
+    }
+}
+
+/// How an MSM's window is chosen: what from (`gpu.msm_window`) and how large it is above
+/// 2^22 (`gpu.msm_window_large`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowRule {
+    /// What the window is chosen from.
+    pub from: MsmWindow,
+    /// The window above 2^22 points (or counted scalars).
+    pub large: u32,
+}
+
+impl Default for WindowRule {
+    fn default() -> Self {
+        WindowRule {
+            from: MsmWindow::Auto,
+            large: DEFAULT_MSM_WINDOW_LARGE,
+        }
+    }
+}
+
+impl WindowRule {
+    /// The rule with the default large window.
+    pub fn from(from: MsmWindow) -> Self {
+        WindowRule {
+            from,
+            ..WindowRule::default()
+        }
+    }
+
+    /// Whether an MSM of n points counts its non-trivial scalars first.
+    pub fn counts(self, n: usize) -> bool {
+        self.from.counts(n)
+    }
+}
+
+impl Choice for MsmWindow {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("auto", MsmWindow::Auto),
+        ("points", MsmWindow::Points),
+        ("nontrivial", MsmWindow::Nontrivial),
+    ];
+}
+
+/// How the bucket accumulation learns which bucket each sorted entry belongs to
+/// (`gpu.msm_scatter`; define `MSM_KEYLESS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmScatter {
+    /// The scatter writes a key beside every entry.
+    Keys,
+    /// No keys: each segment's first bucket comes from the bucket starts (`msm_seg_keys`), the
+    /// rest by walking them; half the scatter's scattered writes.
+    Starts,
+}
+
+impl Choice for MsmScatter {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("keys", MsmScatter::Keys), ("starts", MsmScatter::Starts)];
+}
+
+/// How `msm_ones` walks the scalars equal to one (`gpu.msm_ones`; define `MSM_ONES_COMPACT`, G1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmOnes {
+    /// Each lane adds the bases of its own ones (the lanes without one wait).
+    Each,
+    /// Each warp queues its ones in shared memory and adds 32 at a time, every lane busy.
+    Compact,
+}
+
+impl Choice for MsmOnes {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("each", MsmOnes::Each), ("compact", MsmOnes::Compact)];
+}

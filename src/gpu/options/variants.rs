@@ -1,0 +1,126 @@
+//! The MSM variants the GPU bench and the variant conformance test run side by side, and the
+//! names they go by.
+
+use super::{choice_name, GpuOptions};
+
+impl GpuOptions {
+    /// The MSM knobs that differ from the defaults, as `key=value` joined by commas
+    /// (`"default"` when none do): a variant's name in benchmark tables.
+    pub fn msm_label(&self) -> String {
+        let d = GpuOptions::default();
+        let mut parts = Vec::new();
+        if self.msm_mul != d.msm_mul {
+            parts.push(format!("msm_mul={}", choice_name(self.msm_mul)));
+        }
+        if self.msm_window != d.msm_window {
+            parts.push(format!("msm_window={}", choice_name(self.msm_window)));
+        }
+        if self.msm_window_large != d.msm_window_large {
+            parts.push(format!("msm_window_large={}", self.msm_window_large));
+        }
+        if self.msm_ones != d.msm_ones {
+            parts.push(format!("msm_ones={}", choice_name(self.msm_ones)));
+        }
+        if self.msm_pieces != d.msm_pieces {
+            parts.push(format!("msm_pieces={}", self.msm_pieces));
+        }
+        if self.msm_scatter != d.msm_scatter {
+            parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
+        }
+        if self.msm_acc_minb != d.msm_acc_minb {
+            parts.push(format!("msm_acc_minb={}", self.msm_acc_minb));
+        }
+        if self.msm_prefetch != d.msm_prefetch {
+            parts.push(format!("msm_prefetch={}", self.msm_prefetch));
+        }
+        if parts.is_empty() {
+            "default".into()
+        } else {
+            parts.join(",")
+        }
+    }
+}
+
+/// The MSM variants the GPU bench and the variant conformance test compare side by side, the
+/// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
+/// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
+pub const MSM_VARIANTS: [&str; 9] = [
+    "default",
+    "msm_ones=compact",
+    "msm_pieces=2",
+    "msm_pieces=4",
+    "msm_mul=inline,msm_scatter=keys,msm_acc_minb=4",
+    "msm_window=points",
+    "msm_window=nontrivial",
+    "msm_mul=rolled,msm_acc_minb=4",
+    "msm_scatter=keys",
+];
+
+/// `base` with the knobs of `spec` (`"default"`, or `key=value` pairs separated by commas,
+/// keys as in [`KNOBS`]), checked as the config checks them.
+pub fn variant(base: &GpuOptions, spec: &str) -> Result<GpuOptions, String> {
+    let mut o = base.clone();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if part == "default" {
+            continue;
+        }
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("variant {spec:?}: {part:?} is no key=value"))?;
+        o.set(k.trim(), v)
+            .map_err(|e| format!("variant {spec:?}: {}: {e}", k.trim()))?;
+    }
+    match o.problem() {
+        Some((key, why)) => Err(format!("variant {spec:?}: {key}: {why}")),
+        None => Ok(o),
+    }
+}
+
+/// The variants of `list` (`;`-separated specs; [`MSM_VARIANTS`] when `None`) over `base`.
+pub fn variants(base: &GpuOptions, list: Option<&str>) -> Result<Vec<GpuOptions>, String> {
+    match list {
+        Some(l) => l
+            .split(';')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| variant(base, s))
+            .collect(),
+        None => MSM_VARIANTS.iter().map(|s| variant(base, s)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::options::{MsmMul, MsmScatter};
+
+    #[test]
+    fn variants_are_named_by_their_spec() {
+        let base = GpuOptions::default();
+        let all = variants(&base, None).expect("the built-in list parses");
+        assert_eq!(all.len(), MSM_VARIANTS.len());
+        assert_eq!(all[0], base, "the default comes first");
+        for (o, spec) in all.iter().zip(MSM_VARIANTS) {
+            assert_eq!(o.msm_label(), spec, "a label is its spec");
+        }
+        let two = variants(&base, Some("default; msm_mul=rolled ;")).expect("list");
+        assert_eq!(two.len(), 2);
+        assert_eq!(two[1].msm_mul, MsmMul::Rolled);
+        assert_eq!(
+            (base.msm_mul, base.msm_scatter, base.msm_acc_minb),
+            (MsmMul::Call, MsmScatter::Starts, 3),
+            "the defaults measured best (BENCHMARKS.md, 2026-12-01 second session)"
+        );
+        for bad in ["msm_mul", "msm_mul=fast", "msm_acc_minb=0", "colour=red"] {
+            assert!(variant(&base, bad).is_err(), "{bad}");
+        }
+        let on = GpuOptions {
+            device_partition: false,
+            ..base
+        };
+        assert!(
+            !variant(&on, "msm_scatter=keys")
+                .expect("spec")
+                .device_partition
+        );
+    }
+}
