@@ -125,22 +125,19 @@ impl CudaBackend {
             (None, Some(d))
         };
         let src = host::scalars_as_u64(used);
-        let pieces = plan::msm_pieces(n, self.dev.msm_pieces, chunk);
-        if pieces > 1 {
-            let points = match (&key, &loose) {
-                (Some(k), _) => st.bases.get(k).map(|r| &r.points),
-                (None, l) => l.as_ref(),
-            }
-            .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?;
-            let staging = staging_of(&mut st.staging, &self.dev);
-            return self.msm_pieces::<G>(points, staging, src, n, pieces);
-        }
-        let (scalars, _) = st.upload_new(&self.dev, Lane::Compute, src, "upload scalars")?;
         let points = match (&key, &loose) {
             (Some(k), _) => st.bases.get(k).map(|r| &r.points),
             (None, l) => l.as_ref(),
         }
         .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?;
+        let staging = staging_of(&mut st.staging, &self.dev);
+        let pieces = plan::msm_pieces(n, self.dev.msm_pieces, chunk);
+        if pieces > 1 {
+            return self.msm_pieces::<G>(points, staging, src, n, pieces);
+        }
+        let (scalars, _) = self
+            .dev
+            .upload_new(Lane::Compute, staging, src, "upload scalars")?;
         let mut acc = G::Proj::identity();
         let mut start = 0;
         while start < n {
@@ -172,17 +169,9 @@ impl CudaBackend {
         let mut sums = Vec::with_capacity(pieces);
         for (lo, hi) in plan::piece_bounds(n, pieces) {
             let piece = &src[lo * FR_LIMBS..hi * FR_LIMBS];
-            // Written whole by the upload below.
-            let mut d =
+            let (d, _) =
                 self.dev
-                    .alloc_scratch_on::<u64>(Lane::Copy, piece.len(), "upload scalars")?;
-            self.dev.upload_staged(
-                self.dev.lane(Lane::Copy),
-                staging.as_deref_mut(),
-                piece,
-                &mut d.slice_mut(..),
-                "upload scalars",
-            )?;
+                    .upload_new(Lane::Copy, staging.as_deref_mut(), piece, "upload scalars")?;
             let b = points.slice(lo * limbs..hi * limbs);
             let (out, c) = self.dev.msm_launch::<G>(&b, &d.slice(..), hi - lo)?;
             // Each piece's scalars stay allocated until every download is done: no free can

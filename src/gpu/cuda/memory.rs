@@ -218,11 +218,8 @@ impl State {
         src: &[u64],
         what: &'static str,
     ) -> GpuResult<(CudaSlice<u64>, Duration)> {
-        // Written whole by the upload.
-        let mut d = dev.alloc_scratch_on::<u64>(lane, src.len(), what)?;
         let staging = self.staging(dev);
-        let host = dev.upload_staged(dev.lane(lane), staging, src, &mut d.slice_mut(..), what)?;
-        Ok((d, host))
+        dev.upload_new(lane, staging, src, what)
     }
 
     /// Twiddles serving 2^log_n, made when missing (with room for `extra` more bytes).

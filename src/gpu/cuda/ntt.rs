@@ -126,7 +126,6 @@ impl Device {
             let (s, t, c) = pass;
             let mut fl =
                 if dit { flags::DIT } else { 0 } | if inverse { flags::INVERSE } else { 0 };
-
             if let Some((_, sf)) = scale {
                 if sf & flags::SCALE_LOAD != 0 && k == 0 {
                     fl |= flags::SCALE_LOAD | (sf & flags::SCALE_BITREV);

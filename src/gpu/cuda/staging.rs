@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaEvent, CudaStream, CudaView, CudaViewMut, PinnedHostSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, PinnedHostSlice};
 use rayon::prelude::*;
 
-use super::device::{drv, Device};
+use super::device::{drv, Device, Lane};
 use crate::gpu::error::{GpuError, GpuResult};
 
 /// u64 per staging buffer (64 MiB).
@@ -121,6 +121,21 @@ impl Device {
             st.up_done[k] = Some(on.record_event(None).map_err(drv("event"))?);
         }
         Ok(host_time)
+    }
+
+    /// A new buffer on `lane` holding `src`, uploaded through `staging` when there is one; with
+    /// the host time spent copying.
+    pub(crate) fn upload_new(
+        &self,
+        lane: Lane,
+        staging: Option<&mut Staging>,
+        src: &[u64],
+        what: &'static str,
+    ) -> GpuResult<(CudaSlice<u64>, Duration)> {
+        // Written whole by the upload.
+        let mut d = self.alloc_scratch_on::<u64>(lane, src.len(), what)?;
+        let host = self.upload_staged(self.lane(lane), staging, src, &mut d.slice_mut(..), what)?;
+        Ok((d, host))
     }
 
     /// `dst = src` (equal lengths), through `staging` when there is one; synchronous.
