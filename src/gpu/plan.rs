@@ -2,7 +2,7 @@
 //! and the level plan of the bucket reduction. Pure and tested on the CPU.
 
 use super::host::{GpuGroup, XYZZ_LIMBS};
-use super::options::{WindowRule, DEFAULT_MSM_WINDOW_LARGE, MSM_PIECE_MIN};
+use super::options::{WindowRule, MSM_PIECE_MIN};
 
 /// NTT flags of `ntt_pass` (kernels/NOTES.md).
 pub mod flags {
@@ -57,14 +57,10 @@ pub fn ntt_plan_in(log_n: u32, block: u32) -> Vec<Pass> {
 /// Points below which the MSM stays on the CPU.
 pub const MIN_GPU_MSM: usize = 1 << 10;
 
-/// The MSM window for `n` scalars: grows with n up to 16 (2^18..2^22), the default large
-/// window (20) above 2^22 (kernels/NOTES.md measurements).
-pub fn msm_window(n: usize) -> u32 {
-    msm_window_in(n, DEFAULT_MSM_WINDOW_LARGE)
-}
-
-/// [`msm_window`] with `large` bits above 2^22 (`gpu.msm_window_large`).
-pub fn msm_window_in(n: usize, large: u32) -> u32 {
+/// The MSM window for `n` scalars: grows with n up to 16 (2^18..2^22), `large` bits above 2^22
+/// (`gpu.msm_window_large`, [`crate::gpu::options::DEFAULT_MSM_WINDOW_LARGE`] unless configured; kernels/NOTES.md
+/// measurements).
+pub fn msm_window(n: usize, large: u32) -> u32 {
     let log = usize::BITS - n.max(1).leading_zeros() - 1;
     if n > 1 << 22 {
         large
@@ -80,7 +76,7 @@ pub fn msm_window_in(n: usize, large: u32) -> u32 {
 /// bucket reduction) follows n, and a window of 14 for the ~10^5 non-trivial scalars of a
 /// PoRep-like 2^20 MSM measured 1.35x slower than 16 on the H200 (BENCHMARKS.md).
 pub fn window_for(rule: WindowRule, n: usize, nontrivial: usize) -> u32 {
-    let w = |k: usize| msm_window_in(k, rule.large);
+    let w = |k: usize| msm_window(k, rule.large);
     if rule.counts(n) {
         w(nontrivial.min(n).max(1)).max(w(n).min(16))
     } else {
@@ -289,7 +285,7 @@ pub fn reduce_plan(nwin: u32, half: u32, sms: u32) -> Vec<ReduceLevel> {
 mod tests {
     use super::*;
     use crate::gpu::host::{G1, G2, G2_XYZZ_LIMBS};
-    use crate::gpu::options::MsmWindow;
+    use crate::gpu::options::{MsmWindow, DEFAULT_MSM_WINDOW_LARGE};
 
     #[test]
     fn plan_matches_notes() {
@@ -362,10 +358,10 @@ mod tests {
 
     #[test]
     fn windows_and_shapes() {
-        assert_eq!(msm_window(1 << 10), 8);
-        assert_eq!(msm_window(1 << 16), 14);
-        assert_eq!(msm_window(1 << 22), 16);
-        assert_eq!(msm_window((1 << 22) + 1), 20);
+        assert_eq!(msm_window(1 << 10, DEFAULT_MSM_WINDOW_LARGE), 8);
+        assert_eq!(msm_window(1 << 16, DEFAULT_MSM_WINDOW_LARGE), 14);
+        assert_eq!(msm_window(1 << 22, DEFAULT_MSM_WINDOW_LARGE), 16);
+        assert_eq!(msm_window((1 << 22) + 1, DEFAULT_MSM_WINDOW_LARGE), 20);
         let s = MsmShape::new(1 << 26, 20);
         assert_eq!((s.nwin, s.nbk), (13, 13 << 19));
         assert!(MsmShape::max_points(20) >= 1 << 28);
@@ -389,7 +385,7 @@ mod tests {
         );
         assert_eq!(
             window_for(auto, 1 << 22, 0),
-            msm_window(1 << 22),
+            msm_window(1 << 22, DEFAULT_MSM_WINDOW_LARGE),
             "and not up to it"
         );
         assert_eq!(
@@ -409,7 +405,10 @@ mod tests {
             16,
             "not below 2^22 counted"
         );
-        assert_eq!(window_for(large, 1 << 20, 1 << 20), msm_window(1 << 20));
+        assert_eq!(
+            window_for(large, 1 << 20, 1 << 20),
+            msm_window(1 << 20, DEFAULT_MSM_WINDOW_LARGE)
+        );
         assert!(msm_scratch_bound::<G1>(1 << 24, large) > msm_scratch_bound::<G1>(1 << 24, nt));
         assert_eq!(window_for(nt, 1 << 24, 1_700_000), 16);
         assert_eq!(window_for(nt, 1 << 26, 1 << 26), 20);
@@ -419,8 +418,14 @@ mod tests {
             "not below the points window capped at 16"
         );
         assert_eq!(window_for(nt, 1 << 20, 100_000), 16);
-        assert_eq!(window_for(nt, 1 << 12, 0), msm_window(1 << 12));
-        assert_eq!(window_for(nt, 1 << 20, 1 << 30), msm_window(1 << 20));
+        assert_eq!(
+            window_for(nt, 1 << 12, 0),
+            msm_window(1 << 12, DEFAULT_MSM_WINDOW_LARGE)
+        );
+        assert_eq!(
+            window_for(nt, 1 << 20, 1 << 30),
+            msm_window(1 << 20, DEFAULT_MSM_WINDOW_LARGE)
+        );
         let sh = MsmShape::new(1 << 20, 16).with_nontrivial(1000);
         assert_eq!((sh.entries, sh.nseg), (16_000, 250));
         assert_eq!(MsmShape::new(1 << 20, 16).entries, 16 << 20);
@@ -434,7 +439,7 @@ mod tests {
                     .scratch_bytes(n);
                 assert!(need <= bound, "n {n} k {k}: {need} > {bound}");
             }
-            let pts = MsmShape::new(n, msm_window(n)).scratch_bytes(n);
+            let pts = MsmShape::new(n, msm_window(n, DEFAULT_MSM_WINDOW_LARGE)).scratch_bytes(n);
             assert_eq!(msm_scratch_bound::<G1>(n, p), pts);
             assert!(bound >= pts);
         }

@@ -100,6 +100,8 @@ pub(crate) struct Device {
     pub msm_window: WindowRule,
     /// Pieces an MSM of host scalars is cut into (`gpu.msm_pieces`).
     pub msm_pieces: u32,
+    /// Whether every MSM prints its steps' times (`BATON_MSM_PHASES` set when it opened).
+    pub msm_phases: bool,
     /// Whether the kernels were compiled for the keyless scatter (`gpu.msm_scatter`).
     pub keyless: bool,
     /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
@@ -201,6 +203,7 @@ impl Device {
             sms: sms.max(1) as u32,
             msm_window: opts.window_rule(),
             msm_pieces: opts.msm_pieces,
+            msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),

@@ -21,8 +21,10 @@ struct PhaseClock<'a> {
 }
 
 impl<'a> PhaseClock<'a> {
-    fn start(stream: &'a CudaStream) -> Option<Self> {
-        std::env::var_os("BATON_MSM_PHASES")?;
+    fn start(stream: &'a CudaStream, on: bool) -> Option<Self> {
+        if !on {
+            return None;
+        }
         let mut clock = PhaseClock {
             stream,
             marks: Vec::new(),
@@ -150,7 +152,7 @@ impl Device {
         scalars: &CudaView<'_, u64>,
         n: usize,
     ) -> GpuResult<(CudaSlice<u64>, u32)> {
-        let mut clock = PhaseClock::start(&self.stream);
+        let mut clock = PhaseClock::start(&self.stream, self.msm_phases);
         let sh = self.shape::<G>(scalars, n)?;
         phase(&mut clock, "window");
         let gk = G::kernels(&self.k);
