@@ -24,9 +24,6 @@ pub const DEFAULT_NTT_RADIX: u32 = 4;
 /// thread).
 pub const NTT_RADIXES: [u32; 2] = [2, 4];
 
-/// The MSM window above 2^22 points (or non-trivial scalars) unless configured
-/// (`gpu.msm_window_large`).
-pub const DEFAULT_MSM_WINDOW_LARGE: u32 = 20;
 /// The range `gpu.msm_window_large` takes: from the largest window of the sizes below it, up to
 /// where one window set of buckets (2^(c−1) of 192 bytes each, ⌈256/c⌉ sets) passes 18 GiB.
 pub const MSM_WINDOWS_LARGE: std::ops::RangeInclusive<u32> = 16..=23;
@@ -37,12 +34,13 @@ pub const MAX_MSM_PIECES: u32 = 8;
 pub const MSM_PIECE_MIN: usize = 1 << 20;
 
 mod choices;
-mod variants;
+mod msm_variants;
 
 pub use choices::{
     choice_name, parse_choice, Choice, MsmMul, MsmOnes, MsmScatter, MsmWindow, WindowRule,
+    DEFAULT_MSM_WINDOW_LARGE,
 };
-pub use variants::{variant, variants, MSM_VARIANTS};
+pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
 /// The CUDA backend's knobs. The defaults are the measured best (BENCHMARKS.md).
 #[derive(Clone, Debug, PartialEq, Eq)]

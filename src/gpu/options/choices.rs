@@ -1,6 +1,8 @@
 //! The `[gpu]` knobs with a fixed set of spellings, and the MSM window rule.
 
-use super::DEFAULT_MSM_WINDOW_LARGE;
+/// The MSM window above 2^22 points (or non-trivial scalars) unless configured
+/// (`gpu.msm_window_large`).
+pub const DEFAULT_MSM_WINDOW_LARGE: u32 = 20;
 
 /// A knob with a fixed set of spellings.
 pub trait Choice: Sized + Copy + 'static {
