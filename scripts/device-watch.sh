@@ -11,6 +11,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export BATON_CACHE_DIR=/tmp/baton-cache RUST_LOG=warn BATON_LOG=warn
 DEADLINE=${DEADLINE:-560}
+VARIANTS=${VARIANTS:-"default;msm_ones=each;msm_pieces=2;msm_pieces=4"}
+# Steps run, in this order: conformance sppark msm ncu engine24 part engine26.
+STEPS=" ${STEPS:-conformance sppark msm engine24 part engine26} "
+has() { [[ "$STEPS" == *" $1 "* ]]; }
 t0=$SECONDS
 left() { echo $((DEADLINE - (SECONDS - t0))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
@@ -49,25 +53,47 @@ watched() { # label, seconds-of-silence, command...
     echo "== $label: rc=$rc"; grep "^test result\|FAILED\|panicked" "$log" | head
     return $rc
 }
-watched conformance 45 "$here/cuda_conformance" --test-threads 1 --nocapture
-if [ $? -eq 99 ]; then watched ntt_rerun 45 "$here/cuda_conformance" --exact ntt_and_h_match_cpu_for_every_block --test-threads 1 --nocapture; fi
-watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
-BATON_MSM_VARIANTS="default" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
-echo "conformance done at $((SECONDS - t0)) s"
-USE_PREBUILT=1 timeout 100 bash "$here/sppark/run.sh" > "$OUT/sppark.log" 2>&1; echo "sppark rc=$? at $((SECONDS - t0)) s"
-BATON_MSM_PHASES=1 BATON_MSM_VARIANTS="default" BATON_BENCH_MSM=20,22,24,26 \
-  BATON_BENCH_NTT=24,26,27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4 BATON_BENCH_G2= \
-  BATON_BENCH_PARTITION=24,26,27 BATON_BENCH_PART_BEFORE=0 BATON_BENCH_SPARSE=none \
-  BATON_BENCH_REPS=5 BATON_BENCH_CPU_MAX_LOG=20 \
-  timeout "$(( $(left) - 10 ))" "$here/bench_gpu" > "$OUT/bench.log" 2>&1; echo "bench rc=$? at $((SECONDS - t0)) s"
-for log in 24 26; do
-    if [ "$log" -ge 26 ]; then workers=10 budget=84GiB need=100; else workers=16 budget=80GiB need=35; fi
-    if [ "$(left)" -lt "$need" ]; then echo "engine $log skipped: $(left) s left"; continue; fi
-    timeout "$(left)" "$here/05-multi-gpu" --log "$log" --devices 1 --backend cuda --requests 1 \
-        --partitions 10 --concurrent 1 --workers "$workers" --bg2-workers 2 --budget "$budget" \
-        --bg2-device auto > "$OUT/engine$log.log" 2>&1; echo "engine $log rc=$? at $((SECONDS - t0)) s"
-done
+if has conformance; then
+    watched conformance 45 "$here/cuda_conformance" --test-threads 1 --nocapture
+    if [ $? -eq 99 ]; then watched ntt_rerun 45 "$here/cuda_conformance" --exact ntt_and_h_match_cpu_for_every_block --test-threads 1 --nocapture; fi
+    watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
+    BATON_MSM_VARIANTS="$VARIANTS" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
+    echo "conformance done at $((SECONDS - t0)) s"
+fi
+if has sppark; then
+    USE_PREBUILT=1 timeout 100 bash "$here/sppark/run.sh" > "$OUT/sppark.log" 2>&1; echo "sppark rc=$? at $((SECONDS - t0)) s"
+fi
+engine() { # log workers budget need
+    if [ "$(left)" -lt "$4" ]; then echo "engine $1 skipped: $(left) s left"; return; fi
+    timeout "$(left)" "$here/05-multi-gpu" --log "$1" --devices 1 --backend cuda --requests 1 \
+        --partitions 10 --concurrent 1 --workers "$2" --bg2-workers 2 --budget "$3" \
+        --bg2-device auto > "$OUT/engine$1.log" 2>&1; echo "engine $1 rc=$? at $((SECONDS - t0)) s"
+}
+bench() { # label, then env assignments
+    local label=$1; shift
+    env "$@" BATON_BENCH_G2= BATON_BENCH_PART_BEFORE=0 BATON_BENCH_SPARSE=none \
+      BATON_BENCH_REPS=5 BATON_BENCH_CPU_MAX_LOG=20 \
+      timeout "$(( $(left) - 10 ))" "$here/bench_gpu" > "$OUT/bench-$label.log" 2>&1
+    echo "bench $label rc=$? at $((SECONDS - t0)) s"
+}
+has msm && bench msm BATON_MSM_PHASES=1 BATON_MSM_VARIANTS="$VARIANTS" BATON_BENCH_MSM=20,22,24,26 \
+    BATON_BENCH_NTT=27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
+if has ncu && [ "$(left)" -gt 60 ]; then
+    # Counters of the first dense 2^24 MSM's scatter and accumulation (clocks left alone; ncu
+    # drops empty variables from the environment, so "none" selects no size).
+    stalls=$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle no_instruction not_selected selected dispatch_stall barrier branch_resolving drain imc_miss membar sleeping tex_throttle misc)
+    BATON_MSM_VARIANTS=default BATON_BENCH_MSM=24 BATON_BENCH_NTT=none BATON_BENCH_PARTITION=none \
+      BATON_BENCH_G2=none BATON_BENCH_SPARSE=none BATON_BENCH_REPS=1 BATON_BENCH_CPU_MAX_LOG=0 \
+      timeout "$(( $(left) - 5 ))" /usr/local/cuda/bin/ncu --clock-control none -k regex:'^msm_(scatter|accumulate)$' -c 2 \
+      --section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis --section WarpStateStats \
+      --metrics "${stalls}sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum" \
+      "$here/bench_gpu" > "$OUT/ncu.log" 2>&1; echo "ncu rc=$? at $((SECONDS - t0)) s"
+fi
+has engine24 && engine 24 16 80GiB 35
+has part && bench part BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION=24,26
+has engine26 && engine 26 10 84GiB 100
 echo; grep "^| " "$OUT/sppark.log" | tail -22
-echo; grep "^| \|^device partition" "$OUT/bench.log" | head -40
-echo; grep "^msm phases" "$OUT/bench.log" | awk '!seen[$3 $4 $5]++' | head -12
+echo; cat "$OUT"/bench-*.log | grep "^| \|^device partition" | head -60
+
+[ -f "$OUT/ncu.log" ] && grep -E "^  [a-z_]+ \(|Duration|Throughput|Registers|Achieved Occupancy|Issue|pipe|stalled|inst_executed" "$OUT/ncu.log" | head -80
 for f in "$OUT"/engine*.log; do [ -f "$f" ] && { echo "-- $f"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }; done

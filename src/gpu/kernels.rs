@@ -222,7 +222,7 @@ mod tests {
             msm_mul: MsmMul::Rolled,
             msm_scatter: MsmScatter::Starts,
             msm_window: crate::gpu::options::MsmWindow::Nontrivial,
-            msm_ones: MsmOnes::Compact,
+            msm_ones: MsmOnes::Each,
             ..GpuOptions::default()
         };
         let o = nvrtc_options("compute_90", &opts);
@@ -231,14 +231,14 @@ mod tests {
             "-DMSM_PREFETCH=1",
             "-DMSM_ACC_MUL=2",
             "-DMSM_KEYLESS=1",
-            "-DMSM_ONES_COMPACT=1",
+            "-DMSM_ONES_COMPACT=0",
         ] {
             assert!(o.contains(&d.to_string()), "{d}: {o:?}");
         }
         let d = nvrtc_options("compute_90", &GpuOptions::default());
         assert!(d.contains(&"-DMSM_ACC_MUL=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DMSM_KEYLESS=1".to_string()), "{d:?}");
-        assert!(d.contains(&"-DMSM_ONES_COMPACT=0".to_string()), "{d:?}");
+        assert!(d.contains(&"-DMSM_ONES_COMPACT=1".to_string()), "{d:?}");
         assert_ne!(
             cache_key("x", &o),
             cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))

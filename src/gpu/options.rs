@@ -89,7 +89,7 @@ impl Default for GpuOptions {
             msm_window_large: DEFAULT_MSM_WINDOW_LARGE,
             msm_scatter: MsmScatter::Starts,
             msm_pieces: 1,
-            msm_ones: MsmOnes::Each,
+            msm_ones: MsmOnes::Compact,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,

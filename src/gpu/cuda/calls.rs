@@ -157,6 +157,13 @@ impl CudaBackend {
     /// scalars are copied into the staging and uploaded on the copy lane while the device runs
     /// piece k − 1's kernels (queued without a download; cudarc orders each piece's kernels
     /// after its upload), and every piece's window sums are downloaded at the end.
+    ///
+    /// Every piece's scalar buffer is allocated before the first kernel is queued: a buffer
+    /// taken from the pool on the copy lane after a piece's scratch went back to it on the
+    /// compute lane would make the copy wait for that piece's kernels (the pool's reuse
+    /// dependency), and the uploads would no longer overlap them. Each piece has its own
+    /// buffer so that cudarc's per-buffer events order piece k's upload after nothing but
+    /// its own allocation.
     fn msm_pieces<G: DeviceGroup>(
         &self,
         points: &CudaSlice<u64>,
@@ -166,22 +173,36 @@ impl CudaBackend {
         pieces: usize,
     ) -> GpuResult<G::Proj> {
         let limbs = G::AFFINE_LIMBS;
-        let mut sums = Vec::with_capacity(pieces);
-        for (lo, hi) in plan::piece_bounds(n, pieces) {
-            let piece = &src[lo * FR_LIMBS..hi * FR_LIMBS];
-            let (d, _) =
+        let bounds: Vec<(usize, usize)> = plan::piece_bounds(n, pieces).collect();
+        let mut bufs = Vec::with_capacity(pieces);
+        for &(lo, hi) in &bounds {
+            let len = (hi - lo) * FR_LIMBS;
+            bufs.push(
                 self.dev
-                    .upload_new(Lane::Copy, staging.as_deref_mut(), piece, "upload scalars")?;
-            let b = points.slice(lo * limbs..hi * limbs);
-            let (out, c) = self.dev.msm_launch::<G>(&b, &d.slice(..), hi - lo)?;
-            // Each piece's scalars stay allocated until every download is done: no free can
-            // race the kernels that read them.
-            sums.push((out, c, d));
+                    .alloc_scratch_on::<u64>(Lane::Copy, len, "upload scalars")?,
+            );
         }
+        let mut sums = Vec::with_capacity(pieces);
+        for (&(lo, hi), d) in bounds.iter().zip(bufs.iter_mut()) {
+            let piece = &src[lo * FR_LIMBS..hi * FR_LIMBS];
+            // Written whole by the upload.
+            self.dev.upload_staged(
+                self.dev.lane(Lane::Copy),
+                staging.as_deref_mut(),
+                piece,
+                &mut d.slice_mut(..),
+                "upload scalars",
+            )?;
+            let b = points.slice(lo * limbs..hi * limbs);
+            sums.push(self.dev.msm_launch::<G>(&b, &d.slice(..), hi - lo)?);
+        }
+        // The scalar buffers (`bufs`) outlive every download: no free can race the kernels
+        // that read them.
         let mut acc = G::Proj::identity();
-        for (out, c, _) in &sums {
+        for (out, c) in &sums {
             acc += host::combine_windows::<G>(&self.dev.download_sums(out)?, *c);
         }
+        drop(bufs);
         Ok(acc)
     }
 }

@@ -46,7 +46,7 @@ impl GpuOptions {
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
 pub const MSM_VARIANTS: [&str; 9] = [
     "default",
-    "msm_ones=compact",
+    "msm_ones=each",
     "msm_pieces=2",
     "msm_pieces=4",
     "msm_mul=inline,msm_scatter=keys,msm_acc_minb=4",
