@@ -82,6 +82,9 @@ pub enum Step {
     Synthesis,
     /// Waiting in front of the GPU actors.
     QueuedGpu,
+    /// Making a key's bases resident on the device for a whole-partition call (a key's first
+    /// partition on each device; zero after that).
+    Resident,
     /// The H computation.
     H,
     /// The G1 MSMs.
@@ -94,9 +97,10 @@ pub enum Step {
 
 impl Step {
     /// Every step, in pipeline order.
-    pub const ALL: [Step; 6] = [
+    pub const ALL: [Step; 7] = [
         Self::Synthesis,
         Self::QueuedGpu,
+        Self::Resident,
         Self::H,
         Self::G1Msm,
         Self::Bg2,
@@ -108,6 +112,7 @@ impl Step {
         match self {
             Self::Synthesis => "synthesis",
             Self::QueuedGpu => "queued_gpu",
+            Self::Resident => "resident",
             Self::H => "h",
             Self::G1Msm => "g1_msm",
             Self::Bg2 => "bg2",

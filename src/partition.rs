@@ -24,9 +24,12 @@ pub enum AbcInput<'a> {
 /// Wall time of each phase of one partition call.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PartitionTimes {
+    /// Making the key's bases and the NTT tables resident on the device, from the call's start
+    /// (a key's first partition on a device uploads its bases; near zero after that).
+    pub prepare: Duration,
     /// Until a, b, c and the witness were on the device (uploads overlap the NTTs).
     pub upload: Duration,
-    /// Until H was on the device (from the call's start).
+    /// Until H was on the device (from the call's start, `prepare` included).
     pub h: Duration,
     /// The MSMs after H (G1, and B_G2 when asked).
     pub msms: Duration,

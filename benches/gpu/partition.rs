@@ -80,7 +80,8 @@ fn timed(
 fn phases(s: &PartitionSums) -> String {
     let t = &s.times;
     format!(
-        "H done at {:.0} ms (uploads {:.0}), MSMs {:.0} ms, host work {:.0} ms, peak device {:.1} GiB",
+        "prepare {:.0} ms, H done at {:.0} ms (uploads {:.0}), MSMs {:.0} ms, host work {:.0} ms, peak device {:.1} GiB",
+        ms(t.prepare),
         ms(t.h),
         ms(t.upload),
         ms(t.msms),

@@ -8,8 +8,8 @@ use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::backend::CudaBackend;
-use super::device::Device;
-use super::memory::{DeviceIdx, DeviceMatrix, ResidentRecording, State};
+use super::device::{Device, Lane};
+use super::memory::{staging_of, DeviceIdx, DeviceMatrix, ResidentRecording, State};
 use super::partition::DeviceAbc;
 use crate::compiled::{CoeffIndices, CompiledError, Recording, SparseMatrix};
 use crate::error::Result;
@@ -129,20 +129,24 @@ impl CudaBackend {
 
     fn spmv_all(
         &self,
-        st: &State,
+        st: &mut State,
         rec: &Recording,
         inputs: &[Scalar],
         aux: &[Scalar],
         n: usize,
         rows: usize,
     ) -> GpuResult<([CudaSlice<u64>; 3], u32)> {
+        let dev = &self.dev;
+        let d_inputs = dev.upload_small(host::scalars_as_u64(inputs))?;
+        // The witness is the partition's largest host input (32 bytes per variable): through
+        // the pinned staging, as every other large upload, not a pageable copy.
+        let staging = staging_of(&mut st.staging, dev);
+        let aux_limbs = nonempty(host::scalars_as_u64(aux), 0);
+        let (d_aux, _) = dev.upload_new(Lane::Compute, staging, &aux_limbs, "witness for a/b/c")?;
         let resident = st
             .recordings
             .get(&rec.id())
             .ok_or_else(|| GpuError::Internal("recording not resident after upload".into()))?;
-        let dev = &self.dev;
-        let d_inputs = dev.upload_small(host::scalars_as_u64(inputs))?;
-        let d_aux = dev.upload_small(nonempty(host::scalars_as_u64(aux), 0).as_ref())?;
         let table = &resident.table;
         let first_aux = inputs.len() as u32;
         let rows32 = rows as u32;

@@ -50,6 +50,7 @@ impl CudaBackend {
             .peak_used
             .store(0, std::sync::atomic::Ordering::Relaxed);
         let keys = self.prepare(st, pk, &sh, &g1q, g2q.as_ref(), with_b_g2)?;
+        let prepare = start.elapsed();
         // From here the host buffers may be taken: no error may send the call elsewhere.
         let h = self
             .device_h(st, &sh, input, abc_done, &mut clock)
@@ -160,6 +161,7 @@ impl CudaBackend {
             g1,
             b_g2,
             times: PartitionTimes {
+                prepare,
                 upload,
                 h: h_done,
                 msms,
