@@ -10,7 +10,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::backend::CudaBackend;
 use super::device::{Device, Lane};
 use super::memory::{staging_of, DeviceIdx, DeviceMatrix, ResidentRecording, State};
-use super::partition::DeviceAbc;
+use super::partition::{DeviceAbc, DeviceAux};
 use crate::compiled::{CoeffIndices, CompiledError, Recording, SparseMatrix};
 use crate::error::Result;
 use crate::gpu::error::{GpuError, GpuResult};
@@ -113,7 +113,7 @@ impl CudaBackend {
         let released = st.make_recording_resident(&self.dev, self.cap(), rec, scratch);
         let result = released.and_then(|()| self.spmv_all(st, rec, inputs, aux, n, rows));
         st.in_use_recording = None;
-        let (bufs, first_bad) = result?;
+        let (bufs, d_aux, first_bad) = result?;
         if first_bad != u32::MAX {
             return Err(CompiledError::Unsatisfied {
                 index: first_bad as usize,
@@ -124,6 +124,10 @@ impl CudaBackend {
             n.trailing_zeros(),
             self.dev.ordinal,
             bufs,
+            Some(DeviceAux {
+                limbs: d_aux,
+                scalars: aux.len(),
+            }),
         ))
     }
 
@@ -135,7 +139,7 @@ impl CudaBackend {
         aux: &[Scalar],
         n: usize,
         rows: usize,
-    ) -> GpuResult<([CudaSlice<u64>; 3], u32)> {
+    ) -> GpuResult<([CudaSlice<u64>; 3], CudaSlice<u64>, u32)> {
         let dev = &self.dev;
         let d_inputs = dev.upload_small(host::scalars_as_u64(inputs))?;
         // The witness is the partition's largest host input (32 bytes per variable): through
@@ -207,7 +211,7 @@ impl CudaBackend {
             .clone_dtoh(&bad)
             .map_err(super::device::drv("download a·b = c check"))?;
         dev.note_usage();
-        Ok(([a, b, c], first_bad.first().copied().unwrap_or(0)))
+        Ok(([a, b, c], d_aux, first_bad.first().copied().unwrap_or(0)))
     }
 
     /// Copies a [`DeviceAbc`] back to the host (conformance tests of the device evaluation).

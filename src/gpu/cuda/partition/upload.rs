@@ -18,11 +18,19 @@ use crate::prover::Abc;
 
 /// a, b, c of one partition in device memory: 2^log_n Fr each, natural order, zero-padded.
 /// For a/b/c evaluated on the device (a recorded R1CS times the witness); pass it as
-/// [`AbcInput::Device`].
+/// [`AbcInput::Device`]. When evaluated there it also keeps the witness it was evaluated from,
+/// so that the partition call does not upload the same witness a second time.
 pub struct DeviceAbc {
     log_n: u32,
     device: usize,
     bufs: [CudaSlice<u64>; 3],
+    aux: Option<DeviceAux>,
+}
+
+/// The private witness on the device: its u64 limbs (at least one) and how many scalars.
+pub(crate) struct DeviceAux {
+    pub limbs: CudaSlice<u64>,
+    pub scalars: usize,
 }
 
 impl DeviceAbc {
@@ -32,11 +40,17 @@ impl DeviceAbc {
     }
 
     /// a, b, c of 2^log_n Fr each (u64 limbs) on device `device`.
-    pub(crate) fn from_parts(log_n: u32, device: usize, bufs: [CudaSlice<u64>; 3]) -> Self {
+    pub(crate) fn from_parts(
+        log_n: u32,
+        device: usize,
+        bufs: [CudaSlice<u64>; 3],
+        aux: Option<DeviceAux>,
+    ) -> Self {
         DeviceAbc {
             log_n,
             device,
             bufs,
+            aux,
         }
     }
 
@@ -80,15 +94,17 @@ impl CudaBackend {
         let bufs: [CudaSlice<u64>; 3] = bufs
             .try_into()
             .map_err(|_| GpuError::Internal("three a/b/c buffers".into()))?;
-        Ok(DeviceAbc {
-            log_n: n.trailing_zeros(),
-            device: self.dev.ordinal,
+        Ok(DeviceAbc::from_parts(
+            n.trailing_zeros(),
+            self.dev.ordinal,
             bufs,
-        })
+            None,
+        ))
     }
 
     /// H on the device from `input`: the returned buffer holds h's n coefficients (the last
-    /// one zero); host a/b/c go to `abc_done` once uploaded.
+    /// one zero); host a/b/c go to `abc_done` once uploaded. Device a/b/c hand back the
+    /// witness they were evaluated from, when they kept it.
     pub(super) fn device_h(
         &self,
         st: &mut State,
@@ -96,7 +112,7 @@ impl CudaBackend {
         input: AbcInput<'_>,
         abc_done: &mut dyn FnMut(Abc),
         clock: &mut HostClock,
-    ) -> GpuResult<CudaSlice<u64>> {
+    ) -> GpuResult<(CudaSlice<u64>, Option<DeviceAux>)> {
         // Disjoint borrows: the staging buffers change, the tables are read.
         let State {
             staging,
@@ -108,7 +124,7 @@ impl CudaBackend {
             return Err(GpuError::Internal("twiddles or H tables missing".into()));
         };
         let n = sh.n;
-        let bufs: Vec<CudaSlice<u64>> = match input {
+        let (bufs, aux): (Vec<CudaSlice<u64>>, Option<DeviceAux>) = match input {
             AbcInput::Device(any) => {
                 let d = any.downcast::<DeviceAbc>().map_err(|_| {
                     GpuError::Internal("device a/b/c of another backend type".into())
@@ -119,11 +135,12 @@ impl CudaBackend {
                         d.log_n, d.device, sh.log_n, self.dev.ordinal
                     )));
                 }
-                let mut bufs = Vec::from(d.bufs);
+                let DeviceAbc { bufs, aux, .. } = *d;
+                let mut bufs = Vec::from(bufs);
                 for b in bufs.iter_mut() {
                     self.dev.h_to_coset(b, tw, tabs, sh.log_n)?;
                 }
-                bufs
+                (bufs, aux)
             }
             AbcInput::Host(abc) => {
                 if let Some(long) = [&abc.a, &abc.b, &abc.c].iter().find(|v| v.len() > n) {
@@ -152,13 +169,13 @@ impl CudaBackend {
                 }
                 // The device no longer reads host a, b, c.
                 abc_done(std::mem::take(abc));
-                bufs
+                (bufs, None)
             }
         };
         let [mut a, mut b, c]: [CudaSlice<u64>; 3] = bufs
             .try_into()
             .map_err(|_| GpuError::Internal("three a/b/c buffers".into()))?;
         self.dev.h_finish(&mut a, &mut b, &c, tw, tabs, sh.log_n)?;
-        Ok(b)
+        Ok((b, aux))
     }
 }
