@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# One device call on the final GPU tree (fourth session's call M, BENCHMARKS.md): conformance
-# under a watchdog instead of `timeout` (a test binary silent for 45 s gets every thread's
-# state, the mapping holding the futex it sleeps on and its pc printed, and is killed; a
-# stopped NTT test reruns once alone), then sppark and the bench in the same call (MSM rows
-# with BATON_MSM_PHASES, NTT on the defaults, the device partition at 2^24/2^26/2^27), then
-# the engine at 2^24 and 2^26 while DEADLINE (560 s) leaves time.
+# One device call on the GPU tree (fourth session's call M, fifth session's call N;
+# BENCHMARKS.md): conformance under a watchdog instead of `timeout` (a test binary silent for
+# 45 s gets every thread's state, the mapping holding the futex it sleeps on and its pc
+# printed, and is killed; a stopped NTT test reruns once alone) with every MSM variant of
+# VARIANTS checked against the CPU, then sppark and the bench in the same call (the MSM rows of
+# every variant with BATON_MSM_PHASES, the 2^27 NTT), ncu counters of the dense 2^24 MSM's
+# scatter and accumulation, the engine at 2^24, the device partition at 2^24/2^26 and the
+# engine at 2^26, each while DEADLINE (560 s) leaves time. STEPS picks the steps.
 # Here:   scripts/build-device.sh && cp -r ../shared/bench/sppark .device/sppark
 # Device: carry [".device"], timeout_s 600, `bash .device/device-watch.sh`
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,7 +15,7 @@ export BATON_CACHE_DIR=/tmp/baton-cache RUST_LOG=warn BATON_LOG=warn
 DEADLINE=${DEADLINE:-560}
 VARIANTS=${VARIANTS:-"default;msm_ones=each;msm_pieces=2;msm_pieces=4"}
 # Steps run, in this order: conformance sppark msm ncu engine24 part engine26.
-STEPS=" ${STEPS:-conformance sppark msm engine24 part engine26} "
+STEPS=" ${STEPS:-conformance sppark msm ncu engine24 part engine26} "
 has() { [[ "$STEPS" == *" $1 "* ]]; }
 t0=$SECONDS
 left() { echo $((DEADLINE - (SECONDS - t0))); }
