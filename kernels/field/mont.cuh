@@ -265,7 +265,138 @@ template <class P> DEVI mont_t<P> f_mul_rolled(const mont_t<P>& a, const mont_t<
     return f_reduce_once<P>(t);
 }
 
-template <class P> DEVI mont_t<P> f_sqr(const mont_t<P>& a) { return f_mul<P>(a, a); }
+// ---- the squaring in limb pairs (FIELD_SQR) -----------------------------------------------
+// a*a = D + 2C with D = sum a_i^2 2^(64i) (the diagonal) and C = sum_{i<j} a_i a_j 2^(32(i+j))
+// (each cross product once): N(N+1)/2 products for the 2N-word square instead of N^2. Then a
+// separate Montgomery reduction (SOS): T = T_hi*R + T_lo, and T/R = T_hi + (T_lo + Q*m)/R.
+//
+// C in two lanes: a_i*a_j with i + j odd sit at odd words (lane O), with i + j even at even
+// words (lane E). Row i adds a_i*(a_{i+1}, a_{i+3}, ...) to O and a_i*(a_{i+2}, a_{i+4}, ...)
+// to E: in each lane the row's pairs tile consecutive words, so one carry chain per lane with
+// the halves of every product side by side (ptxas: one IMAD.WIDE.U32.X per product).
+// Carries: a row's chain ends at its top pair's high word w + 1 and its carry goes to w + 2 (the
+// lane's carry word). In both lanes rows come in twos with the same top pair: the first of the
+// two writes the carry word fresh (<= 1), the second adds its carry to it (<= 2, no carry out of
+// the word), and the next row's top pair sits two words up with that carry word as its low
+// word, so every word a row could carry into is inside its chain or its carry word. No word of
+// a lane ever holds more than its share of C < 2^(64N-1), so nothing carries past word 2N-1.
+
+// L += a_i * (a_j for j = j0, j0 + 2, ... <= N-1), a_i*a_j at words i + j, i + j + 1. hw: the
+// highest word of L written so far (-1: none; an unwritten word is read as zero), updated. All
+// arguments are compile-time constants once the caller's loop is unrolled.
+template <class P> DEVI void f_sqr_cross(u32* L, const mont_t<P>& a, const int i, const int j0, int& hw) {
+    constexpr int N = P::N;
+    if (j0 > N - 1) return;
+    const int jtop = j0 + 2 * ((N - 1 - j0) / 2);
+    const u32 ai = a.v[i];
+    if (hw < 0) {  // the lane's first row: the products are written, no carries
+#pragma unroll
+        for (int j = j0; j <= jtop; j += 2) {
+            L[i + j] = ai * a.v[j];
+            L[i + j + 1] = __umulhi(ai, a.v[j]);
+        }
+        hw = i + jtop + 1;
+        return;
+    }
+#pragma unroll
+    for (int j = j0; j <= jtop; j += 2) {
+        const int w = i + j;
+        const u32 lo_in = w <= hw ? L[w] : 0u;
+        const u32 hi_in = w + 1 <= hw ? L[w + 1] : 0u;
+        L[w] = j == j0 ? ptx_mad_lo_cc(ai, a.v[j], lo_in) : ptx_madc_lo_cc(ai, a.v[j], lo_in);
+        L[w + 1] = ptx_madc_hi_cc(ai, a.v[j], hi_in);
+    }
+    const int c = i + jtop + 2;  // <= 2N - 1: i < jtop <= N - 1
+    if (c == 2 * N - 1) {  // C < 2^(32(2N-1)) (f_sqr_pairs): that carry is zero
+        hw = c - 1;
+        return;
+    }
+    L[c] = ptx_addc(c <= hw ? L[c] : 0u, 0);
+    hw = c;
+}
+
+// One reduction row on t (N words, t[N] free): q = t[0]*INV, t += q*m, t /= 2^32. m's even limbs
+// are one chain over words 0..N-1 (pairs side by side), its carry the addend of word N, where
+// the odd limbs' chain over words 1..N ends. No carry out of word N: t < 2^(32N) and
+// q*m < 2^(32N+31), so t + q*m < 2^(32(N+1)); after the shift t < 2^(32(N-1)) + m < 2^(32N).
+template <class P> DEVI void f_redc_row(u32* t) {
+    constexpr int N = P::N;
+    const u32 q = t[0] * P::INV;
+    f_pairs_mad_m<P, true>(t, 0, q);
+    t[N] = ptx_addc(0, 0);
+    f_pairs_mad_m<P, false>(t + 1, 1, q);
+#pragma unroll
+    for (int j = 0; j < N; j++) t[j] = t[j + 1];  // t[0] is zero: a renaming once unrolled
+}
+
+// Montgomery square a*a*R^-1 mod m, fully reduced; the same result as f_mul(a, a) with
+// N(N+1)/2 + N^2 products instead of 2N^2. N even, N >= 4, m < 2^(32N-1).
+template <class P> DEVI mont_t<P> f_sqr_pairs(const mont_t<P>& a) {
+    constexpr int N = P::N;
+    static_assert(N % 2 == 0 && N >= 4, "limb pairs");
+    static_assert(P::m(N - 1) < 0x80000000u, "the bounds below need m < 2^(32N-1)");
+    u32 E[2 * N], O[2 * N];
+#pragma unroll
+    for (int w = 0; w < 2 * N; w++) E[w] = O[w] = 0;  // never read unwritten (hw); dead stores
+    int hwE = -1, hwO = -1;
+#pragma unroll
+    for (int i = 0; i < N - 1; i++) {
+        f_sqr_cross<P>(O, a, i, i + 1, hwO);
+        f_sqr_cross<P>(E, a, i, i + 2, hwE);
+    }
+    // C = O + E: O starts at word 1, E at word 2, both written up to word 2N-2 (hwO, hwE).
+    // C = sum_j a_j 2^(32j) * (a's limbs below j) < sum_j a_j 2^(64j) < (a_{N-1} + 1) 2^(64(N-1))
+    // <= 2^(64N-33), as a_{N-1} < 2^31 (m < 2^(32N-1)). So word 2N-1 of C, of O and of E is
+    // zero, 2C < 2^(32(2N-1)): neither chain below carries out of word 2N-2.
+    u32 T[2 * N];
+    T[1] = O[1];
+    T[2] = ptx_add_cc(O[2], E[2]);
+#pragma unroll
+    for (int w = 3; w < 2 * N - 2; w++) T[w] = ptx_addc_cc(O[w], E[w]);
+    T[2 * N - 2] = ptx_addc(O[2 * N - 2], E[2 * N - 2]);
+    // 2C
+    T[1] = ptx_add_cc(T[1], T[1]);
+#pragma unroll
+    for (int w = 2; w < 2 * N - 2; w++) T[w] = ptx_addc_cc(T[w], T[w]);
+    T[2 * N - 2] = ptx_addc(T[2 * N - 2], T[2 * N - 2]);
+    T[2 * N - 1] = 0;
+    // + D: a_i^2 at words 2i, 2i + 1, one chain of pairs; a*a < 2^(64N): no carry out
+    T[0] = a.v[0] * a.v[0];
+    T[1] = ptx_mad_hi_cc(a.v[0], a.v[0], T[1]);
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) {
+        T[2 * i] = ptx_madc_lo_cc(a.v[i], a.v[i], T[2 * i]);
+        T[2 * i + 1] = ptx_madc_hi_cc(a.v[i], a.v[i], T[2 * i + 1]);
+    }
+    T[2 * N - 2] = ptx_madc_lo_cc(a.v[N - 1], a.v[N - 1], T[2 * N - 2]);
+    T[2 * N - 1] = ptx_madc_hi(a.v[N - 1], a.v[N - 1], T[2 * N - 1]);
+    // u = (T_lo + Q*m)/R by N rows; u < (R + R*m)/R, so u <= m
+    u32 t[N + 1];
+#pragma unroll
+    for (int j = 0; j < N; j++) t[j] = T[j];
+#pragma unroll
+    for (int k = 0; k < N; k++) f_redc_row<P>(t);
+    // T_hi + u: T_hi <= (m-1)^2/R < m, so the sum < 2m < 2^(32N) (no carry out)
+    u32 r[N];
+    r[0] = ptx_add_cc(T[N], t[0]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(T[N + j], t[j]);
+    r[N - 1] = ptx_addc(T[2 * N - 1], t[N - 1]);
+    return f_reduce_once<P>(r);
+}
+
+#ifndef FIELD_SQR
+#define FIELD_SQR 0
+#endif
+
+// FIELD_SQR (0 by default): 1 = f_sqr is the dedicated squaring above, 0 = f_mul(a, a).
+template <class P> DEVI mont_t<P> f_sqr(const mont_t<P>& a) {
+#if FIELD_SQR == 1
+    return f_sqr_pairs<P>(a);
+#else
+    return f_mul<P>(a, a);
+#endif
+}
 
 // canonical (non-Montgomery) integer value of a Montgomery residue: a * R^-1
 template <class P> DEVI mont_t<P> f_from_mont(const mont_t<P>& a) {
