@@ -291,9 +291,10 @@ template <class P> DEVI void f_sqr_cross(u32* L, const mont_t<P>& a, const int i
     const u32 ai = a.v[i];
     if (hw < 0) {  // the lane's first row: the products are written, no carries
 #pragma unroll
-        for (int j = j0; j <= jtop; j += 2) {
-            L[i + j] = ai * a.v[j];
-            L[i + j + 1] = __umulhi(ai, a.v[j]);
+        for (int j = j0; j <= jtop; j += 2) {  // one 64-bit product: one register pair
+            const u64 p = (u64)ai * a.v[j];
+            L[i + j] = (u32)p;
+            L[i + j + 1] = (u32)(p >> 32);
         }
         hw = i + jtop + 1;
         return;
@@ -315,18 +316,52 @@ template <class P> DEVI void f_sqr_cross(u32* L, const mont_t<P>& a, const int i
     hw = c;
 }
 
-// One reduction row on t (N words, t[N] free): q = t[0]*INV, t += q*m, t /= 2^32. m's even limbs
-// are one chain over words 0..N-1 (pairs side by side), its carry the addend of word N, where
-// the odd limbs' chain over words 1..N ends. No carry out of word N: t < 2^(32N) and
-// q*m < 2^(32N+31), so t + q*m < 2^(32(N+1)); after the shift t < 2^(32(N-1)) + m < 2^(32N).
-template <class P> DEVI void f_redc_row(u32* t) {
+// acc = src + carry flag + the pairs m[j]*q for j = first, first + 2, ...: a chain over the N words
+// of acc that starts from the carry flag already set and leaves no carry out (see callers).
+template <class P> DEVI void f_pairs_madc_m(u32* acc, const u32* src, int first, const u32 q) {
     constexpr int N = P::N;
-    const u32 q = t[0] * P::INV;
-    f_pairs_mad_m<P, true>(t, 0, q);
-    t[N] = ptx_addc(0, 0);
-    f_pairs_mad_m<P, false>(t + 1, 1, q);
 #pragma unroll
-    for (int j = 0; j < N; j++) t[j] = t[j + 1];  // t[0] is zero: a renaming once unrolled
+    for (int t = 0; t < N / 2; t++) {
+        const u32 mj = P::m(first + 2 * t);
+        acc[2 * t] = ptx_madc_lo_cc(q, mj, src[2 * t]);
+        if (t == N / 2 - 1) acc[2 * t + 1] = ptx_madc_hi(q, mj, src[2 * t + 1]);
+        else acc[2 * t + 1] = ptx_madc_hi_cc(q, mj, src[2 * t + 1]);
+    }
+}
+
+// One Montgomery reduction row on the lanes of f_pairs_row (T = x + 2^32 y, x at word 0, y one
+// word up; each a chain of pairs in its own alignment, so ptxas keeps every pair in one register
+// pair): q = T[0]*INV, T += q*m, T /= 2^32, the lanes swapping as there. first: x holds the
+// value to reduce (< 2^(32N)), y is empty. Bounds: T < 2^(32N) on entry and q*m < 2^(32N+31),
+// so T + q*m < 2^(32(N+1)): no carry out of word N (y[N-1]); after the division T < 2^(32N)
+// again (< 2^(32(N-1)) + m).
+template <class P> DEVI void f_redc_row(u32* x, u32* y, bool first) {
+    constexpr int N = P::N;
+    if (first) {
+        const u32 q = x[0] * P::INV;
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            const u64 p = (u64)q * P::m(j + 1);
+            y[j] = (u32)p;
+            y[j + 1] = (u32)(p >> 32);
+        }
+        f_pairs_mad_m<P, true>(x, 0, q);
+        y[N - 1] = ptx_addc(y[N - 1], 0);  // q*m_{N-1} + 1 < 2^64
+        return;
+    }
+    // x: the previous y, plus the previous x's word 1 at word 0 (its carry starts y's chain; the
+    // product for q sets no flag). y: the previous x moved down two words (a renaming), plus the
+    // carry, plus m_odd*q; its top pair is q*m_{N-1} + carry < 2^64, so no carry out.
+    x[0] = ptx_add_cc(x[0], y[1]);
+    const u32 q = x[0] * P::INV;
+    u32 src[N];
+#pragma unroll
+    for (int j = 0; j < N - 2; j++) src[j] = y[j + 2];
+    src[N - 2] = 0;
+    src[N - 1] = 0;
+    f_pairs_madc_m<P>(y, src, 1, q);
+    f_pairs_mad_m<P, true>(x, 0, q);
+    y[N - 1] = ptx_addc(y[N - 1], 0);
 }
 
 // Montgomery square a*a*R^-1 mod m, fully reduced; the same result as f_mul(a, a) with
@@ -370,18 +405,26 @@ template <class P> DEVI mont_t<P> f_sqr_pairs(const mont_t<P>& a) {
     }
     T[2 * N - 2] = ptx_madc_lo_cc(a.v[N - 1], a.v[N - 1], T[2 * N - 2]);
     T[2 * N - 1] = ptx_madc_hi(a.v[N - 1], a.v[N - 1], T[2 * N - 1]);
-    // u = (T_lo + Q*m)/R by N rows; u < (R + R*m)/R, so u <= m
-    u32 t[N + 1];
+    // u = (T_lo + Q*m)/R by N rows on the lanes (e, o); u < (R + R*m)/R, so u <= m
+    u32 e[N], o[N];
 #pragma unroll
-    for (int j = 0; j < N; j++) t[j] = T[j];
+    for (int j = 0; j < N; j++) e[j] = T[j];
 #pragma unroll
-    for (int k = 0; k < N; k++) f_redc_row<P>(t);
-    // T_hi + u: T_hi <= (m-1)^2/R < m, so the sum < 2m < 2^(32N) (no carry out)
+    for (int k = 0; k < N; k += 2) {
+        f_redc_row<P>(e, o, k == 0);
+        f_redc_row<P>(o, e, false);
+    }
+    // the last row ran with x = o (word 0 zero now), y = e: u = e + o[1..]; then T_hi + u, where
+    // T_hi <= (m-1)^2/R < m, so T_hi + u < 2m < 2^(32N) (no carry out of either chain)
     u32 r[N];
-    r[0] = ptx_add_cc(T[N], t[0]);
+    r[0] = ptx_add_cc(e[0], o[1]);
 #pragma unroll
-    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(T[N + j], t[j]);
-    r[N - 1] = ptx_addc(T[2 * N - 1], t[N - 1]);
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(e[j], o[j + 1]);
+    r[N - 1] = ptx_addc(e[N - 1], 0);
+    r[0] = ptx_add_cc(r[0], T[N]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(r[j], T[N + j]);
+    r[N - 1] = ptx_addc(r[N - 1], T[2 * N - 1]);
     return f_reduce_once<P>(r);
 }
 
