@@ -1,8 +1,9 @@
 //! The kernels' field arithmetic checked on the CPU (no GPU): `scripts/field-host-check.sh`
 //! compiles kernels/field/*.cuh as C++ with the PTX carry chain emulated, compares the
 //! limb-pair product (`f_mul`) with the plain CIOS rows (`f_mul_rolled`) on a million operand
-//! pairs per field (a quarter just below the modulus, plus 0, 1, R, m − 1, m − 2), and checks
-//! printed products against Python integers.
+//! pairs per field (a quarter just below the modulus, plus 0, 1, R, m − 1, m − 2), the squaring
+//! `f_sqr_pairs` with `f_mul(a, a)` on both operands of every pair plus edge values, and checks
+//! printed products and squares against Python integers.
 
 use std::process::Command;
 
@@ -29,6 +30,11 @@ fn kernel_field_products_match_python_and_the_plain_rows() {
             text.contains(&format!("{field}: 1000025 products, 0 rolled mismatches")),
             "{field} not checked:\n{text}"
         );
+        assert!(
+            text.contains(&format!("{field}: 2000064 squares, 0 sqr_pairs mismatches")),
+            "{field} squares not checked:\n{text}"
+        );
     }
     assert!(text.contains("f_mul agrees with Python"), "{text}");
+    assert!(text.contains("f_sqr_pairs on 28 squares"), "{text}");
 }

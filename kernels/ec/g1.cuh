@@ -30,6 +30,18 @@ struct FpOps {
 #endif
         return fp_mul_noinline(a, b);
     }
+#if FIELD_SQR == 1
+    // FIELD_SQR: squarings by f_sqr_pairs, inline or the one out-of-line copy as mul picks;
+    // MSM_ACC_MUL == 2 keeps its rolled product (small code) for squarings too.
+    template <bool INL> static DEVI T sqr(const T& a) {
+#if MSM_ACC_MUL == 2
+        if (INL) return f_mul_rolled<FpParams>(a, a);
+#else
+        if (INL) return f_sqr<FpParams>(a);
+#endif
+        return fp_sqr_noinline(a);
+    }
+#endif
     static DEVI T ldg(const T* p) { return f_ldg<FpParams>(p); }
     static DEVI T load(const T* p) { return f_load<FpParams>(p); }
     static DEVI void store(T* p, const T& a) { f_store<FpParams>(p, a); }
@@ -37,7 +49,11 @@ struct FpOps {
 
 // Fp products for code outside the curve formulas (tests, setup helpers).
 template <bool INL> DEVI fp_t fpm(const fp_t& a, const fp_t& b) { return FpOps::mul<INL>(a, b); }
+#if FIELD_SQR == 1
+template <bool INL> DEVI fp_t fps(const fp_t& a) { return FpOps::sqr<INL>(a); }
+#else
 template <bool INL> DEVI fp_t fps(const fp_t& a) { return FpOps::mul<INL>(a, a); }
+#endif
 
 typedef ec_affine<FpOps> g1_affine;
 typedef ec_xyzz<FpOps> g1_xyzz;

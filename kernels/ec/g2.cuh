@@ -36,6 +36,10 @@ struct Fp2Ops {
     static DEVI T cneg(const T& a, bool n) { return T{f_cneg<FpParams>(a.c0, n), f_cneg<FpParams>(a.c1, n)}; }
     // G2 work is a small share of a proof: always the out-of-line product.
     template <bool INL> static DEVI T mul(const T& a, const T& b) { return fp2_mul_noinline(a, b); }
+#if FIELD_SQR == 1
+    // squarings stay the three-product Fp2 product (no Fp2 squaring yet)
+    template <bool INL> static DEVI T sqr(const T& a) { return fp2_mul_noinline(a, a); }
+#endif
     static DEVI T ldg(const T* p) { return T{f_ldg<FpParams>(&p->c0), f_ldg<FpParams>(&p->c1)}; }
     static DEVI T load(const T* p) { return T{f_load<FpParams>(&p->c0), f_load<FpParams>(&p->c1)}; }
     static DEVI void store(T* p, const T& a) {

@@ -6,6 +6,7 @@
 //   static T zero(), one();  static bool is_zero(const T&);
 //   static T add(a, b), sub(a, b), dbl(a), neg(a), cneg(a, bool);
 //   template <bool INL> static T mul(a, b);         INL = inline the product
+//   template <bool INL> static T sqr(a);            only with FIELD_SQR == 1 (field/mont.cuh)
 //   static T ldg(const T*), load(const T*);  static void store(T*, const T&);
 //
 // ec_affine<F>: {x, y}, byte-identical to blst's affine points; the point at
@@ -36,7 +37,11 @@ template <class F> struct ec_xyzz {
 template <class F, bool INL> DEVI typename F::T ec_m(const typename F::T& a, const typename F::T& b) {
     return F::template mul<INL>(a, b);
 }
+#if FIELD_SQR == 1
+template <class F, bool INL> DEVI typename F::T ec_s(const typename F::T& a) { return F::template sqr<INL>(a); }
+#else
 template <class F, bool INL> DEVI typename F::T ec_s(const typename F::T& a) { return F::template mul<INL>(a, a); }
+#endif
 
 template <class F> DEVI bool ec_affine_is_inf(const ec_affine<F>& p) { return F::is_zero(p.x) && F::is_zero(p.y); }
 

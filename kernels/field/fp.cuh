@@ -28,6 +28,10 @@ typedef mont_t<FpParams> fp_t;
 
 // Out-of-line copies (one each in the module) for code that is not hot.
 __device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) { return f_mul<FpParams>(a, b); }
+#if FIELD_SQR == 1
+// The dedicated squaring out of line, for the same callers (ec/g1.cuh FpOps::sqr).
+__device__ __noinline__ fp_t fp_sqr_noinline(const fp_t a) { return f_sqr_pairs<FpParams>(a); }
+#endif
 __device__ __noinline__ fp_t fp_inv_noinline(const fp_t a) {
     fp_t r = f_one<FpParams>();
     for (int i = FpParams::N - 1; i >= 0; i--) {
@@ -35,7 +39,11 @@ __device__ __noinline__ fp_t fp_inv_noinline(const fp_t a) {
         if (i == 0) e -= 2;  // p's low limb is 0xffffaaab: no borrow
 #pragma unroll 1
         for (int b = 31; b >= 0; b--) {
+#if FIELD_SQR == 1
+            r = fp_sqr_noinline(r);
+#else
             r = fp_mul_noinline(r, r);
+#endif
             if ((e >> b) & 1) r = fp_mul_noinline(r, a);
         }
     }

@@ -265,7 +265,181 @@ template <class P> DEVI mont_t<P> f_mul_rolled(const mont_t<P>& a, const mont_t<
     return f_reduce_once<P>(t);
 }
 
-template <class P> DEVI mont_t<P> f_sqr(const mont_t<P>& a) { return f_mul<P>(a, a); }
+// ---- the squaring in limb pairs (FIELD_SQR) -----------------------------------------------
+// a*a = D + 2C with D = sum a_i^2 2^(64i) (the diagonal) and C = sum_{i<j} a_i a_j 2^(32(i+j))
+// (each cross product once): N(N+1)/2 products for the 2N-word square instead of N^2. Then a
+// separate Montgomery reduction (SOS): T = T_hi*R + T_lo, and T/R = T_hi + (T_lo + Q*m)/R.
+//
+// C in two lanes: a_i*a_j with i + j odd sit at odd words (lane O), with i + j even at even
+// words (lane E). Row i adds a_i*(a_{i+1}, a_{i+3}, ...) to O and a_i*(a_{i+2}, a_{i+4}, ...)
+// to E: in each lane the row's pairs tile consecutive words, so one carry chain per lane with
+// the halves of every product side by side (ptxas: one IMAD.WIDE.U32.X per product).
+// Carries: a row's chain ends at its top pair's high word w + 1 and its carry goes to w + 2 (the
+// lane's carry word). In both lanes rows come in twos with the same top pair: the first of the
+// two writes the carry word fresh (<= 1), the second adds its carry to it (<= 2, no carry out of
+// the word), and the next row's top pair sits two words up with that carry word as its low
+// word, so every word a row could carry into is inside its chain or its carry word. No word of
+// a lane ever holds more than its share of C < 2^(64N-1), so nothing carries past word 2N-1.
+
+// L += a_i * (a_j for j = j0, j0 + 2, ... <= N-1), a_i*a_j at words i + j, i + j + 1. hw: the
+// highest word of L written so far (-1: none; an unwritten word is read as zero), updated. All
+// arguments are compile-time constants once the caller's loop is unrolled.
+template <class P> DEVI void f_sqr_cross(u32* L, const mont_t<P>& a, const int i, const int j0, int& hw) {
+    constexpr int N = P::N;
+    if (j0 > N - 1) return;
+    const int jtop = j0 + 2 * ((N - 1 - j0) / 2);
+    const u32 ai = a.v[i];
+    if (hw < 0) {  // the lane's first row: the products are written, no carries
+#pragma unroll
+        for (int j = j0; j <= jtop; j += 2) {  // one 64-bit product: one register pair
+            const u64 p = (u64)ai * a.v[j];
+            L[i + j] = (u32)p;
+            L[i + j + 1] = (u32)(p >> 32);
+        }
+        hw = i + jtop + 1;
+        return;
+    }
+#pragma unroll
+    for (int j = j0; j <= jtop; j += 2) {
+        const int w = i + j;
+        const u32 lo_in = w <= hw ? L[w] : 0u;
+        const u32 hi_in = w + 1 <= hw ? L[w + 1] : 0u;
+        L[w] = j == j0 ? ptx_mad_lo_cc(ai, a.v[j], lo_in) : ptx_madc_lo_cc(ai, a.v[j], lo_in);
+        L[w + 1] = ptx_madc_hi_cc(ai, a.v[j], hi_in);
+    }
+    const int c = i + jtop + 2;  // <= 2N - 1: i < jtop <= N - 1
+    if (c == 2 * N - 1) {  // C < 2^(32(2N-1)) (f_sqr_pairs): that carry is zero
+        hw = c - 1;
+        return;
+    }
+    L[c] = ptx_addc(c <= hw ? L[c] : 0u, 0);
+    hw = c;
+}
+
+// acc = src + carry flag + the pairs m[j]*q for j = first, first + 2, ...: a chain over the N words
+// of acc that starts from the carry flag already set and leaves no carry out (see callers).
+template <class P> DEVI void f_pairs_madc_m(u32* acc, const u32* src, int first, const u32 q) {
+    constexpr int N = P::N;
+#pragma unroll
+    for (int t = 0; t < N / 2; t++) {
+        const u32 mj = P::m(first + 2 * t);
+        acc[2 * t] = ptx_madc_lo_cc(q, mj, src[2 * t]);
+        if (t == N / 2 - 1) acc[2 * t + 1] = ptx_madc_hi(q, mj, src[2 * t + 1]);
+        else acc[2 * t + 1] = ptx_madc_hi_cc(q, mj, src[2 * t + 1]);
+    }
+}
+
+// One Montgomery reduction row on the lanes of f_pairs_row (T = x + 2^32 y, x at word 0, y one
+// word up; each a chain of pairs in its own alignment, so ptxas keeps every pair in one register
+// pair): q = T[0]*INV, T += q*m, T /= 2^32, the lanes swapping as there. first: x holds the
+// value to reduce (< 2^(32N)), y is empty. Bounds: T < 2^(32N) on entry and q*m < 2^(32N+31),
+// so T + q*m < 2^(32(N+1)): no carry out of word N (y[N-1]); after the division T < 2^(32N)
+// again (< 2^(32(N-1)) + m).
+template <class P> DEVI void f_redc_row(u32* x, u32* y, bool first) {
+    constexpr int N = P::N;
+    if (first) {
+        const u32 q = x[0] * P::INV;
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            const u64 p = (u64)q * P::m(j + 1);
+            y[j] = (u32)p;
+            y[j + 1] = (u32)(p >> 32);
+        }
+        f_pairs_mad_m<P, true>(x, 0, q);
+        y[N - 1] = ptx_addc(y[N - 1], 0);  // q*m_{N-1} + 1 < 2^64
+        return;
+    }
+    // x: the previous y, plus the previous x's word 1 at word 0 (its carry starts y's chain; the
+    // product for q sets no flag). y: the previous x moved down two words (a renaming), plus the
+    // carry, plus m_odd*q; its top pair is q*m_{N-1} + carry < 2^64, so no carry out.
+    x[0] = ptx_add_cc(x[0], y[1]);
+    const u32 q = x[0] * P::INV;
+    u32 src[N];
+#pragma unroll
+    for (int j = 0; j < N - 2; j++) src[j] = y[j + 2];
+    src[N - 2] = 0;
+    src[N - 1] = 0;
+    f_pairs_madc_m<P>(y, src, 1, q);
+    f_pairs_mad_m<P, true>(x, 0, q);
+    y[N - 1] = ptx_addc(y[N - 1], 0);
+}
+
+// Montgomery square a*a*R^-1 mod m, fully reduced; the same result as f_mul(a, a) with
+// N(N+1)/2 + N^2 products instead of 2N^2. N even, N >= 4, m < 2^(32N-1).
+template <class P> DEVI mont_t<P> f_sqr_pairs(const mont_t<P>& a) {
+    constexpr int N = P::N;
+    static_assert(N % 2 == 0 && N >= 4, "limb pairs");
+    static_assert(P::m(N - 1) < 0x80000000u, "the bounds below need m < 2^(32N-1)");
+    u32 E[2 * N], O[2 * N];
+#pragma unroll
+    for (int w = 0; w < 2 * N; w++) E[w] = O[w] = 0;  // never read unwritten (hw); dead stores
+    int hwE = -1, hwO = -1;
+#pragma unroll
+    for (int i = 0; i < N - 1; i++) {
+        f_sqr_cross<P>(O, a, i, i + 1, hwO);
+        f_sqr_cross<P>(E, a, i, i + 2, hwE);
+    }
+    // C = O + E: O starts at word 1, E at word 2, both written up to word 2N-2 (hwO, hwE).
+    // C = sum_j a_j 2^(32j) * (a's limbs below j) < sum_j a_j 2^(64j) < (a_{N-1} + 1) 2^(64(N-1))
+    // <= 2^(64N-33), as a_{N-1} < 2^31 (m < 2^(32N-1)). So word 2N-1 of C, of O and of E is
+    // zero, 2C < 2^(32(2N-1)): neither chain below carries out of word 2N-2.
+    u32 T[2 * N];
+    T[1] = O[1];
+    T[2] = ptx_add_cc(O[2], E[2]);
+#pragma unroll
+    for (int w = 3; w < 2 * N - 2; w++) T[w] = ptx_addc_cc(O[w], E[w]);
+    T[2 * N - 2] = ptx_addc(O[2 * N - 2], E[2 * N - 2]);
+    // 2C
+    T[1] = ptx_add_cc(T[1], T[1]);
+#pragma unroll
+    for (int w = 2; w < 2 * N - 2; w++) T[w] = ptx_addc_cc(T[w], T[w]);
+    T[2 * N - 2] = ptx_addc(T[2 * N - 2], T[2 * N - 2]);
+    T[2 * N - 1] = 0;
+    // + D: a_i^2 at words 2i, 2i + 1, one chain of pairs; a*a < 2^(64N): no carry out
+    T[0] = a.v[0] * a.v[0];
+    T[1] = ptx_mad_hi_cc(a.v[0], a.v[0], T[1]);
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) {
+        T[2 * i] = ptx_madc_lo_cc(a.v[i], a.v[i], T[2 * i]);
+        T[2 * i + 1] = ptx_madc_hi_cc(a.v[i], a.v[i], T[2 * i + 1]);
+    }
+    T[2 * N - 2] = ptx_madc_lo_cc(a.v[N - 1], a.v[N - 1], T[2 * N - 2]);
+    T[2 * N - 1] = ptx_madc_hi(a.v[N - 1], a.v[N - 1], T[2 * N - 1]);
+    // u = (T_lo + Q*m)/R by N rows on the lanes (e, o); u < (R + R*m)/R, so u <= m
+    u32 e[N], o[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) e[j] = T[j];
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+        f_redc_row<P>(e, o, k == 0);
+        f_redc_row<P>(o, e, false);
+    }
+    // the last row ran with x = o (word 0 zero now), y = e: u = e + o[1..]; then T_hi + u, where
+    // T_hi <= (m-1)^2/R < m, so T_hi + u < 2m < 2^(32N) (no carry out of either chain)
+    u32 r[N];
+    r[0] = ptx_add_cc(e[0], o[1]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(e[j], o[j + 1]);
+    r[N - 1] = ptx_addc(e[N - 1], 0);
+    r[0] = ptx_add_cc(r[0], T[N]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(r[j], T[N + j]);
+    r[N - 1] = ptx_addc(r[N - 1], T[2 * N - 1]);
+    return f_reduce_once<P>(r);
+}
+
+#ifndef FIELD_SQR
+#define FIELD_SQR 0
+#endif
+
+// FIELD_SQR (0 by default): 1 = f_sqr is the dedicated squaring above, 0 = f_mul(a, a).
+template <class P> DEVI mont_t<P> f_sqr(const mont_t<P>& a) {
+#if FIELD_SQR == 1
+    return f_sqr_pairs<P>(a);
+#else
+    return f_mul<P>(a, a);
+#endif
+}
 
 // canonical (non-Montgomery) integer value of a Montgomery residue: a * R^-1
 template <class P> DEVI mont_t<P> f_from_mont(const mont_t<P>& a) {

@@ -1,7 +1,9 @@
 // Host check of the kernels' field code (no GPU): kernels/field/{mont,fp,fr}.cuh compiled as
 // C++ with the PTX carry-chain wrappers of common.cuh emulated in plain C++ (one carry flag).
-// Compares f_mul_rolled (the plain CIOS rows) with f_mul (the rows in limb pairs) on random and edge operands for Fp and Fr, and prints a
-// few f_mul products for scripts/field-host-check.sh to verify against Python integers.
+// Compares f_mul_rolled (the plain CIOS rows) with f_mul (the rows in limb pairs), and the
+// squaring f_sqr_pairs with f_mul(a, a), on random and edge operands for Fp and Fr, and prints a
+// few f_mul products and f_sqr_pairs squares for scripts/field-host-check.sh to verify against
+// Python integers.
 #include <cstdio>
 #include <cstdint>
 #include <random>
@@ -70,6 +72,23 @@ template <class P> static mont_t<P> edge(int k) {
     return x;
 }
 
+// squaring edge operands: 0, 1, R mod m, m - 1, m - 2, then values with all-ones limbs below m
+template <class P> static mont_t<P> sqr_edge(int k) {
+    if (k < 5) return edge<P>(k);
+    mont_t<P> x = f_zero<P>();
+    const int N = P::N;
+    for (int i = 0; i < N; i++) {
+        if (k == 5) x.v[i] = 0xffffffffu;                     // every limb but the top all ones
+        if (k == 6) x.v[i] = i < N / 2 ? 0xffffffffu : 0;       // the low half all ones
+        if (k == 7) x.v[i] = i % 2 == 0 ? 0xffffffffu : 0;      // every other limb all ones
+        if (k == 8) x.v[i] = i % 2 == 1 ? 0xffffffffu : 0;
+        if (k == 9) x.v[i] = i == N - 2 ? 0xffffffffu : 0;     // one all-ones limb under the top
+    }
+    if (k == 5 || k == 8) x.v[N - 1] = P::m(N - 1) - 1;  // the top limb just below m's
+    return x;
+}
+constexpr int SQR_EDGES = 10;
+
 template <class P> static void print(const char* tag, const mont_t<P>& x) {
     printf("%s ", tag);
     for (int i = P::N - 1; i >= 0; i--) printf("%08x", x.v[i]);
@@ -77,12 +96,14 @@ template <class P> static void print(const char* tag, const mont_t<P>& x) {
 
 template <class P> static int check(const char* name, int count) {
     std::mt19937_64 r(12345);
-    int bad = 0;
+    int bad = 0, sqr_bad = 0;
     for (int k = 0; k < count + 25; k++) {
         mont_t<P> a = k < 25 ? edge<P>(k / 5) : random_elem<P>(r);
         mont_t<P> b = k < 25 ? edge<P>(k % 5) : random_elem<P>(r);
         mont_t<P> x = f_mul<P>(a, b), y = f_mul_rolled<P>(a, b);
         if (!f_eq<P>(x, y)) bad++;
+        if (!f_eq<P>(f_sqr_pairs<P>(a), f_mul<P>(a, a))) sqr_bad++;
+        if (!f_eq<P>(f_sqr_pairs<P>(b), f_mul<P>(b, b))) sqr_bad++;
         if (k >= 25 && k < 29) {
             printf("%s", name);
             print(" a", a);
@@ -91,8 +112,26 @@ template <class P> static int check(const char* name, int count) {
             printf("\n");
         }
     }
+    for (int k = 0; k < SQR_EDGES; k++) {
+        const mont_t<P> a = sqr_edge<P>(k), aa = f_sqr_pairs<P>(a);
+        if (!f_eq<P>(aa, f_mul<P>(a, a))) sqr_bad++;
+        printf("%s sqr", name);
+        print(" a", a);
+        print(" aa", aa);
+        printf("\n");
+    }
+    for (int k = 0; k < 4; k++) {  // and a few random ones for Python
+        const mont_t<P> a = random_elem<P>(r), aa = f_sqr_pairs<P>(a);
+        if (!f_eq<P>(aa, f_mul<P>(a, a))) sqr_bad++;
+        printf("%s sqr", name);
+        print(" a", a);
+        print(" aa", aa);
+        printf("\n");
+    }
+    const int squares = 2 * (count + 25) + SQR_EDGES + 4;
     fprintf(stderr, "%s: %d products, %d rolled mismatches\n", name, count + 25, bad);
-    return bad;
+    fprintf(stderr, "%s: %d squares, %d sqr_pairs mismatches\n", name, squares, sqr_bad);
+    return bad + sqr_bad;
 }
 
 int main() {
