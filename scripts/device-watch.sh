@@ -13,7 +13,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export BATON_CACHE_DIR=/tmp/baton-cache RUST_LOG=warn BATON_LOG=warn
 DEADLINE=${DEADLINE:-560}
-VARIANTS=${VARIANTS:-"default;msm_ones=each;msm_pieces=2;msm_pieces=4"}
+VARIANTS=${VARIANTS:-"default;field_sqr=pairs;msm_ones=each;msm_pieces=2;msm_pieces=4"}
 # Steps run, in this order: conformance sppark msm ncu engine24 part engine26.
 STEPS=" ${STEPS:-conformance sppark msm ncu engine24 part engine26} "
 has() { [[ "$STEPS" == *" $1 "* ]]; }

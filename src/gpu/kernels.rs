@@ -45,7 +45,7 @@ const TESTS: [(&str, &str); 2] = [
     ("test.cu", include_str!("../../kernels/test.cu")),
 ];
 
-use super::options::{GpuOptions, MsmMul, MsmOnes, MsmScatter};
+use super::options::{FieldSqr, GpuOptions, MsmMul, MsmOnes, MsmScatter};
 
 /// The concatenated translation unit of `set`.
 pub fn source(set: KernelSet) -> String {
@@ -69,7 +69,8 @@ pub fn source(set: KernelSet) -> String {
 /// `msm_accumulate`, `gpu.msm_prefetch` the next base loaded one addition ahead,
 /// `gpu.msm_mul` the accumulation's products (`MSM_ACC_MUL` 0 inline, 1 call, 2 rolled),
 /// `gpu.msm_scatter = "starts"` the keyless scatter (`MSM_KEYLESS`), `gpu.msm_ones =
-/// "compact"` the ones compacted per warp (`MSM_ONES_COMPACT`).
+/// "compact"` the ones compacted per warp (`MSM_ONES_COMPACT`), `gpu.field_sqr = "pairs"` the
+/// dedicated squaring (`FIELD_SQR`).
 pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
     let mul = match opts.msm_mul {
         MsmMul::Inline => 0,
@@ -90,6 +91,10 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
         format!(
             "-DMSM_ONES_COMPACT={}",
             u32::from(opts.msm_ones == MsmOnes::Compact)
+        ),
+        format!(
+            "-DFIELD_SQR={}",
+            u32::from(opts.field_sqr == FieldSqr::Pairs)
         ),
     ]
 }
@@ -223,6 +228,7 @@ mod tests {
             msm_scatter: MsmScatter::Starts,
             msm_window: crate::gpu::options::MsmWindow::Nontrivial,
             msm_ones: MsmOnes::Each,
+            field_sqr: FieldSqr::Pairs,
             ..GpuOptions::default()
         };
         let o = nvrtc_options("compute_90", &opts);
@@ -232,6 +238,7 @@ mod tests {
             "-DMSM_ACC_MUL=2",
             "-DMSM_KEYLESS=1",
             "-DMSM_ONES_COMPACT=0",
+            "-DFIELD_SQR=1",
         ] {
             assert!(o.contains(&d.to_string()), "{d}: {o:?}");
         }
@@ -239,6 +246,7 @@ mod tests {
         assert!(d.contains(&"-DMSM_ACC_MUL=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DMSM_KEYLESS=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DMSM_ONES_COMPACT=1".to_string()), "{d:?}");
+        assert!(d.contains(&"-DFIELD_SQR=0".to_string()), "{d:?}");
         assert_ne!(
             cache_key("x", &o),
             cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))

@@ -37,8 +37,8 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, MsmMul, MsmOnes, MsmScatter, MsmWindow, WindowRule,
-    DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, Choice, FieldSqr, MsmMul, MsmOnes, MsmScatter, MsmWindow,
+    WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -66,6 +66,8 @@ pub struct GpuOptions {
     /// copies the next piece's scalars into the pinned staging while the device runs the
     /// current piece's kernels; each piece at least [`MSM_PIECE_MIN`] scalars.
     pub msm_pieces: u32,
+    /// How the kernels square a base-field element.
+    pub field_sqr: FieldSqr,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
@@ -90,6 +92,7 @@ impl Default for GpuOptions {
             msm_scatter: MsmScatter::Starts,
             msm_pieces: 1,
             msm_ones: MsmOnes::Compact,
+            field_sqr: FieldSqr::Mul,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
@@ -98,7 +101,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 12] = [
+pub const KNOBS: [&str; 13] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -108,6 +111,7 @@ pub const KNOBS: [&str; 12] = [
     "msm_scatter",
     "msm_pieces",
     "msm_ones",
+    "field_sqr",
     "partition",
     "ntt_block",
     "ntt_radix",
@@ -146,6 +150,7 @@ impl GpuOptions {
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
             "msm_pieces" => self.msm_pieces = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "msm_ones" => self.msm_ones = parse_choice(v)?,
+            "field_sqr" => self.field_sqr = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "partition" => {

@@ -149,3 +149,18 @@ impl Choice for MsmOnes {
     const ALL: &'static [(&'static str, Self)] =
         &[("each", MsmOnes::Each), ("compact", MsmOnes::Compact)];
 }
+
+/// How the kernels square a base-field element (`gpu.field_sqr`; define `FIELD_SQR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldSqr {
+    /// The Montgomery product of the element with itself.
+    Mul,
+    /// `f_sqr_pairs`: each cross product once, doubled, then the reduction (222 instead of
+    /// 288 32x32 products in Fp; not yet measured on a device).
+    Pairs,
+}
+
+impl Choice for FieldSqr {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("mul", FieldSqr::Mul), ("pairs", FieldSqr::Pairs)];
+}

@@ -21,6 +21,9 @@ impl GpuOptions {
         if self.msm_ones != d.msm_ones {
             parts.push(format!("msm_ones={}", choice_name(self.msm_ones)));
         }
+        if self.field_sqr != d.field_sqr {
+            parts.push(format!("field_sqr={}", choice_name(self.field_sqr)));
+        }
         if self.msm_pieces != d.msm_pieces {
             parts.push(format!("msm_pieces={}", self.msm_pieces));
         }
@@ -44,8 +47,9 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 9] = [
+pub const MSM_VARIANTS: [&str; 10] = [
     "default",
+    "field_sqr=pairs",
     "msm_ones=each",
     "msm_pieces=2",
     "msm_pieces=4",
