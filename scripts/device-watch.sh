@@ -99,3 +99,7 @@ echo; cat "$OUT"/bench-*.log | grep "^| \|^device partition" | head -60
 
 [ -f "$OUT/ncu.log" ] && grep -E "^  [a-z_]+ \(|Duration|Throughput|Registers|Achieved Occupancy|Issue|pipe|stalled|inst_executed" "$OUT/ncu.log" | head -80
 for f in "$OUT"/engine*.log; do [ -f "$f" ] && { echo "-- $f"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }; done
+# Last, so the call's tail keeps it: every test binary's verdict.
+echo "-- conformance verdicts"; for f in conformance ntt_rerun partition variants; do
+    [ -f "$OUT/$f.log" ] && echo "$f: $(grep -h '^test result' "$OUT/$f.log" | tail -1) $(grep -c 'FAILED\|panicked' "$OUT/$f.log") failures"
+done

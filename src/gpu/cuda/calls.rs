@@ -156,7 +156,9 @@ impl CudaBackend {
     /// An MSM of n host scalars cut into `pieces` (each within one launch sequence): piece k's
     /// scalars are copied into the staging and uploaded on the copy lane while the device runs
     /// piece k − 1's kernels (queued without a download; cudarc orders each piece's kernels
-    /// after its upload), and every piece's window sums are downloaded at the end.
+    /// after its upload), and every piece's window sums are downloaded at the end. The host
+    /// waits on nothing the compute stream holds before the downloads: a piece's window count
+    /// runs on the copy lane ([`super::device::Device::msm_launch_piece`]).
     ///
     /// Every piece's scalar buffer is allocated before the first kernel is queued: a buffer
     /// taken from the pool on the copy lane after a piece's scratch went back to it on the
@@ -194,15 +196,21 @@ impl CudaBackend {
                 "upload scalars",
             )?;
             let b = points.slice(lo * limbs..hi * limbs);
-            sums.push(self.dev.msm_launch::<G>(&b, &d.slice(..), hi - lo)?);
+            sums.push(self.dev.msm_launch_piece::<G>(&b, &d.slice(..), hi - lo)?);
         }
         // The scalar buffers (`bufs`) outlive every download: no free can race the kernels
         // that read them.
         let mut acc = G::Proj::identity();
-        for (out, c) in &sums {
+        for (out, c, _) in &sums {
             acc += host::combine_windows::<G>(&self.dev.download_sums(out)?, *c);
         }
         drop(bufs);
+        // After the downloads, so the phase clocks (BATON_MSM_PHASES) add no wait between pieces.
+        for (_, _, clock) in sums {
+            if let Some(clock) = clock {
+                clock.report();
+            }
+        }
         Ok(acc)
     }
 }

@@ -228,6 +228,18 @@ impl Device {
         launch: crate::gpu::error::GpuResult<Launch>,
         push: impl FnOnce(&mut LaunchArgs<'a>),
     ) -> GpuResult<()> {
+        self.launch_on(Lane::Compute, f, launch, push)
+    }
+
+    /// [`Device::launch`] on the stream of `lane` (the copy lane runs only the small kernels
+    /// that must not wait behind the compute stream's queue, such as an MSM piece's count).
+    pub(crate) fn launch_on<'a>(
+        &'a self,
+        lane: Lane,
+        f: &'a CudaFunction,
+        launch: crate::gpu::error::GpuResult<Launch>,
+        push: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> GpuResult<()> {
         launch_checked(launch, |l| {
             let (grid, block, smem) = l.dims();
             let cfg = LaunchConfig {
@@ -235,7 +247,7 @@ impl Device {
                 block_dim: (block, 1, 1),
                 shared_mem_bytes: smem,
             };
-            let mut b = self.stream.launch_builder(f);
+            let mut b = self.lane(lane).launch_builder(f);
             push(&mut b);
             // SAFETY: the launch was checked against the lengths of the buffers passed (each
             // buffer holds what the kernel reads or writes for this grid), and `push` adds them

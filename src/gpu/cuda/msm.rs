@@ -7,7 +7,7 @@
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, PushKernelArg};
 
-use super::device::{drv, Device, DeviceGroup};
+use super::device::{drv, Device, DeviceGroup, Lane};
 use crate::gpu::error::GpuResult;
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
 use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
@@ -15,9 +15,11 @@ use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
 /// CUDA events between the MSM's steps when `BATON_MSM_PHASES` is set (the per-kernel
 /// breakdown of the GPU bench's rows): one line per MSM on stderr with each step's
 /// milliseconds. Timing only: an event that fails is left out, never an MSM error.
-struct PhaseClock<'a> {
+pub(crate) struct PhaseClock<'a> {
     stream: &'a CudaStream,
     marks: Vec<(&'static str, CudaEvent)>,
+    /// n and the shape, for the report line.
+    shape: Option<(usize, MsmShape)>,
 }
 
 impl<'a> PhaseClock<'a> {
@@ -28,6 +30,7 @@ impl<'a> PhaseClock<'a> {
         let mut clock = PhaseClock {
             stream,
             marks: Vec::new(),
+            shape: None,
         };
         clock.mark("start");
         Some(clock)
@@ -43,7 +46,10 @@ impl<'a> PhaseClock<'a> {
     }
 
     /// Prints the steps' times; call after the stream has synchronized.
-    fn report(self, n: usize, sh: &MsmShape) {
+    pub(crate) fn report(self) {
+        let Some((n, sh)) = self.shape else {
+            return;
+        };
         let mut line = format!("msm phases: n={n} c={} entries={} (ms)", sh.c, sh.entries);
         let mut total = 0.0;
         for pair in self.marks.windows(2) {
@@ -89,24 +95,39 @@ impl Device {
     }
 
     /// How many of the first n scalars are neither 0 nor 1 (the ones that make digits),
-    /// counted on the device; waits for the count.
-    fn count_nontrivial(&self, scalars: &CudaView<'_, u64>, n: usize) -> GpuResult<usize> {
-        let mut count = self.alloc_zeros::<u32>(1, "MSM scalar count")?;
+    /// counted on the device on the stream of `lane`; waits for the count, so for everything
+    /// queued on that stream before it.
+    fn count_nontrivial(
+        &self,
+        lane: Lane,
+        scalars: &CudaView<'_, u64>,
+        n: usize,
+    ) -> GpuResult<usize> {
+        let mut count = self.alloc_zeros_on::<u32>(lane, 1, "MSM scalar count")?;
         let n32 = n as u32;
         let l = launch::msm_nontrivial(n, scalars.len(), count.len());
-        self.launch(&self.k.msm_nontrivial, l, |b| {
+        self.launch_on(lane, &self.k.msm_nontrivial, l, |b| {
             b.arg(scalars).arg(&n32).arg(&mut count);
         })?;
-        let host = self.download_now(&count, "download scalar count")?;
+        let on = self.lane(lane);
+        let host = on
+            .clone_dtoh(&count)
+            .map_err(drv("download scalar count"))?;
+        on.synchronize().map_err(drv("synchronize"))?;
         Ok(host.first().copied().unwrap_or(0) as usize)
     }
 
     /// The window and the shape of an MSM over the first n of `scalars`, as `gpu.msm_window`
     /// says: from n, or from the device's count of the scalars that make digits (the entry
     /// buffers then hold only theirs).
-    fn shape<G: DeviceGroup>(&self, scalars: &CudaView<'_, u64>, n: usize) -> GpuResult<MsmShape> {
+    fn shape<G: DeviceGroup>(
+        &self,
+        lane: Lane,
+        scalars: &CudaView<'_, u64>,
+        n: usize,
+    ) -> GpuResult<MsmShape> {
         Ok(if self.msm_window.counts(n) {
-            let k = self.count_nontrivial(scalars, n)?.min(n);
+            let k = self.count_nontrivial(lane, scalars, n)?.min(n);
             MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, k)).with_nontrivial(k)
         } else {
             MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, n))
@@ -153,8 +174,47 @@ impl Device {
         n: usize,
     ) -> GpuResult<(CudaSlice<u64>, u32)> {
         let mut clock = PhaseClock::start(&self.stream, self.msm_phases);
-        let sh = self.shape::<G>(scalars, n)?;
+        let sh = self.shape::<G>(Lane::Compute, scalars, n)?;
         phase(&mut clock, "window");
+        let out = self.msm_queue::<G>(bases, scalars, n, &sh, &mut clock)?;
+        if let Some(clock) = clock {
+            // Timing only: the report needs the events done.
+            self.stream.synchronize().map_err(drv("synchronize"))?;
+            clock.report();
+        }
+        Ok((out, sh.c))
+    }
+
+    /// [`Device::msm_launch`] for a piece whose scalars were just uploaded on the copy lane:
+    /// the window's count runs on the copy lane (so it waits for the piece's upload only, not
+    /// for the previous pieces' kernels on the compute stream) and the host never waits for
+    /// the compute stream, so the next piece's upload overlaps these kernels. With
+    /// `BATON_MSM_PHASES` the clock comes back for a report after the caller's download.
+    pub(crate) fn msm_launch_piece<G: DeviceGroup>(
+        &self,
+        bases: &CudaView<'_, u64>,
+        scalars: &CudaView<'_, u64>,
+        n: usize,
+    ) -> GpuResult<(CudaSlice<u64>, u32, Option<PhaseClock<'_>>)> {
+        let sh = self.shape::<G>(Lane::Copy, scalars, n)?;
+        let mut clock = PhaseClock::start(&self.stream, self.msm_phases);
+        let out = self.msm_queue::<G>(bases, scalars, n, &sh, &mut clock)?;
+        Ok((out, sh.c, clock))
+    }
+
+    /// The kernels of one MSM of window shape `sh`, queued on the compute stream; returns the
+    /// buffer its window sums will be in.
+    fn msm_queue<'a, G: DeviceGroup>(
+        &'a self,
+        bases: &CudaView<'_, u64>,
+        scalars: &CudaView<'_, u64>,
+        n: usize,
+        sh: &MsmShape,
+        clock: &mut Option<PhaseClock<'a>>,
+    ) -> GpuResult<CudaSlice<u64>> {
+        if let Some(c) = clock.as_mut() {
+            c.shape = Some((n, *sh));
+        }
         let gk = G::kernels(&self.k);
         let (n32, c, nwin, nbk, seg) = (n as u32, sh.c, sh.nwin, sh.nbk, MSM_SEGMENT as u32);
         let xl = G::XYZZ_LIMBS;
@@ -176,16 +236,16 @@ impl Device {
         let mut pfirst = xyzz(sh.nseg as usize, "MSM segments")?;
         let mut plast = xyzz(sh.nseg as usize, "MSM segments")?;
 
-        let l = launch::msm_digits("msm_count", n, &sh, scalars.len(), counts.len(), None);
+        let l = launch::msm_digits("msm_count", n, sh, scalars.len(), counts.len(), None);
         self.launch(&self.k.msm_count, l, |b| {
             b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
         })?;
-        phase(&mut clock, "count");
+        phase(clock, "count");
         self.scan(&mut counts, nbk as usize + 1)?;
-        phase(&mut clock, "scan");
+        phase(clock, "scan");
         let null = 0u64;
         let kv = Some(((!self.keyless).then_some(keys.len()), vals.len()));
-        let l = launch::msm_digits("msm_scatter", n, &sh, scalars.len(), counts.len(), kv);
+        let l = launch::msm_digits("msm_scatter", n, sh, scalars.len(), counts.len(), kv);
         self.launch(&self.k.msm_scatter, l, |b| {
             b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
             if self.keyless {
@@ -195,9 +255,9 @@ impl Device {
             }
             b.arg(&mut vals);
         })?;
-        phase(&mut clock, "scatter");
+        phase(clock, "scatter");
         let acc_keys = if self.keyless {
-            let l = launch::msm_seg_keys(&sh, counts.len(), keys.len());
+            let l = launch::msm_seg_keys(sh, counts.len(), keys.len());
             self.launch(&self.k.msm_seg_keys, l, |b| {
                 b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut keys);
             })?;
@@ -205,11 +265,11 @@ impl Device {
         } else {
             AccKeys::Entries(keys.len())
         };
-        phase(&mut clock, "seg_keys");
+        phase(clock, "seg_keys");
         let segs = [pfirst.len(), plast.len()];
         let l = launch::msm_accumulate(
             n,
-            &sh,
+            sh,
             G::AFFINE_LIMBS,
             bases.len(),
             acc_keys,
@@ -227,27 +287,27 @@ impl Device {
                 .arg(&seg);
             b.arg(&mut buckets).arg(&mut pfirst).arg(&mut plast);
         })?;
-        phase(&mut clock, "accumulate");
+        phase(clock, "accumulate");
         // Every scratch buffer of the sequence is alive here: the call's peak.
         self.note_usage();
-        let l = launch::msm_finalize(&sh, counts.len(), buckets.len(), segs);
+        let l = launch::msm_finalize(sh, counts.len(), buckets.len(), segs);
         self.launch(&gk.finalize, l, |b| {
             b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut buckets);
             b.arg(&pfirst).arg(&plast);
         })?;
-        phase(&mut clock, "finalize");
+        phase(clock, "finalize");
         drop((keys, vals, pfirst, plast));
 
         let mut out = self.alloc_zeros::<u64>((nwin as usize + 1) * xl, "MSM window sums")?;
-        self.reduce::<G>(&sh, &buckets, &mut out)?;
-        phase(&mut clock, "reduce");
+        self.reduce::<G>(sh, &buckets, &mut out)?;
+        phase(clock, "reduce");
         drop(buckets);
 
         let nb1 = sh.nb1;
         let mut partials = xyzz(nb1 as usize, "MSM ones partials")?;
         let l = launch::msm_ones(
             n,
-            &sh,
+            sh,
             G::AFFINE_LIMBS,
             bases.len(),
             scalars.len(),
@@ -263,13 +323,8 @@ impl Device {
                 b.arg(&partials).arg(&nb1).arg(&mut tail);
             })?;
         }
-        phase(&mut clock, "ones");
-        if let Some(clock) = clock {
-            // Timing only: the report needs the events done.
-            self.stream.synchronize().map_err(drv("synchronize"))?;
-            clock.report(n, &sh);
-        }
-        Ok((out, c))
+        phase(clock, "ones");
+        Ok(out)
     }
 
     /// The window sums Σ_d d·B_d of `buckets` into the first `nwin` points of `out`, level by
