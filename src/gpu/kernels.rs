@@ -228,7 +228,7 @@ mod tests {
             msm_scatter: MsmScatter::Starts,
             msm_window: crate::gpu::options::MsmWindow::Nontrivial,
             msm_ones: MsmOnes::Each,
-            field_sqr: FieldSqr::Pairs,
+            field_sqr: FieldSqr::Mul,
             ..GpuOptions::default()
         };
         let o = nvrtc_options("compute_90", &opts);
@@ -238,7 +238,7 @@ mod tests {
             "-DMSM_ACC_MUL=2",
             "-DMSM_KEYLESS=1",
             "-DMSM_ONES_COMPACT=0",
-            "-DFIELD_SQR=1",
+            "-DFIELD_SQR=0",
         ] {
             assert!(o.contains(&d.to_string()), "{d}: {o:?}");
         }
@@ -246,7 +246,7 @@ mod tests {
         assert!(d.contains(&"-DMSM_ACC_MUL=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DMSM_KEYLESS=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DMSM_ONES_COMPACT=1".to_string()), "{d:?}");
-        assert!(d.contains(&"-DFIELD_SQR=0".to_string()), "{d:?}");
+        assert!(d.contains(&"-DFIELD_SQR=1".to_string()), "{d:?}");
         assert_ne!(
             cache_key("x", &o),
             cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))

@@ -32,6 +32,12 @@ pub const MSM_WINDOWS_LARGE: std::ops::RangeInclusive<u32> = 16..=23;
 pub const MAX_MSM_PIECES: u32 = 8;
 /// Scalars below which an MSM stays whole whatever `gpu.msm_pieces` says (2^20 each piece).
 pub const MSM_PIECE_MIN: usize = 1 << 20;
+/// Scalars per piece under `gpu.msm_pieces = "auto"` (0): one piece per 2^24 scalars, at most
+/// [`MSM_AUTO_PIECES`], so 2^24 and below stay whole (where cutting was within noise or
+/// slower on the H200) and 2^26 goes in four (BENCHMARKS.md, sixth session).
+pub const MSM_AUTO_PIECE: usize = 1 << 24;
+/// The most pieces `"auto"` cuts an MSM into.
+pub const MSM_AUTO_PIECES: usize = 4;
 
 mod choices;
 mod msm_variants;
@@ -62,7 +68,8 @@ pub struct GpuOptions {
     pub msm_scatter: MsmScatter,
     /// How the sum of the bases whose scalar is one runs (G1).
     pub msm_ones: MsmOnes,
-    /// Pieces an MSM of scalars from the host is cut into (1 to [`MAX_MSM_PIECES`]): the host
+    /// Pieces an MSM of scalars from the host is cut into (1 to [`MAX_MSM_PIECES`], or 0 for
+    /// `"auto"`: one per [`MSM_AUTO_PIECE`] scalars, at most [`MSM_AUTO_PIECES`]): the host
     /// copies the next piece's scalars into the pinned staging while the device runs the
     /// current piece's kernels; each piece at least [`MSM_PIECE_MIN`] scalars.
     pub msm_pieces: u32,
@@ -90,9 +97,9 @@ impl Default for GpuOptions {
             msm_window: MsmWindow::Auto,
             msm_window_large: DEFAULT_MSM_WINDOW_LARGE,
             msm_scatter: MsmScatter::Starts,
-            msm_pieces: 1,
+            msm_pieces: 0,
             msm_ones: MsmOnes::Compact,
-            field_sqr: FieldSqr::Mul,
+            field_sqr: FieldSqr::Pairs,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
@@ -148,7 +155,13 @@ impl GpuOptions {
                 self.msm_window_large = whole(v, 1)?.min(u32::MAX as usize) as u32
             }
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
-            "msm_pieces" => self.msm_pieces = whole(v, 1)?.min(u32::MAX as usize) as u32,
+            "msm_pieces" => {
+                self.msm_pieces = if v.trim().eq_ignore_ascii_case("auto") {
+                    0
+                } else {
+                    whole(v, 1)?.min(u32::MAX as usize) as u32
+                }
+            }
             "msm_ones" => self.msm_ones = parse_choice(v)?,
             "field_sqr" => self.field_sqr = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
@@ -179,7 +192,7 @@ impl GpuOptions {
             ),
             (
                 "gpu.msm_pieces",
-                1..=MAX_MSM_PIECES,
+                0..=MAX_MSM_PIECES,
                 "pieces per MSM",
                 self.msm_pieces,
             ),

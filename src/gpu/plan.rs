@@ -2,7 +2,7 @@
 //! and the level plan of the bucket reduction. Pure and tested on the CPU.
 
 use super::host::{GpuGroup, XYZZ_LIMBS};
-use super::options::{WindowRule, MSM_PIECE_MIN};
+use super::options::{WindowRule, MSM_AUTO_PIECE, MSM_AUTO_PIECES, MSM_PIECE_MIN};
 
 /// NTT flags of `ntt_pass` (kernels/NOTES.md).
 pub mod flags {
@@ -84,12 +84,17 @@ pub fn window_for(rule: WindowRule, n: usize, nontrivial: usize) -> u32 {
     }
 }
 
-/// Pieces an MSM of n host scalars is cut into under `gpu.msm_pieces = asked`: as asked when
-/// every piece keeps at least [`MSM_PIECE_MIN`] scalars and fits one launch sequence
-/// (`chunk` scalars), otherwise fewer (1: whole, or the chunked path of larger MSMs).
+/// Pieces an MSM of n host scalars is cut into under `gpu.msm_pieces = asked`: as asked (0,
+/// `"auto"`: one per [`MSM_AUTO_PIECE`] scalars, at most [`MSM_AUTO_PIECES`]) when every piece
+/// keeps at least [`MSM_PIECE_MIN`] scalars and fits one launch sequence (`chunk` scalars),
+/// otherwise fewer (1: whole, or the chunked path of larger MSMs).
 pub fn msm_pieces(n: usize, asked: u32, chunk: usize) -> usize {
     let most = (n / MSM_PIECE_MIN).max(1);
-    let k = (asked.max(1) as usize).min(most);
+    let asked = match asked {
+        0 => (n / MSM_AUTO_PIECE).clamp(1, MSM_AUTO_PIECES),
+        k => k as usize,
+    };
+    let k = asked.min(most);
     if k > 1 && n.div_ceil(k) <= chunk {
         k
     } else {
@@ -334,6 +339,15 @@ mod tests {
         let chunk = 1 << 28;
         assert_eq!(msm_pieces(1 << 26, 4, chunk), 4);
         assert_eq!(msm_pieces(1 << 26, 1, chunk), 1, "one asked, whole");
+        assert_eq!(msm_pieces(1 << 26, 0, chunk), 4, "auto: 2^24 each");
+        assert_eq!(msm_pieces(1 << 27, 0, chunk), 4, "auto: at most four");
+        assert_eq!(msm_pieces(1 << 25, 0, chunk), 2);
+        assert_eq!(
+            msm_pieces((1 << 25) - 1, 0, chunk),
+            1,
+            "auto: whole below 2^25"
+        );
+        assert_eq!(msm_pieces(1 << 24, 0, chunk), 1);
         assert_eq!(msm_pieces(3 << 20, 8, chunk), 3, "pieces of 2^20 at least");
         assert_eq!(
             msm_pieces((1 << 20) - 1, 4, chunk),

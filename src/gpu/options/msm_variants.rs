@@ -25,7 +25,10 @@ impl GpuOptions {
             parts.push(format!("field_sqr={}", choice_name(self.field_sqr)));
         }
         if self.msm_pieces != d.msm_pieces {
-            parts.push(format!("msm_pieces={}", self.msm_pieces));
+            match self.msm_pieces {
+                0 => parts.push("msm_pieces=auto".into()),
+                k => parts.push(format!("msm_pieces={k}")),
+            }
         }
         if self.msm_scatter != d.msm_scatter {
             parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
@@ -47,9 +50,10 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 10] = [
+pub const MSM_VARIANTS: [&str; 11] = [
     "default",
-    "field_sqr=pairs",
+    "field_sqr=mul",
+    "msm_pieces=1",
     "msm_ones=each",
     "msm_pieces=2",
     "msm_pieces=4",
