@@ -109,11 +109,7 @@ impl Device {
         self.launch_on(lane, &self.k.msm_nontrivial, l, |b| {
             b.arg(scalars).arg(&n32).arg(&mut count);
         })?;
-        let on = self.lane(lane);
-        let host = on
-            .clone_dtoh(&count)
-            .map_err(drv("download scalar count"))?;
-        on.synchronize().map_err(drv("synchronize"))?;
+        let host = self.download_now(lane, &count, "download scalar count")?;
         Ok(host.first().copied().unwrap_or(0) as usize)
     }
 
@@ -149,17 +145,19 @@ impl Device {
 
     /// Window sums left on the device by [`Device::msm_launch`], downloaded (waits for them).
     pub(crate) fn download_sums(&self, out: &CudaSlice<u64>) -> GpuResult<Vec<u64>> {
-        self.download_now(out, "download window sums")
+        self.download_now(Lane::Compute, out, "download window sums")
     }
 
-    /// `buf` copied to the host after everything queued on the compute stream (waits for it).
+    /// `buf` copied to the host after everything queued on the stream of `lane` (waits for it).
     fn download_now<T: cudarc::driver::DeviceRepr + Default + Clone>(
         &self,
+        lane: Lane,
         buf: &CudaSlice<T>,
         what: &'static str,
     ) -> GpuResult<Vec<T>> {
-        let host = self.stream.clone_dtoh(buf).map_err(drv(what))?;
-        self.stream.synchronize().map_err(drv("synchronize"))?;
+        let on = self.lane(lane);
+        let host = on.clone_dtoh(buf).map_err(drv(what))?;
+        on.synchronize().map_err(drv("synchronize"))?;
         Ok(host)
     }
 

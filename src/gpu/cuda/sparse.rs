@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::backend::CudaBackend;
 use super::device::{Device, Lane};
-use super::memory::{staging_of, DeviceIdx, DeviceMatrix, ResidentRecording, State};
+use super::memory::{DeviceIdx, DeviceMatrix, ResidentRecording, State};
 use super::partition::{DeviceAbc, DeviceAux};
 use crate::compiled::{CoeffIndices, CompiledError, Recording, SparseMatrix};
 use crate::error::Result;
@@ -144,7 +144,7 @@ impl CudaBackend {
         let d_inputs = dev.upload_small(host::scalars_as_u64(inputs))?;
         // The witness is the partition's largest host input (32 bytes per variable): through
         // the pinned staging, as every other large upload, not a pageable copy.
-        let staging = staging_of(&mut st.staging, dev);
+        let staging = st.staging(dev);
         let aux_limbs = nonempty(host::scalars_as_u64(aux), 0);
         let (d_aux, _) = dev.upload_new(Lane::Compute, staging, &aux_limbs, "witness for a/b/c")?;
         let resident = st
