@@ -6,16 +6,24 @@
 # VARIANTS checked against the CPU, then sppark and the bench in the same call (the MSM rows of
 # every variant with BATON_MSM_PHASES, the 2^27 NTT), ncu counters of the dense 2^24 MSM's
 # scatter and accumulation, the engine at 2^24, the device partition at 2^24/2^26 and the
-# engine at 2^26, each while DEADLINE (560 s) leaves time. STEPS picks the steps.
+# engine at 2^26, each while DEADLINE (560 s) leaves time. STEPS picks the steps. CANDIDATE (a
+# variant spec, e.g. "msm_digits=batched,field_mul=kara") runs the conformance and partition
+# tests under those knobs (BATON_TEST_GPU_VARIANT) and adds the steps nttc (the 2^27 NTT) and
+# partc (the device partition) with them, beside the defaults' rows.
 # Here:   scripts/build-device.sh && cp -r ../shared/bench/sppark .device/sppark
 # Device: carry [".device"], timeout_s 600, `bash .device/device-watch.sh`
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export BATON_CACHE_DIR=/tmp/baton-cache RUST_LOG=warn BATON_LOG=warn
 DEADLINE=${DEADLINE:-560}
-VARIANTS=${VARIANTS:-"default;field_sqr=pairs;msm_ones=each;msm_pieces=2;msm_pieces=4"}
-# Steps run, in this order: conformance sppark msm ncu engine24 part engine26.
-STEPS=" ${STEPS:-conformance sppark msm ncu engine24 part engine26} "
+VARIANTS=${VARIANTS:-"default;msm_digits=batched;field_mul=kara;msm_digits=batched,field_mul=kara"}
+CANDIDATE=${CANDIDATE:-}
+# Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26.
+STEPS=" ${STEPS:-conformance sppark msm nttc ncu engine24 part partc engine26} "
+# The candidate's knobs as the bench and the engine read them (BATON_GPU_<KEY>=value).
+cand_env=()
+IFS=',' read -ra cand_parts <<< "$CANDIDATE"
+for kv in "${cand_parts[@]}"; do k=${kv%%=*}; [ -n "$k" ] && cand_env+=("BATON_GPU_${k^^}=${kv#*=}"); done
 has() { [[ "$STEPS" == *" $1 "* ]]; }
 t0=$SECONDS
 left() { echo $((DEADLINE - (SECONDS - t0))); }
@@ -56,9 +64,11 @@ watched() { # label, seconds-of-silence, command...
     return $rc
 }
 if has conformance; then
+    export BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}"
     watched conformance 45 "$here/cuda_conformance" --test-threads 1 --nocapture
     if [ $? -eq 99 ]; then watched ntt_rerun 45 "$here/cuda_conformance" --exact ntt_and_h_match_cpu_for_every_block --test-threads 1 --nocapture; fi
     watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
+    unset BATON_TEST_GPU_VARIANT
     BATON_MSM_VARIANTS="$VARIANTS" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
     echo "conformance done at $((SECONDS - t0)) s"
 fi
@@ -80,6 +90,8 @@ bench() { # label, then env assignments
 }
 has msm && bench msm BATON_MSM_PHASES=1 BATON_MSM_VARIANTS="$VARIANTS" BATON_BENCH_MSM=20,22,24,26 \
     BATON_BENCH_NTT=27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
+[ -n "$CANDIDATE" ] && has nttc && bench nttc "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
+    BATON_BENCH_NTT=27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
 if has ncu && [ "$(left)" -gt 60 ]; then
     # Counters of the first dense 2^24 MSM's scatter and accumulation (clocks left alone; ncu
     # drops empty variables from the environment, so "none" selects no size).
@@ -93,9 +105,11 @@ if has ncu && [ "$(left)" -gt 60 ]; then
 fi
 has engine24 && engine 24 16 80GiB 35
 has part && bench part BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION=24,26
+[ -n "$CANDIDATE" ] && has partc && bench partc "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
+    BATON_BENCH_NTT= BATON_BENCH_PARTITION=24,26
 has engine26 && engine 26 10 84GiB 100
 echo; grep "^| " "$OUT/sppark.log" | tail -22
-echo; cat "$OUT"/bench-*.log | grep "^| \|^device partition" | head -60
+echo; cat "$OUT"/bench-*.log | grep "^| \|^device partition" | head -100
 
 [ -f "$OUT/ncu.log" ] && grep -E "^  [a-z_]+ \(|Duration|Throughput|Registers|Achieved Occupancy|Issue|pipe|stalled|inst_executed" "$OUT/ncu.log" | head -80
 for f in "$OUT"/engine*.log; do [ -f "$f" ] && { echo "-- $f"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }; done

@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::gpu_present;
+use support::{gpu_present, test_gpu_options};
 
 use std::sync::{Arc, OnceLock};
 
@@ -16,7 +16,7 @@ use baton::circuits::{KnownCircuit, Synthetic};
 use baton::cs::Density;
 use baton::domain::Domain;
 use baton::gpu::sample::{distinct_bases, porep_scalars};
-use baton::gpu::{open_cuda, CudaBackend};
+use baton::gpu::CudaBackend;
 use baton::{Proof, ProvingKey, Scalar};
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, G1Affine, G2Affine, G2Projective};
@@ -30,8 +30,9 @@ use rayon::prelude::*;
 fn gpu() -> Option<Arc<CudaBackend>> {
     static B: OnceLock<Option<Arc<CudaBackend>>> = OnceLock::new();
     B.get_or_init(|| {
-        gpu_present().then(|| match open_cuda(0) {
+        gpu_present().then(|| match CudaBackend::with_options(0, &test_gpu_options()) {
             Ok(b) => {
+                let b = Arc::new(b);
                 eprintln!("device: {} ({})", b.device_name(), b.arch());
                 b
             }
@@ -362,7 +363,7 @@ fn memory_cap_falls_back_to_cpu() {
     if gpu().is_none() {
         return;
     }
-    let own = open_cuda(0).expect("second backend");
+    let own = Arc::new(CudaBackend::with_options(0, &test_gpu_options()).expect("second backend"));
     own.set_memory_cap_bytes(Some(1 << 20));
     let mut r = rng(6);
     let n = 1usize << 14;
@@ -411,7 +412,7 @@ fn proofs_verify_with_bellperson() {
         return;
     }
     // An own backend, so that the resident-set counts are not disturbed by other tests.
-    let gpu = open_cuda(0).expect("backend");
+    let gpu = Arc::new(CudaBackend::with_options(0, &test_gpu_options()).expect("backend"));
     let size = 1 << 14;
     let mut r = rng(7);
     let pk = baton::generate_random_parameters(Synthetic::new(size, 1), &mut r).expect("setup");
@@ -554,7 +555,7 @@ fn device_abc_proofs_verify_with_bellperson() {
         return;
     }
     // An own backend: its resident-set counts are this test's alone.
-    let gpu = open_cuda(0).expect("backend");
+    let gpu = Arc::new(CudaBackend::with_options(0, &test_gpu_options()).expect("backend"));
     let size = 1 << 14;
     let mut r = rng(21);
     let pk = baton::generate_random_parameters(Synthetic::new(size, 1), &mut r).expect("setup");

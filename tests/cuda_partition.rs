@@ -8,7 +8,7 @@
 
 mod support;
 
-use support::gpu_present;
+use support::{gpu_present, test_gpu_options};
 
 use std::sync::OnceLock;
 
@@ -27,7 +27,7 @@ use ff::Field;
 fn gpu() -> Option<&'static CudaBackend> {
     static B: OnceLock<Option<CudaBackend>> = OnceLock::new();
     B.get_or_init(|| {
-        gpu_present().then(|| match CudaBackend::new(0) {
+        gpu_present().then(|| match CudaBackend::with_options(0, &test_gpu_options()) {
             Ok(b) => b,
             Err(e) => panic!("a GPU is present but the backend failed to open: {e}"),
         })
@@ -182,7 +182,7 @@ fn device_abc_matches_host_abc_and_oom_leaves_abc() {
         .expect("device input");
     same("device a/b/c", &got, &want);
 
-    let own = CudaBackend::new(0).expect("second backend");
+    let own = CudaBackend::with_options(0, &test_gpu_options()).expect("second backend");
     own.set_memory_cap_bytes(Some(1 << 20));
     let mut host = copy(&abc);
     let mut called = false;
@@ -242,6 +242,7 @@ fn engine_proofs_on_the_device_verify_with_bellperson() {
             synthesis_workers: 2,
             backend: BackendChoice::Cuda,
             bg2_device: bg2,
+            gpu: test_gpu_options(),
             ..Config::default()
         };
         let engine = Engine::start(cfg).expect("engine on the GPU");

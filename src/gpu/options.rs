@@ -43,8 +43,8 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldSqr, MsmMul, MsmOnes, MsmScatter, MsmWindow,
-    WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, Choice, FieldMul, FieldSqr, MsmDigits, MsmMul, MsmOnes, MsmScatter,
+    MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -68,6 +68,8 @@ pub struct GpuOptions {
     pub msm_scatter: MsmScatter,
     /// How the sum of the bases whose scalar is one runs (G1).
     pub msm_ones: MsmOnes,
+    /// How the digit passes issue their atomics.
+    pub msm_digits: MsmDigits,
     /// Pieces an MSM of scalars from the host is cut into (1 to [`MAX_MSM_PIECES`], or 0 for
     /// `"auto"`: one per [`MSM_AUTO_PIECE`] scalars, at most [`MSM_AUTO_PIECES`]): the host
     /// copies the next piece's scalars into the pinned staging while the device runs the
@@ -75,6 +77,8 @@ pub struct GpuOptions {
     pub msm_pieces: u32,
     /// How the kernels square a base-field element.
     pub field_sqr: FieldSqr,
+    /// How the kernels multiply field elements.
+    pub field_mul: FieldMul,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
@@ -99,7 +103,9 @@ impl Default for GpuOptions {
             msm_scatter: MsmScatter::Starts,
             msm_pieces: 0,
             msm_ones: MsmOnes::Compact,
+            msm_digits: MsmDigits::Loop,
             field_sqr: FieldSqr::Pairs,
+            field_mul: FieldMul::Lanes,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
@@ -108,7 +114,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 13] = [
+pub const KNOBS: [&str; 15] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -118,7 +124,9 @@ pub const KNOBS: [&str; 13] = [
     "msm_scatter",
     "msm_pieces",
     "msm_ones",
+    "msm_digits",
     "field_sqr",
+    "field_mul",
     "partition",
     "ntt_block",
     "ntt_radix",
@@ -163,7 +171,9 @@ impl GpuOptions {
                 }
             }
             "msm_ones" => self.msm_ones = parse_choice(v)?,
+            "msm_digits" => self.msm_digits = parse_choice(v)?,
             "field_sqr" => self.field_sqr = parse_choice(v)?,
+            "field_mul" => self.field_mul = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "partition" => {

@@ -113,6 +113,25 @@ pub fn metric(engine: &Engine, line: &str) -> bool {
     engine.metric_handles().render().lines().any(|l| l == line)
 }
 
+/// The `[gpu]` knobs the CUDA tests open their backends with: the defaults, or the variant
+/// `BATON_TEST_GPU_VARIANT` names (`key=value` pairs joined by commas, as in `MSM_VARIANTS`), so
+/// that a device call can run the whole suite under a candidate default.
+#[cfg(feature = "cuda")]
+#[allow(dead_code)]
+pub fn test_gpu_options() -> baton::gpu::options::GpuOptions {
+    use baton::gpu::options::{variant, GpuOptions};
+    match std::env::var("BATON_TEST_GPU_VARIANT") {
+        Ok(spec) => match variant(&GpuOptions::default(), &spec) {
+            Ok(o) => {
+                eprintln!("gpu knobs: {}", o.msm_label());
+                o
+            }
+            Err(e) => panic!("BATON_TEST_GPU_VARIANT: {e}"),
+        },
+        Err(_) => GpuOptions::default(),
+    }
+}
+
 /// Whether a CUDA device is present; without one the caller skips (with a note).
 #[cfg(feature = "cuda")]
 pub fn gpu_present() -> bool {

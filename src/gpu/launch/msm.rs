@@ -42,6 +42,11 @@ pub fn msm_digits(
         .rule(sh.c >= 2 && sh.c <= 31, || {
             format!("window of {} bits", sh.c)
         })
+        // A key carries its digit's sign in bit 31 between the passes' steps.
+        .rule(
+            sh.c <= 31 && u64::from(sh.nwin) << sh.c.saturating_sub(1) < 1 << 31,
+            || format!("{} windows of {} bits: too many buckets", sh.nwin, sh.c),
+        )
         .buf("scalars", scalars, n * FR_LIMBS)
         .buf("counts", counts, sh.nbk as usize + 1);
     match scatter {

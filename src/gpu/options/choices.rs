@@ -164,3 +164,34 @@ impl Choice for FieldSqr {
     const ALL: &'static [(&'static str, Self)] =
         &[("mul", FieldSqr::Mul), ("pairs", FieldSqr::Pairs)];
 }
+
+/// How the MSM's digit passes (`msm_count`, `msm_scatter`) issue their atomics
+/// (`gpu.msm_digits`; define `MSM_DIGITS_BATCH`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmDigits {
+    /// One window at a time: each scatter atomic's answer is awaited before the next window.
+    Loop,
+    /// The keys of up to 16 windows first, then their atomics back to back, then the stores:
+    /// many atomics in flight per thread.
+    Batched,
+}
+
+impl Choice for MsmDigits {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("loop", MsmDigits::Loop), ("batched", MsmDigits::Batched)];
+}
+
+/// How the kernels multiply field elements (`gpu.field_mul`; define `FIELD_MUL`), in both fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldMul {
+    /// `f_mul_lanes`: the CIOS rows in limb pairs (288 32x32 products in Fp, 128 in Fr).
+    Lanes,
+    /// `f_mul_kara`: three half-size products (Karatsuba), then the Montgomery reduction on its
+    /// own (252 products in Fp, 112 in Fr).
+    Kara,
+}
+
+impl Choice for FieldMul {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("lanes", FieldMul::Lanes), ("kara", FieldMul::Kara)];
+}

@@ -21,6 +21,12 @@ impl GpuOptions {
         if self.msm_ones != d.msm_ones {
             parts.push(format!("msm_ones={}", choice_name(self.msm_ones)));
         }
+        if self.msm_digits != d.msm_digits {
+            parts.push(format!("msm_digits={}", choice_name(self.msm_digits)));
+        }
+        if self.field_mul != d.field_mul {
+            parts.push(format!("field_mul={}", choice_name(self.field_mul)));
+        }
         if self.field_sqr != d.field_sqr {
             parts.push(format!("field_sqr={}", choice_name(self.field_sqr)));
         }
@@ -50,8 +56,10 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 11] = [
+pub const MSM_VARIANTS: [&str; 13] = [
     "default",
+    "msm_digits=batched",
+    "field_mul=kara",
     "field_sqr=mul",
     "msm_pieces=1",
     "msm_ones=each",
