@@ -19,6 +19,12 @@ extern "C" __global__ void msm_scatter(const fr_t* scalars, u32 n, u32 c, u32 nw
     msm_digits_dev(scalars, n, c, nwin, counts, keys, vals, true);
 }
 
+// The same entries a window at a time: a grid of nwin times msm_scatter's (launch::msm_digits).
+extern "C" __global__ void msm_scatter_window(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts,
+                                              u32* keys, u32* vals) {
+    msm_scatter_window_dev(scalars, n, c, nwin, counts, keys, vals);
+}
+
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_block(u32* data, u32 m, u32* block_sums) {
     scan_block_dev(data, m, block_sums);
 }

@@ -62,6 +62,8 @@ const PRODUCTION: &[&str] = &[
     "fr_powers",
     "msm_count",
     "msm_scatter",
+    "msm_scatter_window",
+    "ntt_pass_r4",
     "msm_nontrivial",
     "msm_seg_keys",
     "scan_block",

@@ -223,7 +223,7 @@ template <class P> DEVI void f_pairs_row(u32* x, u32* y, const mont_t<P>& a, con
 }
 
 // Montgomery product a*b*R^-1 mod m (CIOS in limb pairs, above), fully reduced. N even.
-template <class P> DEVI mont_t<P> f_mul_lanes(const mont_t<P>& a, const mont_t<P>& b) {
+template <class P> DEVI mont_t<P> f_mul(const mont_t<P>& a, const mont_t<P>& b) {
     constexpr int N = P::N;
     static_assert(N % 2 == 0, "limb pairs");
     u32 e[N], o[N];
@@ -281,20 +281,18 @@ template <class P> DEVI mont_t<P> f_mul_rolled(const mont_t<P>& a, const mont_t<
 // word, so every word a row could carry into is inside its chain or its carry word. No word of
 // a lane ever holds more than its share of C < 2^(64N-1), so nothing carries past word 2N-1.
 
-// L += ai * (b[j] for j = j0, j0 + 2, ... <= jmax), ai*b[j] at words i + j, i + j + 1: one
-// carry chain of side-by-side pairs, its carry added to the word above (the carry word). hw: the
-// highest word of L written so far (-1: none; an unwritten word is read as zero), updated. W:
-// the words of the lane's whole sum, known to fit, so a carry into word W is zero and dropped.
-// All arguments but ai and b's limbs are compile-time constants once the caller is unrolled.
-// A carry word holds at most 2 before a later row's chain covers it (f_sqr_pairs, f_prod).
-template <int W> DEVI void f_cross_row(u32* L, const u32 ai, const u32* b, const int i, const int j0, const int jmax,
-                                       int& hw) {
-    if (j0 > jmax) return;
-    const int jtop = j0 + 2 * ((jmax - j0) / 2);
+// L += a_i * (a_j for j = j0, j0 + 2, ... <= N-1), a_i*a_j at words i + j, i + j + 1. hw: the
+// highest word of L written so far (-1: none; an unwritten word is read as zero), updated. All
+// arguments are compile-time constants once the caller's loop is unrolled.
+template <class P> DEVI void f_sqr_cross(u32* L, const mont_t<P>& a, const int i, const int j0, int& hw) {
+    constexpr int N = P::N;
+    if (j0 > N - 1) return;
+    const int jtop = j0 + 2 * ((N - 1 - j0) / 2);
+    const u32 ai = a.v[i];
     if (hw < 0) {  // the lane's first row: the products are written, no carries
 #pragma unroll
         for (int j = j0; j <= jtop; j += 2) {  // one 64-bit product: one register pair
-            const u64 p = (u64)ai * b[j];
+            const u64 p = (u64)ai * a.v[j];
             L[i + j] = (u32)p;
             L[i + j + 1] = (u32)(p >> 32);
         }
@@ -306,11 +304,11 @@ template <int W> DEVI void f_cross_row(u32* L, const u32 ai, const u32* b, const
         const int w = i + j;
         const u32 lo_in = w <= hw ? L[w] : 0u;
         const u32 hi_in = w + 1 <= hw ? L[w + 1] : 0u;
-        L[w] = j == j0 ? ptx_mad_lo_cc(ai, b[j], lo_in) : ptx_madc_lo_cc(ai, b[j], lo_in);
-        L[w + 1] = ptx_madc_hi_cc(ai, b[j], hi_in);
+        L[w] = j == j0 ? ptx_mad_lo_cc(ai, a.v[j], lo_in) : ptx_madc_lo_cc(ai, a.v[j], lo_in);
+        L[w + 1] = ptx_madc_hi_cc(ai, a.v[j], hi_in);
     }
-    const int c = i + jtop + 2;
-    if (c == W) {
+    const int c = i + jtop + 2;  // <= 2N - 1: i < jtop <= N - 1
+    if (c == 2 * N - 1) {  // C < 2^(32(2N-1)) (f_sqr_pairs): that carry is zero
         hw = c - 1;
         return;
     }
@@ -366,33 +364,6 @@ template <class P> DEVI void f_redc_row(u32* x, u32* y, bool first) {
     y[N - 1] = ptx_addc(y[N - 1], 0);
 }
 
-// T*R^-1 mod m, fully reduced, for T < m^2 (2N words; a product of two residues): the
-// Montgomery reduction on its own (SOS). u = (T_lo + Q*m)/R by N rows on the lanes of f_redc_row;
-// u < (R + R*m)/R, so u <= m; T_hi <= (m-1)^2/R < m, so T_hi + u < 2m < 2^(32N).
-template <class P> DEVI mont_t<P> f_redc_wide(const u32* T) {
-    constexpr int N = P::N;
-    u32 e[N], o[N];
-#pragma unroll
-    for (int j = 0; j < N; j++) e[j] = T[j];
-#pragma unroll
-    for (int k = 0; k < N; k += 2) {
-        f_redc_row<P>(e, o, k == 0);
-        f_redc_row<P>(o, e, false);
-    }
-    // the last row ran with x = o (word 0 zero now), y = e: u = e + o[1..]; then T_hi + u (no
-    // carry out of either chain)
-    u32 r[N];
-    r[0] = ptx_add_cc(e[0], o[1]);
-#pragma unroll
-    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(e[j], o[j + 1]);
-    r[N - 1] = ptx_addc(e[N - 1], 0);
-    r[0] = ptx_add_cc(r[0], T[N]);
-#pragma unroll
-    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(r[j], T[N + j]);
-    r[N - 1] = ptx_addc(r[N - 1], T[2 * N - 1]);
-    return f_reduce_once<P>(r);
-}
-
 // Montgomery square a*a*R^-1 mod m, fully reduced; the same result as f_mul(a, a) with
 // N(N+1)/2 + N^2 products instead of 2N^2. N even, N >= 4, m < 2^(32N-1).
 template <class P> DEVI mont_t<P> f_sqr_pairs(const mont_t<P>& a) {
@@ -404,9 +375,9 @@ template <class P> DEVI mont_t<P> f_sqr_pairs(const mont_t<P>& a) {
     for (int w = 0; w < 2 * N; w++) E[w] = O[w] = 0;  // never read unwritten (hw); dead stores
     int hwE = -1, hwO = -1;
 #pragma unroll
-    for (int i = 0; i < N - 1; i++) {  // C < 2^(32(2N-1)) (below): no carry into word 2N-1
-        f_cross_row<2 * N - 1>(O, a.v[i], a.v, i, i + 1, N - 1, hwO);
-        f_cross_row<2 * N - 1>(E, a.v[i], a.v, i, i + 2, N - 1, hwE);
+    for (int i = 0; i < N - 1; i++) {
+        f_sqr_cross<P>(O, a, i, i + 1, hwO);
+        f_sqr_cross<P>(E, a, i, i + 2, hwE);
     }
     // C = O + E: O starts at word 1, E at word 2, both written up to word 2N-2 (hwO, hwE).
     // C = sum_j a_j 2^(32j) * (a's limbs below j) < sum_j a_j 2^(64j) < (a_{N-1} + 1) 2^(64(N-1))
@@ -434,96 +405,27 @@ template <class P> DEVI mont_t<P> f_sqr_pairs(const mont_t<P>& a) {
     }
     T[2 * N - 2] = ptx_madc_lo_cc(a.v[N - 1], a.v[N - 1], T[2 * N - 2]);
     T[2 * N - 1] = ptx_madc_hi(a.v[N - 1], a.v[N - 1], T[2 * N - 1]);
-    return f_redc_wide<P>(T);
-}
-
-// ---- the product by Karatsuba (FIELD_MUL) ------------------------------------------------
-// With halves of K = N/2 limbs, a = a0 + a1 B^K and b = b0 + b1 B^K (B = 2^32):
-// a*b = L + (L + H + M) B^K + H B^(2K), L = a0*b0, H = a1*b1, M = (a0 - a1)(b1 - b0), so three
-// K x K products (3N^2/4 32x32 products) instead of N^2; then the Montgomery reduction on its
-// own (f_redc_wide, N^2 products). The differences are taken as magnitude and sign, so every
-// half product is of full-range K-limb numbers.
-
-// out = a*b for K-limb a, b (K even): 2K words, schoolbook rows in two lanes, a_i*b_j with i + j
-// even in E and odd in O, each row one chain of side-by-side pairs per lane (f_cross_row). Each
-// lane is a part of a*b < B^(2K): a carry into word 2K is zero. O starts at word 1.
-template <int K> DEVI void f_prod(u32* out, const u32* a, const u32* b) {
-    static_assert(K % 2 == 0, "limb pairs");
-    u32 E[2 * K], O[2 * K];
-    int hwE = -1, hwO = -1;
+    // u = (T_lo + Q*m)/R by N rows on the lanes (e, o); u < (R + R*m)/R, so u <= m
+    u32 e[N], o[N];
 #pragma unroll
-    for (int i = 0; i < K; i++) {
-        f_cross_row<2 * K>(E, a[i], b, i, i & 1, K - 1, hwE);
-        f_cross_row<2 * K>(O, a[i], b, i, 1 - (i & 1), K - 1, hwO);
+    for (int j = 0; j < N; j++) e[j] = T[j];
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+        f_redc_row<P>(e, o, k == 0);
+        f_redc_row<P>(o, e, false);
     }
-    out[0] = E[0];
-    out[1] = ptx_add_cc(E[1], O[1]);
+    // the last row ran with x = o (word 0 zero now), y = e: u = e + o[1..]; then T_hi + u, where
+    // T_hi <= (m-1)^2/R < m, so T_hi + u < 2m < 2^(32N) (no carry out of either chain)
+    u32 r[N];
+    r[0] = ptx_add_cc(e[0], o[1]);
 #pragma unroll
-    for (int w = 2; w < 2 * K - 1; w++) out[w] = ptx_addc_cc(E[w], O[w]);
-    out[2 * K - 1] = ptx_addc(E[2 * K - 1], O[2 * K - 1]);
-}
-
-// d = |x - y| for K-word x, y; returns all ones if x < y, else 0.
-template <int K> DEVI u32 f_absdiff(u32* d, const u32* x, const u32* y) {
-    d[0] = ptx_sub_cc(x[0], y[0]);
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(e[j], o[j + 1]);
+    r[N - 1] = ptx_addc(e[N - 1], 0);
+    r[0] = ptx_add_cc(r[0], T[N]);
 #pragma unroll
-    for (int j = 1; j < K; j++) d[j] = ptx_subc_cc(x[j], y[j]);
-    const u32 neg = ptx_subc(0, 0);
-    // two's complement when negative: (d ^ neg) + 1
-    d[0] = ptx_add_cc(d[0] ^ neg, neg & 1u);
-#pragma unroll
-    for (int j = 1; j < K - 1; j++) d[j] = ptx_addc_cc(d[j] ^ neg, 0);
-    d[K - 1] = ptx_addc(d[K - 1] ^ neg, 0);
-    return neg;
-}
-
-// Montgomery product a*b*R^-1 mod m, fully reduced, by Karatsuba (above). N/2 even.
-template <class P> DEVI mont_t<P> f_mul_kara(const mont_t<P>& a, const mont_t<P>& b) {
-    constexpr int N = P::N, K = N / 2;
-    u32 L[N], H[N], M[N], da[K], db[K];
-    f_prod<K>(L, a.v, b.v);
-    f_prod<K>(H, a.v + K, b.v + K);
-    const u32 neg = f_absdiff<K>(da, a.v, a.v + K) ^ f_absdiff<K>(db, b.v + K, b.v);
-    f_prod<K>(M, da, db);
-    // mid = L + H +- M = a0*b1 + a1*b0 < 2 B^N: N + 1 words. -M is (M ^ neg) + 1 over N + 1
-    // words (its top word neg); the + 1 is the carry into the first chain, set by neg + 1.
-    u32 mid[N + 1];
-    (void)ptx_add_cc(neg, 1u);
-    mid[0] = ptx_addc_cc(L[0], M[0] ^ neg);
-#pragma unroll
-    for (int j = 1; j < N; j++) mid[j] = ptx_addc_cc(L[j], M[j] ^ neg);
-    mid[N] = ptx_addc(neg, 0);
-    mid[0] = ptx_add_cc(mid[0], H[0]);
-#pragma unroll
-    for (int j = 1; j < N; j++) mid[j] = ptx_addc_cc(mid[j], H[j]);
-    mid[N] = ptx_addc(mid[N], 0);  // mod B^(N+1): the sum is below it
-    // T = L + mid B^K + H B^N, 2N words (a*b < B^(2N): no carry out)
-    u32 T[2 * N];
-#pragma unroll
-    for (int j = 0; j < K; j++) T[j] = L[j];
-    T[K] = ptx_add_cc(L[K], mid[0]);
-#pragma unroll
-    for (int j = 1; j < K; j++) T[K + j] = ptx_addc_cc(L[K + j], mid[j]);
-#pragma unroll
-    for (int j = 0; j < K; j++) T[N + j] = ptx_addc_cc(H[j], mid[K + j]);
-    T[N + K] = ptx_addc_cc(H[K], mid[N]);
-#pragma unroll
-    for (int j = K + 1; j < N - 1; j++) T[N + j] = ptx_addc_cc(H[j], 0);
-    T[2 * N - 1] = ptx_addc(H[N - 1], 0);
-    return f_redc_wide<P>(T);
-}
-
-#ifndef FIELD_MUL
-#define FIELD_MUL 0
-#endif
-
-// FIELD_MUL (0 by default): 1 = every Montgomery product is f_mul_kara, 0 = f_mul_lanes.
-template <class P> DEVI mont_t<P> f_mul(const mont_t<P>& a, const mont_t<P>& b) {
-#if FIELD_MUL == 1
-    return f_mul_kara<P>(a, b);
-#else
-    return f_mul_lanes<P>(a, b);
-#endif
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(r[j], T[N + j]);
+    r[N - 1] = ptx_addc(r[N - 1], T[2 * N - 1]);
+    return f_reduce_once<P>(r);
 }
 
 #ifndef FIELD_SQR

@@ -74,8 +74,7 @@ pub(super) struct RawGpu {
     pub(super) msm_pieces: Option<String>,
     pub(super) msm_ones: Option<String>,
     pub(super) field_sqr: Option<String>,
-    pub(super) msm_digits: Option<String>,
-    pub(super) field_mul: Option<String>,
+    pub(super) msm_scatter_order: Option<String>,
     pub(super) partition: Option<String>,
     pub(super) ntt_block: Option<String>,
     pub(super) ntt_radix: Option<String>,
@@ -186,7 +185,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 15] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 14] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -198,11 +197,14 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
             &raw.msm_window_large,
         ),
         ("msm_scatter", "gpu.msm_scatter", &raw.msm_scatter),
+        (
+            "msm_scatter_order",
+            "gpu.msm_scatter_order",
+            &raw.msm_scatter_order,
+        ),
         ("msm_pieces", "gpu.msm_pieces", &raw.msm_pieces),
         ("msm_ones", "gpu.msm_ones", &raw.msm_ones),
-        ("msm_digits", "gpu.msm_digits", &raw.msm_digits),
         ("field_sqr", "gpu.field_sqr", &raw.field_sqr),
-        ("field_mul", "gpu.field_mul", &raw.field_mul),
         ("partition", "gpu.partition", &raw.partition),
         ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
         ("ntt_radix", "gpu.ntt_radix", &raw.ntt_radix),

@@ -43,7 +43,7 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldMul, FieldSqr, MsmDigits, MsmMul, MsmOnes, MsmScatter,
+    choice_name, parse_choice, Choice, FieldSqr, MsmMul, MsmOnes, MsmScatter, MsmScatterOrder,
     MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
@@ -66,10 +66,10 @@ pub struct GpuOptions {
     pub msm_window_large: u32,
     /// Keys beside the sorted entries, or bucket boundaries from the starts.
     pub msm_scatter: MsmScatter,
+    /// The order in which the scatter writes the entries.
+    pub msm_scatter_order: MsmScatterOrder,
     /// How the sum of the bases whose scalar is one runs (G1).
     pub msm_ones: MsmOnes,
-    /// How the digit passes issue their atomics.
-    pub msm_digits: MsmDigits,
     /// Pieces an MSM of scalars from the host is cut into (1 to [`MAX_MSM_PIECES`], or 0 for
     /// `"auto"`: one per [`MSM_AUTO_PIECE`] scalars, at most [`MSM_AUTO_PIECES`]): the host
     /// copies the next piece's scalars into the pinned staging while the device runs the
@@ -77,8 +77,6 @@ pub struct GpuOptions {
     pub msm_pieces: u32,
     /// How the kernels square a base-field element.
     pub field_sqr: FieldSqr,
-    /// How the kernels multiply field elements.
-    pub field_mul: FieldMul,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
@@ -101,11 +99,10 @@ impl Default for GpuOptions {
             msm_window: MsmWindow::Auto,
             msm_window_large: DEFAULT_MSM_WINDOW_LARGE,
             msm_scatter: MsmScatter::Starts,
+            msm_scatter_order: MsmScatterOrder::Auto,
             msm_pieces: 0,
             msm_ones: MsmOnes::Compact,
-            msm_digits: MsmDigits::Loop,
             field_sqr: FieldSqr::Pairs,
-            field_mul: FieldMul::Lanes,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
@@ -114,7 +111,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 15] = [
+pub const KNOBS: [&str; 14] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -122,11 +119,10 @@ pub const KNOBS: [&str; 15] = [
     "msm_window",
     "msm_window_large",
     "msm_scatter",
+    "msm_scatter_order",
     "msm_pieces",
     "msm_ones",
-    "msm_digits",
     "field_sqr",
-    "field_mul",
     "partition",
     "ntt_block",
     "ntt_radix",
@@ -163,6 +159,7 @@ impl GpuOptions {
                 self.msm_window_large = whole(v, 1)?.min(u32::MAX as usize) as u32
             }
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
+            "msm_scatter_order" => self.msm_scatter_order = parse_choice(v)?,
             "msm_pieces" => {
                 self.msm_pieces = if v.trim().eq_ignore_ascii_case("auto") {
                     0
@@ -171,9 +168,7 @@ impl GpuOptions {
                 }
             }
             "msm_ones" => self.msm_ones = parse_choice(v)?,
-            "msm_digits" => self.msm_digits = parse_choice(v)?,
             "field_sqr" => self.field_sqr = parse_choice(v)?,
-            "field_mul" => self.field_mul = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "partition" => {

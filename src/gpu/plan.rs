@@ -2,7 +2,7 @@
 //! and the level plan of the bucket reduction. Pure and tested on the CPU.
 
 use super::host::{GpuGroup, XYZZ_LIMBS};
-use super::options::{WindowRule, MSM_AUTO_PIECE, MSM_AUTO_PIECES, MSM_PIECE_MIN};
+use super::options::{MsmScatterOrder, WindowRule, MSM_AUTO_PIECE, MSM_AUTO_PIECES, MSM_PIECE_MIN};
 
 /// NTT flags of `ntt_pass` (kernels/NOTES.md).
 pub mod flags {
@@ -84,6 +84,23 @@ pub fn window_for(rule: WindowRule, n: usize, nontrivial: usize) -> u32 {
     }
 }
 
+/// Whether the bucket sort of an MSM of n scalars scatters a window at a time
+/// (`msm_scatter_window`) under `order`, `counted` being the device's count of its scalars
+/// other than 0 and 1 (`None`: not counted). `"auto"` takes it where at least half of the
+/// scalars were counted as making digits. On the H200 (BENCHMARKS.md, seventh session) it took
+/// the scatter of a dense 2^24 MSM from 17.8 to 10.8 ms (the MSM 0.951x, 2^26 0.942x, 2^20 and
+/// 2^22 0.98-1.00x), but every window's slice reads all n scalars again, so with the ~10 % of
+/// non-trivial scalars of a PoRep-like witness it was slower (1.07-1.33x). A model fitted to
+/// those rows (scatter time a·k per entry in scalar order, b·k + r·n in window order) breaks
+/// even at k ≈ n/2.
+pub fn scatter_by_window(order: MsmScatterOrder, n: usize, counted: Option<usize>) -> bool {
+    match order {
+        MsmScatterOrder::Scalar => false,
+        MsmScatterOrder::Window => true,
+        MsmScatterOrder::Auto => counted.is_some_and(|k| 2 * k.min(n) >= n),
+    }
+}
+
 /// Pieces an MSM of n host scalars is cut into under `gpu.msm_pieces = asked`: as asked (0,
 /// `"auto"`: one per [`MSM_AUTO_PIECE`] scalars, at most [`MSM_AUTO_PIECES`]) when every piece
 /// keeps at least [`MSM_PIECE_MIN`] scalars and fits one launch sequence (`chunk` scalars),
@@ -156,6 +173,9 @@ pub struct MsmShape {
     pub nb1: u32,
     /// u64 limbs per XYZZ point of the group (G1 unless made by [`MsmShape::for_group`]).
     pub xyzz_limbs: usize,
+    /// Whether the scatter runs a window at a time ([`scatter_by_window`]; its grid is `nwin`
+    /// slices). False unless set by [`MsmShape::scattered_by_window`].
+    pub by_window: bool,
 }
 
 impl MsmShape {
@@ -172,6 +192,7 @@ impl MsmShape {
             nseg: 0,
             nb1: (n.div_ceil(128)).min(1024) as u32,
             xyzz_limbs: XYZZ_LIMBS,
+            by_window: false,
         }
         .with_nontrivial(n)
     }
@@ -185,6 +206,11 @@ impl MsmShape {
             nseg: (entries as u64).div_ceil(MSM_SEGMENT as u64) as u32,
             ..self
         }
+    }
+
+    /// The same shape with the scatter a window at a time, or not.
+    pub fn scattered_by_window(self, by_window: bool) -> Self {
+        MsmShape { by_window, ..self }
     }
 
     /// The shape for n scalars of group `G`.
@@ -368,6 +394,33 @@ mod tests {
                 .iter()
                 .all(|(lo, hi)| hi - lo >= n / k && hi - lo <= n / k + 1));
         }
+    }
+
+    #[test]
+    fn the_scatter_goes_by_window_for_counted_dense_scalars_only() {
+        use MsmScatterOrder::{Auto, Scalar, Window};
+        let n = 1usize << 24;
+        assert!(scatter_by_window(Auto, n, Some(n)), "dense, counted");
+        assert!(scatter_by_window(Auto, n, Some(n / 2)), "half, counted");
+        assert!(!scatter_by_window(Auto, n, Some(n / 2 - 1)));
+        assert!(!scatter_by_window(Auto, n, Some(n / 10)), "PoRep-like");
+        assert!(
+            !scatter_by_window(Auto, n, None),
+            "not counted (2^22 and below)"
+        );
+        assert!(!scatter_by_window(Auto, 1, Some(0)));
+        assert!(scatter_by_window(Auto, 1, Some(1)));
+        assert!(
+            scatter_by_window(Auto, n, Some(2 * n)),
+            "a count above n is n"
+        );
+        for counted in [None, Some(0), Some(n)] {
+            assert!(scatter_by_window(Window, n, counted));
+            assert!(!scatter_by_window(Scalar, n, counted));
+        }
+        let sh = MsmShape::new(n, 20);
+        assert!(!sh.by_window, "off unless set");
+        assert!(sh.scattered_by_window(true).by_window);
     }
 
     #[test]

@@ -122,11 +122,15 @@ impl Device {
         scalars: &CudaView<'_, u64>,
         n: usize,
     ) -> GpuResult<MsmShape> {
+        let order = self.scatter_order;
         Ok(if self.msm_window.counts(n) {
             let k = self.count_nontrivial(lane, scalars, n)?.min(n);
-            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, k)).with_nontrivial(k)
+            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, k))
+                .with_nontrivial(k)
+                .scattered_by_window(plan::scatter_by_window(order, n, Some(k)))
         } else {
             MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, n))
+                .scattered_by_window(plan::scatter_by_window(order, n, None))
         })
     }
 
@@ -243,8 +247,13 @@ impl Device {
         phase(clock, "scan");
         let null = 0u64;
         let kv = Some(((!self.keyless).then_some(keys.len()), vals.len()));
-        let l = launch::msm_digits("msm_scatter", n, sh, scalars.len(), counts.len(), kv);
-        self.launch(&self.k.msm_scatter, l, |b| {
+        let (name, scatter) = if sh.by_window {
+            ("msm_scatter_window", &self.k.msm_scatter_window)
+        } else {
+            ("msm_scatter", &self.k.msm_scatter)
+        };
+        let l = launch::msm_digits(name, n, sh, scalars.len(), counts.len(), kv);
+        self.launch(scatter, l, |b| {
             b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
             if self.keyless {
                 b.arg(&null);

@@ -100,9 +100,13 @@ mod tests {
         // that make digits takes buffers of k · nwin entries.
         let few = sh.with_nontrivial(1000);
         let counts = sh.nbk as usize + 1;
-        let keyless = |vals: usize| {
+        let keyless = |vals: usize, by_window: bool| {
             msm_digits(
-                "msm_scatter",
+                if by_window {
+                    "msm_scatter_window"
+                } else {
+                    "msm_scatter"
+                },
                 1 << 16,
                 &few,
                 4 << 16,
@@ -110,8 +114,13 @@ mod tests {
                 Some((None, vals)),
             )
         };
-        assert!(keyless(few.entries).is_ok());
-        assert!(keyless(few.entries - 1).is_err());
+        assert!(keyless(few.entries, false).is_ok());
+        assert!(keyless(few.entries - 1, false).is_err());
+        // A window at a time: one slice of the scalars' blocks per window.
+        let by_scalar = keyless(few.entries, false).map(|l| l.dims().0);
+        let by_window = keyless(few.entries, true).map(|l| l.dims().0);
+        assert_eq!(by_scalar.map(|g| g * few.nwin).ok(), by_window.ok());
+        assert!(keyless(few.entries - 1, true).is_err());
         assert!(msm_seg_keys(&few, counts, few.nseg as usize).is_ok());
         assert!(msm_seg_keys(&few, counts, few.nseg as usize - 1).is_err());
         let seg = |k: AccKeys| {

@@ -24,7 +24,8 @@ pub fn msm_nontrivial(n: usize, scalars: usize, count: usize) -> GpuResult<Launc
 /// `msm_count` (`scatter` `None`) or `msm_scatter` over n scalars (u64 limbs) with `shape`;
 /// `scatter` holds the keys' length (`None`: the keyless scatter, a null pointer) and the
 /// values'. Every entry goes below `shape.entries`: the shape's count of scalars that make
-/// digits must be right (n, or the device's count).
+/// digits must be right (n, or the device's count). `msm_scatter_window` takes one slice of
+/// the scalars' blocks per window.
 pub fn msm_digits(
     kernel: &'static str,
     n: usize,
@@ -34,7 +35,13 @@ pub fn msm_digits(
     scatter: Option<(Option<usize>, usize)>,
 ) -> GpuResult<Launch> {
     let entries = sh.entries;
-    let ch = Check::new(kernel, blocks(n, ELEMENTWISE_BLOCK), ELEMENTWISE_BLOCK)
+    let slices = if kernel == "msm_scatter_window" {
+        u64::from(sh.nwin)
+    } else {
+        1
+    };
+    let grid = blocks(n, ELEMENTWISE_BLOCK) * slices;
+    let ch = Check::new(kernel, grid, ELEMENTWISE_BLOCK)
         .rule(
             (1..1 << 31).contains(&n) && (entries as u64) < 1 << 32,
             || format!("{n} scalars, {entries} entries"),
@@ -42,11 +49,6 @@ pub fn msm_digits(
         .rule(sh.c >= 2 && sh.c <= 31, || {
             format!("window of {} bits", sh.c)
         })
-        // A key carries its digit's sign in bit 31 between the passes' steps.
-        .rule(
-            sh.c <= 31 && u64::from(sh.nwin) << sh.c.saturating_sub(1) < 1 << 31,
-            || format!("{} windows of {} bits: too many buckets", sh.nwin, sh.c),
-        )
         .buf("scalars", scalars, n * FR_LIMBS)
         .buf("counts", counts, sh.nbk as usize + 1);
     match scatter {

@@ -165,33 +165,24 @@ impl Choice for FieldSqr {
         &[("mul", FieldSqr::Mul), ("pairs", FieldSqr::Pairs)];
 }
 
-/// How the MSM's digit passes (`msm_count`, `msm_scatter`) issue their atomics
-/// (`gpu.msm_digits`; define `MSM_DIGITS_BATCH`).
+/// The order in which the bucket sort's scatter writes its entries (`gpu.msm_scatter_order`;
+/// host side: which of `msm_scatter` and `msm_scatter_window` runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MsmDigits {
-    /// One window at a time: each scatter atomic's answer is awaited before the next window.
-    Loop,
-    /// The keys of up to 16 windows first, then their atomics back to back, then the stores:
-    /// many atomics in flight per thread.
-    Batched,
+pub enum MsmScatterOrder {
+    /// A window at a time where the device counted the scalars other than 0 and 1 and at
+    /// least half are ([`crate::gpu::plan::scatter_by_window`]), else one scalar at a time.
+    Auto,
+    /// One thread per scalar writes that scalar's entries of every window.
+    Scalar,
+    /// One slice of blocks per window, each writing that window's entries only, so the writes
+    /// in flight stay within one window's stretch of the entries.
+    Window,
 }
 
-impl Choice for MsmDigits {
-    const ALL: &'static [(&'static str, Self)] =
-        &[("loop", MsmDigits::Loop), ("batched", MsmDigits::Batched)];
-}
-
-/// How the kernels multiply field elements (`gpu.field_mul`; define `FIELD_MUL`), in both fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldMul {
-    /// `f_mul_lanes`: the CIOS rows in limb pairs (288 32x32 products in Fp, 128 in Fr).
-    Lanes,
-    /// `f_mul_kara`: three half-size products (Karatsuba), then the Montgomery reduction on its
-    /// own (252 products in Fp, 112 in Fr).
-    Kara,
-}
-
-impl Choice for FieldMul {
-    const ALL: &'static [(&'static str, Self)] =
-        &[("lanes", FieldMul::Lanes), ("kara", FieldMul::Kara)];
+impl Choice for MsmScatterOrder {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("auto", MsmScatterOrder::Auto),
+        ("scalar", MsmScatterOrder::Scalar),
+        ("window", MsmScatterOrder::Window),
+    ];
 }

@@ -21,12 +21,6 @@ impl GpuOptions {
         if self.msm_ones != d.msm_ones {
             parts.push(format!("msm_ones={}", choice_name(self.msm_ones)));
         }
-        if self.msm_digits != d.msm_digits {
-            parts.push(format!("msm_digits={}", choice_name(self.msm_digits)));
-        }
-        if self.field_mul != d.field_mul {
-            parts.push(format!("field_mul={}", choice_name(self.field_mul)));
-        }
         if self.field_sqr != d.field_sqr {
             parts.push(format!("field_sqr={}", choice_name(self.field_sqr)));
         }
@@ -35,6 +29,12 @@ impl GpuOptions {
                 0 => parts.push("msm_pieces=auto".into()),
                 k => parts.push(format!("msm_pieces={k}")),
             }
+        }
+        if self.msm_scatter_order != d.msm_scatter_order {
+            parts.push(format!(
+                "msm_scatter_order={}",
+                choice_name(self.msm_scatter_order)
+            ));
         }
         if self.msm_scatter != d.msm_scatter {
             parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
@@ -58,8 +58,8 @@ impl GpuOptions {
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
 pub const MSM_VARIANTS: [&str; 13] = [
     "default",
-    "msm_digits=batched",
-    "field_mul=kara",
+    "msm_scatter_order=scalar",
+    "msm_scatter_order=window",
     "field_sqr=mul",
     "msm_pieces=1",
     "msm_ones=each",
