@@ -25,6 +25,18 @@ extern "C" __global__ void msm_scatter_window(const fr_t* scalars, u32 n, u32 c,
     msm_scatter_window_dev(scalars, n, c, nwin, counts, keys, vals);
 }
 
+// Stored digits (msm/msm.cuh): the count pass that also writes them, and the window-order
+// scatter that reads them (a grid of nwin times msm_count's; msm_scatter's arguments with the
+// digits in place of the scalars, c unused).
+extern "C" __global__ void msm_count_store(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* digits) {
+    msm_count_store_dev(scalars, n, c, nwin, counts, digits);
+}
+
+extern "C" __global__ void msm_scatter_stored(const u32* digits, u32 n, u32 c, u32 nwin, u32* counts,
+                                              u32* keys, u32* vals) {
+    msm_scatter_stored_dev(digits, n, nwin, counts, keys, vals);
+}
+
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_block(u32* data, u32 m, u32* block_sums) {
     scan_block_dev(data, m, block_sums);
 }

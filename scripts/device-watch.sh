@@ -16,7 +16,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export BATON_CACHE_DIR=/tmp/baton-cache RUST_LOG=warn BATON_LOG=warn
 DEADLINE=${DEADLINE:-560}
-VARIANTS=${VARIANTS:-"default;msm_scatter_order=scalar;msm_scatter_order=window"}
+VARIANTS=${VARIANTS:-"default;msm_scatter_digits=stored;msm_scatter_order=scalar"}
 CANDIDATE=${CANDIDATE:-}
 # Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26.
 STEPS=" ${STEPS:-conformance sppark msm nttc ncu engine24 part partc engine26} "

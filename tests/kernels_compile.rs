@@ -63,6 +63,8 @@ const PRODUCTION: &[&str] = &[
     "msm_count",
     "msm_scatter",
     "msm_scatter_window",
+    "msm_count_store",
+    "msm_scatter_stored",
     "ntt_pass_r4",
     "msm_nontrivial",
     "msm_seg_keys",

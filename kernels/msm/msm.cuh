@@ -122,6 +122,50 @@ DEVI void msm_scatter_window_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u3
     if (d != 0) msm_place(counts, keys, vals, w * half + d - 1, i, neg);
 }
 
+// Stored digits (`gpu.msm_scatter_digits = "stored"`, with the window order): the count pass
+// (msm_count_store) also writes every window's key of every scalar, window-major, digits[w*n +
+// i] = key | (negative << 31), or MSM_NO_KEY for a zero digit or a scalar 0 or 1 (each warp's
+// writes coalesced), into memory the accumulation writes only later (the host lends the
+// buckets' buffer). msm_scatter_stored's slices then read 4 bytes per scalar and window
+// instead of the 32-byte scalar and its conversion, which took ~7.6 of the 10.8 ms of a dense
+// 2^24 window-order scatter (BENCHMARKS.md, seventh session). Needs nbk < 2^31.
+#define MSM_NO_KEY 0xffffffffu
+
+DEVI void msm_count_store_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* digits) {
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const fr_t m = f_ldg<FrParams>(scalars + i);
+    if (msm_trivial(m)) {
+        for (u32 w = 0; w < nwin; w++) digits[(u64)w * n + i] = MSM_NO_KEY;
+        return;
+    }
+    const fr_t s = f_from_mont<FrParams>(m);
+    const u32 half = 1u << (c - 1);
+    u32 carry = 0;
+    for (u32 w = 0; w < nwin; w++) {
+        bool neg;
+        const u32 d = msm_signed_digit(msm_bits(s, w * c, c) + carry, c, half, neg);
+        carry = neg ? 1u : 0u;
+        u32 key = MSM_NO_KEY;
+        if (d != 0) {
+            key = w * half + d - 1;
+            atomicAdd(counts + key, 1u);
+            key |= neg ? 0x80000000u : 0u;
+        }
+        digits[(u64)w * n + i] = key;
+    }
+}
+
+// The window-order scatter (same grid as msm_scatter_window) from stored digits.
+DEVI void msm_scatter_stored_dev(const u32* digits, u32 n, u32 nwin, u32* counts, u32* keys, u32* vals) {
+    const u32 per = (n + blockDim.x - 1) / blockDim.x;  // blocks per window
+    const u32 w = blockIdx.x / per;
+    const u32 i = (blockIdx.x - w * per) * blockDim.x + threadIdx.x;
+    if (i >= n || w >= nwin) return;
+    const u32 key = digits[(u64)w * n + i];
+    if (key != MSM_NO_KEY) msm_place(counts, keys, vals, key & 0x7fffffffu, i, (key >> 31) != 0);
+}
+
 // ---- inclusive scan of u32 (block of 1024 threads x 4 items) -------------
 #define SCAN_THREADS 1024
 #define SCAN_ITEMS 4

@@ -75,6 +75,7 @@ pub(super) struct RawGpu {
     pub(super) msm_ones: Option<String>,
     pub(super) field_sqr: Option<String>,
     pub(super) msm_scatter_order: Option<String>,
+    pub(super) msm_scatter_digits: Option<String>,
     pub(super) partition: Option<String>,
     pub(super) ntt_block: Option<String>,
     pub(super) ntt_radix: Option<String>,
@@ -185,7 +186,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 14] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 15] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -201,6 +202,11 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
             "msm_scatter_order",
             "gpu.msm_scatter_order",
             &raw.msm_scatter_order,
+        ),
+        (
+            "msm_scatter_digits",
+            "gpu.msm_scatter_digits",
+            &raw.msm_scatter_digits,
         ),
         ("msm_pieces", "gpu.msm_pieces", &raw.msm_pieces),
         ("msm_ones", "gpu.msm_ones", &raw.msm_ones),

@@ -43,8 +43,8 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldSqr, MsmMul, MsmOnes, MsmScatter, MsmScatterOrder,
-    MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, Choice, FieldSqr, MsmMul, MsmOnes, MsmScatter, MsmScatterDigits,
+    MsmScatterOrder, MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -68,6 +68,8 @@ pub struct GpuOptions {
     pub msm_scatter: MsmScatter,
     /// The order in which the scatter writes the entries.
     pub msm_scatter_order: MsmScatterOrder,
+    /// Where the window-order scatter takes its digits from.
+    pub msm_scatter_digits: MsmScatterDigits,
     /// How the sum of the bases whose scalar is one runs (G1).
     pub msm_ones: MsmOnes,
     /// Pieces an MSM of scalars from the host is cut into (1 to [`MAX_MSM_PIECES`], or 0 for
@@ -100,6 +102,7 @@ impl Default for GpuOptions {
             msm_window_large: DEFAULT_MSM_WINDOW_LARGE,
             msm_scatter: MsmScatter::Starts,
             msm_scatter_order: MsmScatterOrder::Auto,
+            msm_scatter_digits: MsmScatterDigits::Recompute,
             msm_pieces: 0,
             msm_ones: MsmOnes::Compact,
             field_sqr: FieldSqr::Pairs,
@@ -111,7 +114,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 14] = [
+pub const KNOBS: [&str; 15] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -120,6 +123,7 @@ pub const KNOBS: [&str; 14] = [
     "msm_window_large",
     "msm_scatter",
     "msm_scatter_order",
+    "msm_scatter_digits",
     "msm_pieces",
     "msm_ones",
     "field_sqr",
@@ -160,6 +164,7 @@ impl GpuOptions {
             }
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
             "msm_scatter_order" => self.msm_scatter_order = parse_choice(v)?,
+            "msm_scatter_digits" => self.msm_scatter_digits = parse_choice(v)?,
             "msm_pieces" => {
                 self.msm_pieces = if v.trim().eq_ignore_ascii_case("auto") {
                     0

@@ -208,6 +208,14 @@ impl MsmShape {
         }
     }
 
+    /// Whether the digits of n scalars (4 bytes per scalar and window) fit the buckets' buffer,
+    /// which the count pass may lend them (`gpu.msm_scatter_digits = "stored"`): the
+    /// accumulation writes it only after the scatter has read them.
+    pub fn stored_digits_fit(&self, n: usize) -> bool {
+        let digits = 4 * u64::from(self.nwin) * n as u64;
+        digits <= 8 * self.xyzz_limbs as u64 * u64::from(self.nbk)
+    }
+
     /// The same shape with the scatter a window at a time, or not.
     pub fn scattered_by_window(self, by_window: bool) -> Self {
         MsmShape { by_window, ..self }
@@ -421,6 +429,28 @@ mod tests {
         let sh = MsmShape::new(n, 20);
         assert!(!sh.by_window, "off unless set");
         assert!(sh.scattered_by_window(true).by_window);
+    }
+
+    #[test]
+    fn stored_digits_fit_the_buckets_buffer_up_to_2_24_in_g1() {
+        // 4 bytes per scalar and window against 192 (G1) or 384 (G2) per bucket.
+        let (g1, g2) = (
+            |n, c| MsmShape::new(n, c),
+            |n, c| MsmShape::for_group::<G2>(n, c),
+        );
+        assert!(
+            g1(1 << 24, 20).stored_digits_fit(1 << 24),
+            "0.87 of 1.31 GB"
+        );
+        assert!(
+            !g1(1 << 26, 20).stored_digits_fit(1 << 26),
+            "3.5 of 1.31 GB"
+        );
+        assert!(g2(1 << 25, 20).stored_digits_fit(1 << 25), "1.7 of 2.6 GB");
+        assert!(g1(1 << 20, 16).stored_digits_fit(1 << 20));
+        let sh = g1(1 << 24, 20);
+        let room = 8 * sh.xyzz_limbs * sh.nbk as usize / (4 * sh.nwin as usize);
+        assert!(sh.stored_digits_fit(room) && !sh.stored_digits_fit(room + 1));
     }
 
     #[test]

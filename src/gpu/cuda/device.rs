@@ -14,7 +14,7 @@ use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, GpuGroup};
 use crate::gpu::kernels;
 use crate::gpu::launch::{launch_checked, Launch};
-use crate::gpu::options::{GpuOptions, MsmScatter, MsmScatterOrder, WindowRule};
+use crate::gpu::options::{GpuOptions, MsmScatter, MsmScatterDigits, MsmScatterOrder, WindowRule};
 
 /// Maps a driver error of `call` to [`GpuError::Driver`].
 pub(crate) fn drv(call: &'static str) -> impl Fn(DriverError) -> GpuError {
@@ -34,6 +34,8 @@ pub(crate) struct Kernels {
     pub msm_count: CudaFunction,
     pub msm_scatter: CudaFunction,
     pub msm_scatter_window: CudaFunction,
+    pub msm_count_store: CudaFunction,
+    pub msm_scatter_stored: CudaFunction,
     pub msm_nontrivial: CudaFunction,
     pub msm_seg_keys: CudaFunction,
     pub scan_block: CudaFunction,
@@ -107,6 +109,8 @@ pub(crate) struct Device {
     pub keyless: bool,
     /// The order of the bucket sort's scatter (`gpu.msm_scatter_order`).
     pub scatter_order: MsmScatterOrder,
+    /// Where the window-order scatter takes its digits from (`gpu.msm_scatter_digits`).
+    pub scatter_digits: MsmScatterDigits,
     /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
     /// bench may change it between transforms ([`crate::gpu::CudaBackend::set_ntt_block`]).
     pub ntt_block: std::sync::atomic::AtomicU32,
@@ -172,6 +176,8 @@ impl Device {
             msm_count: f("msm_count")?,
             msm_scatter: f("msm_scatter")?,
             msm_scatter_window: f("msm_scatter_window")?,
+            msm_count_store: f("msm_count_store")?,
+            msm_scatter_stored: f("msm_scatter_stored")?,
             msm_nontrivial: f("msm_nontrivial")?,
             msm_seg_keys: f("msm_seg_keys")?,
             scan_block: f("scan_block")?,
@@ -210,6 +216,7 @@ impl Device {
             msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,
             scatter_order: opts.msm_scatter_order,
+            scatter_digits: opts.msm_scatter_digits,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),
             host_pool,

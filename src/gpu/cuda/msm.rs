@@ -10,6 +10,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, PushKernelArg};
 use super::device::{drv, Device, DeviceGroup, Lane};
 use crate::gpu::error::GpuResult;
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
+use crate::gpu::options::MsmScatterDigits;
 use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
 
 /// CUDA events between the MSM's steps when `BATON_MSM_PHASES` is set (the per-kernel
@@ -238,23 +239,53 @@ impl Device {
         let mut pfirst = xyzz(sh.nseg as usize, "MSM segments")?;
         let mut plast = xyzz(sh.nseg as usize, "MSM segments")?;
 
-        let l = launch::msm_digits("msm_count", n, sh, scalars.len(), counts.len(), None);
-        self.launch(&self.k.msm_count, l, |b| {
-            b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
-        })?;
+        // Stored digits borrow the buckets' buffer (u32s), which the accumulation fills later.
+        let stored = sh.by_window
+            && self.scatter_digits == MsmScatterDigits::Stored
+            && sh.stored_digits_fit(n);
+        let digits = 2 * buckets.len();
+        if stored {
+            let l = launch::msm_count_store(n, sh, scalars.len(), counts.len(), digits);
+            self.launch(&self.k.msm_count_store, l, |b| {
+                b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
+                b.arg(&mut buckets);
+            })?;
+        } else {
+            let l = launch::msm_digits("msm_count", n, sh, scalars.len(), counts.len(), None);
+            self.launch(&self.k.msm_count, l, |b| {
+                b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
+            })?;
+        }
         phase(clock, "count");
         self.scan(&mut counts, nbk as usize + 1)?;
         phase(clock, "scan");
         let null = 0u64;
-        let kv = Some(((!self.keyless).then_some(keys.len()), vals.len()));
-        let (name, scatter) = if sh.by_window {
-            ("msm_scatter_window", &self.k.msm_scatter_window)
+        let kv = ((!self.keyless).then_some(keys.len()), vals.len());
+        // The three scatters take the same arguments but their source: scalars, or digits.
+        let (scatter, l) = if stored {
+            let l = launch::msm_scatter_stored(n, sh, digits, counts.len(), kv);
+            (&self.k.msm_scatter_stored, l)
+        } else if sh.by_window {
+            let l = launch::msm_digits(
+                "msm_scatter_window",
+                n,
+                sh,
+                scalars.len(),
+                counts.len(),
+                Some(kv),
+            );
+            (&self.k.msm_scatter_window, l)
         } else {
-            ("msm_scatter", &self.k.msm_scatter)
+            let l = launch::msm_digits("msm_scatter", n, sh, scalars.len(), counts.len(), Some(kv));
+            (&self.k.msm_scatter, l)
         };
-        let l = launch::msm_digits(name, n, sh, scalars.len(), counts.len(), kv);
         self.launch(scatter, l, |b| {
-            b.arg(scalars).arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
+            if stored {
+                b.arg(&buckets);
+            } else {
+                b.arg(scalars);
+            }
+            b.arg(&n32).arg(&c).arg(&nwin).arg(&mut counts);
             if self.keyless {
                 b.arg(&null);
             } else {

@@ -14,8 +14,8 @@ pub use check::{
 };
 pub use fr::{density_gather, density_popc, elementwise, ntt_pass, scan};
 pub use msm::{
-    ec_sum, msm_accumulate, msm_digits, msm_finalize, msm_nontrivial, msm_ones, msm_reduce_level,
-    msm_seg_keys, AccKeys,
+    ec_sum, msm_accumulate, msm_count_store, msm_digits, msm_finalize, msm_nontrivial, msm_ones,
+    msm_reduce_level, msm_scatter_stored, msm_seg_keys, AccKeys,
 };
 pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 
@@ -118,9 +118,28 @@ mod tests {
         assert!(keyless(few.entries - 1, false).is_err());
         // A window at a time: one slice of the scalars' blocks per window.
         let by_scalar = keyless(few.entries, false).map(|l| l.dims().0);
-        let by_window = keyless(few.entries, true).map(|l| l.dims().0);
-        assert_eq!(by_scalar.map(|g| g * few.nwin).ok(), by_window.ok());
+        let by_window = keyless(few.entries, true).map(|l| l.dims().0).ok();
+        assert_eq!(by_scalar.map(|g| g * few.nwin).ok(), by_window);
         assert!(keyless(few.entries - 1, true).is_err());
+        // Stored digits: n per window in the lent buffer, the scatter in window slices.
+        let digits = (1usize << 16) * few.nwin as usize;
+        let store = |d: usize| msm_count_store(1 << 16, &few, 4 << 16, counts, d);
+        assert_eq!(launches(store(digits)).1, 1);
+        assert!(matches!(
+            store(digits - 1),
+            Err(GpuError::BufferTooShort { arg: "digits", .. })
+        ));
+        let stored =
+            |d: usize, vals: usize| msm_scatter_stored(1 << 16, &few, d, counts, (None, vals));
+        assert_eq!(
+            stored(digits, few.entries).map(|l| l.dims().0).ok(),
+            by_window
+        );
+        assert!(stored(digits - 1, few.entries).is_err());
+        assert!(stored(digits, few.entries - 1).is_err());
+        assert!(
+            msm_scatter_stored(1 << 16, &few, digits, counts - 1, (None, few.entries)).is_err()
+        );
         assert!(msm_seg_keys(&few, counts, few.nseg as usize).is_ok());
         assert!(msm_seg_keys(&few, counts, few.nseg as usize - 1).is_err());
         let seg = |k: AccKeys| {

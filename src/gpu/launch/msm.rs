@@ -34,28 +34,80 @@ pub fn msm_digits(
     counts: usize,
     scatter: Option<(Option<usize>, usize)>,
 ) -> GpuResult<Launch> {
-    let entries = sh.entries;
     let slices = if kernel == "msm_scatter_window" {
         u64::from(sh.nwin)
     } else {
         1
     };
     let grid = blocks(n, ELEMENTWISE_BLOCK) * slices;
-    let ch = Check::new(kernel, grid, ELEMENTWISE_BLOCK)
-        .rule(
-            (1..1 << 31).contains(&n) && (entries as u64) < 1 << 32,
-            || format!("{n} scalars, {entries} entries"),
-        )
-        .rule(sh.c >= 2 && sh.c <= 31, || {
-            format!("window of {} bits", sh.c)
-        })
+    let ch = digit_rules(Check::new(kernel, grid, ELEMENTWISE_BLOCK), n, sh, counts).buf(
+        "scalars",
+        scalars,
+        n * FR_LIMBS,
+    );
+    with_entries(ch, sh, scatter).done()
+}
+
+/// `msm_count_store`: `msm_count` over n scalars (u64 limbs) that also stores every digit
+/// in `digits` (u32s: the buckets' buffer lent, n per window).
+pub fn msm_count_store(
+    n: usize,
+    sh: &MsmShape,
+    scalars: usize,
+    counts: usize,
+    digits: usize,
+) -> GpuResult<Launch> {
+    let ch = Check::new(
+        "msm_count_store",
+        blocks(n, ELEMENTWISE_BLOCK),
+        ELEMENTWISE_BLOCK,
+    );
+    stored_rules(digit_rules(ch, n, sh, counts), n, sh, digits)
         .buf("scalars", scalars, n * FR_LIMBS)
-        .buf("counts", counts, sh.nbk as usize + 1);
+        .done()
+}
+
+/// `msm_scatter_stored`: the window-order scatter of n scalars' stored digits (`digits`
+/// u32s, as [`msm_count_store`] left them); `scatter` as for [`msm_digits`].
+pub fn msm_scatter_stored(
+    n: usize,
+    sh: &MsmShape,
+    digits: usize,
+    counts: usize,
+    scatter: (Option<usize>, usize),
+) -> GpuResult<Launch> {
+    let grid = blocks(n, ELEMENTWISE_BLOCK) * u64::from(sh.nwin);
+    let ch = Check::new("msm_scatter_stored", grid, ELEMENTWISE_BLOCK);
+    let ch = stored_rules(digit_rules(ch, n, sh, counts), n, sh, digits);
+    with_entries(ch, sh, Some(scatter)).done()
+}
+
+/// The rules every digit pass shares: n scalars, the window, the bucket counts.
+fn digit_rules(ch: Check, n: usize, sh: &MsmShape, counts: usize) -> Check {
+    let entries = sh.entries;
+    ch.rule(
+        (1..1 << 31).contains(&n) && (entries as u64) < 1 << 32,
+        || format!("{n} scalars, {entries} entries"),
+    )
+    .rule(sh.c >= 2 && sh.c <= 31, || {
+        format!("window of {} bits", sh.c)
+    })
+    .buf("counts", counts, sh.nbk as usize + 1)
+}
+
+/// Stored digits: n per window, and every key below 2^31 (bit 31 is the digit's sign and
+/// all ones marks no digit).
+fn stored_rules(ch: Check, n: usize, sh: &MsmShape, digits: usize) -> Check {
+    ch.rule(sh.nbk < 1 << 31, || format!("{} buckets", sh.nbk))
+        .buf("digits", digits, sh.nwin as usize * n)
+}
+
+/// The sorted entries' buffers of a scatter (keys optional: the keyless scatter).
+fn with_entries(ch: Check, sh: &MsmShape, scatter: Option<(Option<usize>, usize)>) -> Check {
     match scatter {
-        Some((k, v)) => ch.opt("keys", k, entries).buf("vals", v, entries),
+        Some((k, v)) => ch.opt("keys", k, sh.entries).buf("vals", v, sh.entries),
         None => ch,
     }
-    .done()
 }
 
 /// `msm_seg_keys`: the first bucket of each of `shape.nseg` segments, from the bucket starts.

@@ -186,3 +186,21 @@ impl Choice for MsmScatterOrder {
         ("window", MsmScatterOrder::Window),
     ];
 }
+
+/// Where the window-order scatter takes each scalar's digits from (`gpu.msm_scatter_digits`;
+/// host side: which count and scatter kernels run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmScatterDigits {
+    /// Each window's slice reads its scalars and works the digits out again.
+    Recompute,
+    /// The count pass stores every digit (in the buckets' buffer, where they fit:
+    /// [`crate::gpu::plan::MsmShape::stored_digits_fit`]) and the slices read them.
+    Stored,
+}
+
+impl Choice for MsmScatterDigits {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("recompute", MsmScatterDigits::Recompute),
+        ("stored", MsmScatterDigits::Stored),
+    ];
+}

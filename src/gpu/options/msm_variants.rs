@@ -36,6 +36,12 @@ impl GpuOptions {
                 choice_name(self.msm_scatter_order)
             ));
         }
+        if self.msm_scatter_digits != d.msm_scatter_digits {
+            parts.push(format!(
+                "msm_scatter_digits={}",
+                choice_name(self.msm_scatter_digits)
+            ));
+        }
         if self.msm_scatter != d.msm_scatter {
             parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
         }
@@ -56,8 +62,10 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 13] = [
+pub const MSM_VARIANTS: [&str; 15] = [
     "default",
+    "msm_scatter_digits=stored",
+    "msm_scatter_order=window,msm_scatter_digits=stored",
     "msm_scatter_order=scalar",
     "msm_scatter_order=window",
     "field_sqr=mul",
