@@ -74,6 +74,18 @@ DEVI void msm_place(u32* counts, u32* keys, u32* vals, u32 key, u32 i, bool neg)
     vals[pos] = i | (neg ? 0x80000000u : 0u);
 }
 
+// Calls f(w, d, neg) for every window w < nwin of canonical scalar s, in order: its signed
+// digit's magnitude d and sign (half = 2^(c-1); a non-zero digit's bucket is w * half + d - 1).
+template <class F> DEVI void msm_each_digit(const fr_t& s, u32 c, u32 half, u32 nwin, F f) {
+    u32 carry = 0;
+    for (u32 w = 0; w < nwin; w++) {
+        bool neg;
+        const u32 d = msm_signed_digit(msm_bits(s, w * c, c) + carry, c, half, neg);
+        carry = neg ? 1u : 0u;
+        f(w, d, neg);
+    }
+}
+
 // Pass 0 (scatter == false): counts[key] += 1 for every non-zero digit.
 // Pass 1 (scatter == true): pos = --counts[key] (counts holds the inclusive
 // scan); keys[pos] = key (not with MSM_KEYLESS); vals[pos] = point index |
@@ -84,19 +96,13 @@ DEVI void msm_digits_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* count
     if (i >= n) return;
     const fr_t m = f_ldg<FrParams>(scalars + i);
     if (msm_trivial(m)) return;
-    const fr_t s = f_from_mont<FrParams>(m);
     const u32 half = 1u << (c - 1);
-    u32 carry = 0;
-    for (u32 w = 0; w < nwin; w++) {
-        bool neg;
-        const u32 d = msm_signed_digit(msm_bits(s, w * c, c) + carry, c, half, neg);
-        carry = neg ? 1u : 0u;
-        if (d != 0) {
-            const u32 key = w * half + d - 1;
-            if (!scatter) atomicAdd(counts + key, 1u);
-            else msm_place(counts, keys, vals, key, i, neg);
-        }
-    }
+    msm_each_digit(f_from_mont<FrParams>(m), c, half, nwin, [&](u32 w, u32 d, bool neg) {
+        if (d == 0) return;
+        const u32 key = w * half + d - 1;
+        if (!scatter) atomicAdd(counts + key, 1u);
+        else msm_place(counts, keys, vals, key, i, neg);
+    });
 }
 
 // The scatter a window at a time (msm_scatter_window): the grid is nwin slices of
@@ -139,13 +145,8 @@ DEVI void msm_count_store_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* 
         for (u32 w = 0; w < nwin; w++) digits[(u64)w * n + i] = MSM_NO_KEY;
         return;
     }
-    const fr_t s = f_from_mont<FrParams>(m);
     const u32 half = 1u << (c - 1);
-    u32 carry = 0;
-    for (u32 w = 0; w < nwin; w++) {
-        bool neg;
-        const u32 d = msm_signed_digit(msm_bits(s, w * c, c) + carry, c, half, neg);
-        carry = neg ? 1u : 0u;
+    msm_each_digit(f_from_mont<FrParams>(m), c, half, nwin, [&](u32 w, u32 d, bool neg) {
         u32 key = MSM_NO_KEY;
         if (d != 0) {
             key = w * half + d - 1;
@@ -153,7 +154,7 @@ DEVI void msm_count_store_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* 
             key |= neg ? 0x80000000u : 0u;
         }
         digits[(u64)w * n + i] = key;
-    }
+    });
 }
 
 // The window-order scatter (same grid as msm_scatter_window) from stored digits.
