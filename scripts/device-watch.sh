@@ -7,7 +7,7 @@
 # every variant with BATON_MSM_PHASES, the 2^27 NTT), ncu counters of the dense 2^24 MSM's
 # scatter and accumulation, the engine at 2^24, the device partition at 2^24/2^26 and the
 # engine at 2^26, each while DEADLINE (560 s) leaves time. STEPS picks the steps. CANDIDATE (a
-# variant spec, e.g. "msm_digits=batched,field_mul=kara") runs the conformance and partition
+# variant spec, e.g. "msm_scatter_digits=stored") runs the conformance and partition
 # tests under those knobs (BATON_TEST_GPU_VARIANT) and adds the steps nttc (the 2^27 NTT) and
 # partc (the device partition) with them, beside the defaults' rows.
 # Here:   scripts/build-device.sh && cp -r ../shared/bench/sppark .device/sppark

@@ -42,6 +42,15 @@ fn gpu() -> Option<Arc<CudaBackend>> {
     .clone()
 }
 
+/// A backend of the test's own (resident sets and memory caps apart from the shared one), with
+/// the same knobs.
+fn own_backend() -> Arc<CudaBackend> {
+    match CudaBackend::with_options(0, &test_gpu_options()) {
+        Ok(b) => Arc::new(b),
+        Err(e) => panic!("a second backend failed to open: {e}"),
+    }
+}
+
 fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ std::process::id() as u64)
 }
@@ -363,7 +372,7 @@ fn memory_cap_falls_back_to_cpu() {
     if gpu().is_none() {
         return;
     }
-    let own = Arc::new(CudaBackend::with_options(0, &test_gpu_options()).expect("second backend"));
+    let own = own_backend();
     own.set_memory_cap_bytes(Some(1 << 20));
     let mut r = rng(6);
     let n = 1usize << 14;
@@ -412,7 +421,7 @@ fn proofs_verify_with_bellperson() {
         return;
     }
     // An own backend, so that the resident-set counts are not disturbed by other tests.
-    let gpu = Arc::new(CudaBackend::with_options(0, &test_gpu_options()).expect("backend"));
+    let gpu = own_backend();
     let size = 1 << 14;
     let mut r = rng(7);
     let pk = baton::generate_random_parameters(Synthetic::new(size, 1), &mut r).expect("setup");
@@ -555,7 +564,7 @@ fn device_abc_proofs_verify_with_bellperson() {
         return;
     }
     // An own backend: its resident-set counts are this test's alone.
-    let gpu = Arc::new(CudaBackend::with_options(0, &test_gpu_options()).expect("backend"));
+    let gpu = own_backend();
     let size = 1 << 14;
     let mut r = rng(21);
     let pk = baton::generate_random_parameters(Synthetic::new(size, 1), &mut r).expect("setup");
