@@ -112,11 +112,18 @@ DEVI void msm_digits_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* count
 // 64 MB, about the L2, where the scalar order scatters 4-byte writes over 13x that (ncu on the
 // H200: DRAM-bound at 25 % of its peak, L2 hit rate 65 %). The price: every slice reads and
 // converts its scalars again, which the host weighs (plan::scatter_by_window).
-DEVI void msm_scatter_window_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* keys, u32* vals) {
+// This thread's window w and scalar i on a grid of window slices of ceil(n/blockDim) blocks;
+// false past the scalars.
+DEVI bool msm_window_slot(u32 n, u32 nwin, u32& w, u32& i) {
     const u32 per = (n + blockDim.x - 1) / blockDim.x;  // blocks per window
-    const u32 w = blockIdx.x / per;
-    const u32 i = (blockIdx.x - w * per) * blockDim.x + threadIdx.x;
-    if (i >= n || w >= nwin) return;
+    w = blockIdx.x / per;
+    i = (blockIdx.x - w * per) * blockDim.x + threadIdx.x;
+    return i < n && w < nwin;
+}
+
+DEVI void msm_scatter_window_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* keys, u32* vals) {
+    u32 w, i;
+    if (!msm_window_slot(n, nwin, w, i)) return;
     const fr_t m = f_ldg<FrParams>(scalars + i);
     if (msm_trivial(m)) return;
     const fr_t s = f_from_mont<FrParams>(m);
@@ -159,10 +166,8 @@ DEVI void msm_count_store_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* 
 
 // The window-order scatter (same grid as msm_scatter_window) from stored digits.
 DEVI void msm_scatter_stored_dev(const u32* digits, u32 n, u32 nwin, u32* counts, u32* keys, u32* vals) {
-    const u32 per = (n + blockDim.x - 1) / blockDim.x;  // blocks per window
-    const u32 w = blockIdx.x / per;
-    const u32 i = (blockIdx.x - w * per) * blockDim.x + threadIdx.x;
-    if (i >= n || w >= nwin) return;
+    u32 w, i;
+    if (!msm_window_slot(n, nwin, w, i)) return;
     const u32 key = digits[(u64)w * n + i];
     if (key != MSM_NO_KEY) msm_place(counts, keys, vals, key & 0x7fffffffu, i, (key >> 31) != 0);
 }

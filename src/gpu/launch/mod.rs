@@ -108,7 +108,7 @@ mod tests {
                     "msm_scatter"
                 },
                 1 << 16,
-                &few,
+                &few.scattered_by_window(by_window),
                 4 << 16,
                 counts,
                 Some((None, vals)),
@@ -117,10 +117,23 @@ mod tests {
         assert!(keyless(few.entries, false).is_ok());
         assert!(keyless(few.entries - 1, false).is_err());
         // A window at a time: one slice of the scalars' blocks per window.
-        let by_scalar = keyless(few.entries, false).map(|l| l.dims().0);
+        let by_scalar = keyless(few.entries, false).map(|l| l.dims().0).ok();
         let by_window = keyless(few.entries, true).map(|l| l.dims().0).ok();
-        assert_eq!(by_scalar.map(|g| g * few.nwin).ok(), by_window);
+        assert_eq!(by_scalar.map(|g| g * few.nwin), by_window);
         assert!(keyless(few.entries - 1, true).is_err());
+        let count = msm_digits(
+            "msm_count",
+            1 << 16,
+            &few.scattered_by_window(true),
+            4 << 16,
+            counts,
+            None,
+        );
+        assert_eq!(
+            count.map(|l| l.dims().0).ok(),
+            by_scalar,
+            "the count is not sliced"
+        );
         // Stored digits: n per window in the lent buffer, the scatter in window slices.
         let digits = (1usize << 16) * few.nwin as usize;
         let store = |d: usize| msm_count_store(1 << 16, &few, 4 << 16, counts, d);

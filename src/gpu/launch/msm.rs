@@ -24,8 +24,8 @@ pub fn msm_nontrivial(n: usize, scalars: usize, count: usize) -> GpuResult<Launc
 /// `msm_count` (`scatter` `None`) or `msm_scatter` over n scalars (u64 limbs) with `shape`;
 /// `scatter` holds the keys' length (`None`: the keyless scatter, a null pointer) and the
 /// values'. Every entry goes below `shape.entries`: the shape's count of scalars that make
-/// digits must be right (n, or the device's count). `msm_scatter_window` takes one slice of
-/// the scalars' blocks per window.
+/// digits must be right (n, or the device's count). A scatter of a shape scattered by window
+/// (`msm_scatter_window`) takes one slice of the scalars' blocks per window.
 pub fn msm_digits(
     kernel: &'static str,
     n: usize,
@@ -34,10 +34,9 @@ pub fn msm_digits(
     counts: usize,
     scatter: Option<(Option<usize>, usize)>,
 ) -> GpuResult<Launch> {
-    let slices = if kernel == "msm_scatter_window" {
-        u64::from(sh.nwin)
-    } else {
-        1
+    let slices = match scatter {
+        Some(_) if sh.by_window => u64::from(sh.nwin),
+        _ => 1,
     };
     let grid = blocks(n, ELEMENTWISE_BLOCK) * slices;
     let ch = digit_rules(Check::new(kernel, grid, ELEMENTWISE_BLOCK), n, sh, counts).buf(
