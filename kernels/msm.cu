@@ -63,11 +63,22 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
     extern "C" __global__ void __launch_bounds__(128, ACC_MINB)                                                 \
         msm_accumulate##SUFFIX(const ec_affine<F>* bases, const u32* keys, const u32* vals, const u32* starts,    \
                                u32 nbk, u32 S, ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {     \
-        msm_accumulate_dev<F, ACC_INL>(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);              \
+        msm_accumulate_dev<F, ACC_INL, false>(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);       \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(128, ACC_MINB)                                                 \
+        msm_accumulate_seeded##SUFFIX(const ec_affine<F>* bases, const u32* keys, const u32* vals,               \
+                                      const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* buckets,                    \
+                                      ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {                                   \
+        msm_accumulate_dev<F, ACC_INL, true>(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);        \
     }                                                                                                            \
     extern "C" __global__ void msm_finalize##SUFFIX(const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* buckets,      \
                                                     const ec_xyzz<F>* pfirst, const ec_xyzz<F>* plast) {        \
-        msm_finalize_dev<F>(starts, nbk, S, buckets, pfirst, plast);                                            \
+        msm_finalize_dev<F, false>(starts, nbk, S, buckets, pfirst, plast);                                     \
+    }                                                                                                            \
+    extern "C" __global__ void msm_finalize_seeded##SUFFIX(const u32* starts, u32 nbk, u32 S,                   \
+                                                           ec_xyzz<F>* buckets, const ec_xyzz<F>* pfirst,        \
+                                                           const ec_xyzz<F>* plast) {                            \
+        msm_finalize_dev<F, true>(starts, nbk, S, buckets, pfirst, plast);                                      \
     }                                                                                                            \
     extern "C" __global__ void msm_reduce_level##SUFFIX(const ec_xyzz<F>* Tin, const ec_xyzz<F>* Rin, u32 nwin,  \
                                                         u32 M, u32 lg, ec_xyzz<F>* Tout, ec_xyzz<F>* Rout) {    \

@@ -8,7 +8,7 @@
 # scatter and accumulation, the engine at 2^24, the device partition at 2^24/2^26 and the
 # engine at 2^26, each while DEADLINE (560 s) leaves time. STEPS picks the steps. CANDIDATE (a
 # variant spec, e.g. "msm_scatter_digits=stored") runs the conformance and partition
-# tests under those knobs (BATON_TEST_GPU_VARIANT) and adds the steps nttc (the 2^27 NTT) and
+# tests under those knobs (CHECK_VARIANTS replaces VARIANTS for the variant conformance only) (BATON_TEST_GPU_VARIANT) and adds the steps nttc (the 2^27 NTT) and
 # partc (the device partition) with them, beside the defaults' rows.
 # Here:   scripts/build-device.sh && cp -r ../shared/bench/sppark .device/sppark
 # Device: carry [".device"], timeout_s 600, `bash .device/device-watch.sh`
@@ -16,7 +16,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export BATON_CACHE_DIR=/tmp/baton-cache RUST_LOG=warn BATON_LOG=warn
 DEADLINE=${DEADLINE:-560}
-VARIANTS=${VARIANTS:-"default;msm_scatter_digits=stored;msm_scatter_order=scalar"}
+VARIANTS=${VARIANTS:-"default;msm_piece_buckets=own;msm_scatter_digits=stored"}
+# The variants the conformance checks against the CPU (VARIANTS unless set).
+CHECK_VARIANTS=${CHECK_VARIANTS:-}
 CANDIDATE=${CANDIDATE:-}
 # Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26.
 STEPS=" ${STEPS:-conformance sppark msm nttc ncu engine24 part partc engine26} "
@@ -69,7 +71,7 @@ if has conformance; then
     if [ $? -eq 99 ]; then watched ntt_rerun 45 "$here/cuda_conformance" --exact ntt_and_h_match_cpu_for_every_block --test-threads 1 --nocapture; fi
     watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
     unset BATON_TEST_GPU_VARIANT
-    BATON_MSM_VARIANTS="$VARIANTS" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
+    BATON_MSM_VARIANTS="${CHECK_VARIANTS:-$VARIANTS}" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
     echo "conformance done at $((SECONDS - t0)) s"
 fi
 if has sppark; then

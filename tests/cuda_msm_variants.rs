@@ -1,7 +1,7 @@
 //! Every MSM variant the GPU bench times ([`baton::gpu::options::MSM_VARIANTS`], or
 //! `BATON_MSM_VARIANTS`), each on its own backend, against the CPU backend before any timing:
 //! G1 MSMs at 2^10..2^20 and 2^22 + 1000 (the 20-bit window) on random and PoRep-like scalars,
-//! with densities, edge cases (all zero, all one, all equal, all −1, an infinity base, an empty
+//! 2^23 + 4096 dense then PoRep-like (pieces of one window and of two), with densities, edge cases (all zero, all one, all equal, all −1, an infinity base, an empty
 //! density, below the GPU threshold), G2 MSMs, a 2^18 device partition against the CPU stages,
 //! and a proof through the variant that bellperson verifies while a wrong input fails. Every variant
 //! runs to the end; the failures of all are reported together. Without a GPU the test passes
@@ -17,8 +17,8 @@ use baton::circuits::{KnownCircuit, Synthetic};
 use baton::cs::Density;
 use baton::gpu::options::{variants, GpuOptions};
 use baton::gpu::sample::{
-    distinct_bases, g2_points, porep_scalars, random_density, sample_abc, sample_witness,
-    shaped_key,
+    distinct_bases, fold_tiled, g2_points, porep_scalars, random_density, sample_abc,
+    sample_witness, shaped_key, tiled_bases,
 };
 use baton::gpu::CudaBackend;
 use baton::partition::{AbcInput, PartitionProver};
@@ -48,6 +48,10 @@ type G1Case = (String, Vec<Scalar>, Option<Density>, usize, G1Projective);
 /// the CPU references are the slow part).
 struct Inputs {
     g1: Vec<G1Affine>,
+    /// 2^23 + 4096 bases repeating 2^16 points, and the scalars of the mixed case over them
+    /// with the CPU's sum.
+    tiled: Vec<G1Affine>,
+    mixed: (Vec<Scalar>, G1Projective),
     g2: Vec<G2Affine>,
     cases: Vec<G1Case>,
     /// (what, scalars, the CPU's sum) for G2 over the first `scalars.len()` G2 bases.
@@ -131,8 +135,25 @@ fn inputs() -> Inputs {
         (what.to_string(), s, want)
     })
     .collect();
+    // 2^23 + 4096 scalars, dense then PoRep-like, over bases repeating 2^16 points (the CPU's
+    // sum is the MSM of the folded scalars): cut in two (`msm_pieces=2`) the pieces are counted
+    // and choose windows 20 and 16, so each ends its own bucket run; cut in four
+    // (`msm_pieces=4`) they take 16 each and add to one run.
+    let (tn, period) = ((1usize << 23) + 4096, 1usize << 16);
+    let tiled = tiled_bases(tn, period, r.gen());
+    let mut mixed = random_vec(tn / 2, &mut r);
+    mixed.extend(porep_scalars(tn - tn / 2, r.gen()));
+    let want = CpuBackend
+        .msm_g1(
+            Bases::loose(&tiled[..period]),
+            &fold_tiled(&mixed, period),
+            None,
+        )
+        .expect("CPU MSM");
     Inputs {
         g1,
+        tiled,
+        mixed: (mixed, want),
         g2,
         cases,
         g2_cases,
@@ -148,6 +169,13 @@ fn check_msms(gpu: &CudaBackend, inp: &Inputs, fails: &mut Failures) {
             Ok(g) if g == *want => {}
             other => fails.push(format!("G1 {what}: GPU {other:?}, CPU {want:?}")),
         }
+    }
+    let (s, want) = &inp.mixed;
+    match gpu.msm_g1(Bases::loose(&inp.tiled), s, None) {
+        Ok(g) if g == *want => {}
+        other => fails.push(format!(
+            "G1 2^23+4096 dense, then PoRep-like: GPU {other:?}, CPU {want:?}"
+        )),
     }
     for (what, s, want) in &inp.g2_cases {
         match gpu.msm_g2(Bases::loose(&inp.g2[..s.len()]), s, None) {

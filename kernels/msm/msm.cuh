@@ -14,7 +14,8 @@
 // Accumulation: the sorted entry list is cut into segments of S entries, one
 // thread each; buckets wholly inside a segment are written directly, the
 // pieces of buckets crossing segment boundaries are kept per segment
-// (first/last run) and summed by msm_finalize.
+// (first/last run) and summed by msm_finalize. The pieces of one MSM after
+// the first add to the buckets the earlier ones left (SEED, msm_run_start).
 // Reduction: sum_d d * B_d per window by running sums over groups of 2^lg
 // buckets, in levels (see msm_reduce_level_dev), until one value per window.
 // Result: nwin window sums (XYZZ) + the ones sum; host computes
@@ -250,9 +251,21 @@ DEVI void msm_seg_keys_dev(const u32* starts, u32 nbk, u32 S, u32* segkeys) {
     for (u64 s = (lo + S - 1) / S; s * S < hi; s++) segkeys[s] = b;
 }
 
+// Where bucket `key`'s run in a segment starts from. SEED (an MSM cut into pieces that share
+// their buckets, msm_accumulate_seeded): the bucket's first run (the one holding its first
+// entry, `first_run`) starts from the sum the earlier pieces left in buckets[key]; its others,
+// like every run without SEED, from infinity. Only the thread of that run reads buckets[key],
+// and it (or msm_finalize, summing the runs) writes it after.
+template <class F, bool SEED>
+DEVI void msm_run_start(ec_xyzz<F>& acc, const ec_xyzz<F>* buckets, u32 key, bool first_run) {
+    if (SEED && first_run) acc = ec_load(buckets + key);
+    else ec_set_inf(acc);
+}
+
 // keys: the key of every entry, or with MSM_KEYLESS the first bucket of every segment
-// (msm_seg_keys). INL: inline every product of the mixed addition (`gpu.msm_mul`).
-template <class F, bool INL>
+// (msm_seg_keys). INL: inline every product of the mixed addition (`gpu.msm_mul`). SEED: see
+// msm_run_start.
+template <class F, bool INL, bool SEED>
 DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u32* vals, const u32* starts,
                              u32 nbk, u32 S, ec_xyzz<F>* buckets, ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {
     typedef typename F::T T;
@@ -269,7 +282,9 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
     u32 cur = keys[seg_lo];
 #endif
     bool first = true;
-    ec_xyzz<F> acc = ec_inf<F>();
+    ec_xyzz<F> acc;
+    // The segment's first run is its bucket's first only when the bucket starts here.
+    msm_run_start<F, SEED>(acc, buckets, cur, SEED && starts[cur] == seg_lo);
 #if MSM_PREFETCH
     // The next entry's base is loaded before this entry's addition, so the gather's latency
     // hides behind the arithmetic (costs the registers of one affine point).
@@ -286,7 +301,7 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
                 cur++;
                 end = starts[cur + 1];
             } while (end <= j);
-            ec_set_inf(acc);
+            msm_run_start<F, SEED>(acc, buckets, cur, true);
         }
 #else
         const u32 k = keys[j];
@@ -294,7 +309,7 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
             msm_flush<F>(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
             first = false;
             cur = k;
-            ec_set_inf(acc);
+            msm_run_start<F, SEED>(acc, buckets, cur, true);
         }
 #endif
 #if MSM_PREFETCH
@@ -320,15 +335,16 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
     msm_flush<F>(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
 }
 
-// One thread per bucket: empty -> infinity; crossing segments -> sum pieces.
-template <class F>
+// One thread per bucket: empty -> infinity (with SEED: left as the earlier pieces left it);
+// crossing segments -> sum pieces (the first of which started from the seed).
+template <class F, bool SEED>
 DEVI void msm_finalize_dev(const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* buckets, const ec_xyzz<F>* pfirst,
                            const ec_xyzz<F>* plast) {
     const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nbk) return;
     const u32 lo = starts[b], hi = starts[b + 1];
     if (lo == hi) {
-        ec_store(buckets + b, ec_inf<F>());
+        if (!SEED) ec_store(buckets + b, ec_inf<F>());
         return;
     }
     const u32 s0 = lo / S, s1 = (hi - 1) / S;

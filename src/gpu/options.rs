@@ -43,8 +43,8 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldSqr, MsmMul, MsmOnes, MsmScatter, MsmScatterDigits,
-    MsmScatterOrder, MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, Choice, FieldSqr, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter,
+    MsmScatterDigits, MsmScatterOrder, MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -77,6 +77,8 @@ pub struct GpuOptions {
     /// copies the next piece's scalars into the pinned staging while the device runs the
     /// current piece's kernels; each piece at least [`MSM_PIECE_MIN`] scalars.
     pub msm_pieces: u32,
+    /// Whether those pieces add to one set of buckets (reduced once) or reduce their own.
+    pub msm_piece_buckets: MsmPieceBuckets,
     /// How the kernels square a base-field element.
     pub field_sqr: FieldSqr,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
@@ -104,6 +106,7 @@ impl Default for GpuOptions {
             msm_scatter_order: MsmScatterOrder::Auto,
             msm_scatter_digits: MsmScatterDigits::Recompute,
             msm_pieces: 0,
+            msm_piece_buckets: MsmPieceBuckets::Shared,
             msm_ones: MsmOnes::Compact,
             field_sqr: FieldSqr::Pairs,
             device_partition: true,
@@ -114,7 +117,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 15] = [
+pub const KNOBS: [&str; 16] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -125,6 +128,7 @@ pub const KNOBS: [&str; 15] = [
     "msm_scatter_order",
     "msm_scatter_digits",
     "msm_pieces",
+    "msm_piece_buckets",
     "msm_ones",
     "field_sqr",
     "partition",
@@ -172,6 +176,7 @@ impl GpuOptions {
                     whole(v, 1)?.min(u32::MAX as usize) as u32
                 }
             }
+            "msm_piece_buckets" => self.msm_piece_buckets = parse_choice(v)?,
             "msm_ones" => self.msm_ones = parse_choice(v)?,
             "field_sqr" => self.field_sqr = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,

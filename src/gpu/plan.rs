@@ -212,12 +212,20 @@ impl MsmShape {
         }
     }
 
-    /// Whether the digits of n scalars (4 bytes per scalar and window) fit the buckets' buffer,
-    /// which the count pass may lend them (`gpu.msm_scatter_digits = "stored"`): the
-    /// accumulation writes it only after the scatter has read them.
+    /// Whether the digits of n scalars (4 bytes per scalar and window) fit the segments' buffer
+    /// (two XYZZ points per segment), which the count pass may lend them
+    /// (`gpu.msm_scatter_digits = "stored"`): the accumulation writes it only after the
+    /// scatter has read them. With room for the entries of k ≥ 2n/3 scalars they always do.
     pub fn stored_digits_fit(&self, n: usize) -> bool {
         let digits = 4 * u64::from(self.nwin) * n as u64;
-        digits <= 8 * self.xyzz_limbs as u64 * u64::from(self.nbk)
+        digits <= 2 * 8 * self.xyzz_limbs as u64 * u64::from(self.nseg)
+    }
+
+    /// Whether an MSM of shape `other` can add to buckets of this shape (the same buckets:
+    /// window, windows and group).
+    pub fn shares_buckets(&self, other: &MsmShape) -> bool {
+        (self.c, self.nwin, self.nbk, self.xyzz_limbs)
+            == (other.c, other.nwin, other.nbk, other.xyzz_limbs)
     }
 
     /// The same shape with the scatter a window at a time, or not.
@@ -375,8 +383,9 @@ mod tests {
     }
 
     #[test]
-    fn stored_digits_fit_the_buckets_buffer_up_to_2_24_in_g1() {
-        // 4 bytes per scalar and window against 192 (G1) or 384 (G2) per bucket.
+    fn stored_digits_fit_the_segments_buffer_when_most_scalars_make_digits() {
+        // 4 bytes per scalar and window against two XYZZ points (192 bytes each in G1, 384 in
+        // G2) per 64 entries, so room for the entries of k >= 2n/3 scalars holds them.
         let (g1, g2) = (
             |n, c| MsmShape::new(n, c),
             |n, c| MsmShape::for_group::<G2>(n, c),
@@ -385,15 +394,35 @@ mod tests {
             g1(1 << 24, 20).stored_digits_fit(1 << 24),
             "0.87 of 1.31 GB"
         );
-        assert!(
-            !g1(1 << 26, 20).stored_digits_fit(1 << 26),
-            "3.5 of 1.31 GB"
-        );
-        assert!(g2(1 << 25, 20).stored_digits_fit(1 << 25), "1.7 of 2.6 GB");
+        assert!(g1(1 << 26, 20).stored_digits_fit(1 << 26), "3.5 of 5.2 GB");
+        assert!(g2(1 << 25, 20).stored_digits_fit(1 << 25));
         assert!(g1(1 << 20, 16).stored_digits_fit(1 << 20));
-        let sh = g1(1 << 24, 20);
-        let room = 8 * sh.xyzz_limbs * sh.nbk as usize / (4 * sh.nwin as usize);
-        assert!(sh.stored_digits_fit(room) && !sh.stored_digits_fit(room + 1));
+        let n = 3 << 20;
+        assert!(
+            g1(n, 20).with_nontrivial(2 << 20).stored_digits_fit(n),
+            "k = 2n/3"
+        );
+        assert!(
+            !g1(n, 20)
+                .with_nontrivial((2 << 20) - 1024)
+                .stored_digits_fit(n),
+            "k below 2n/3"
+        );
+    }
+
+    #[test]
+    fn pieces_share_buckets_of_one_window_and_group() {
+        let a = MsmShape::new(1 << 24, 20);
+        assert!(a.shares_buckets(&MsmShape::new((1 << 24) + 5, 20).with_nontrivial(9)));
+        assert!(a.shares_buckets(&a.scattered_by_window(true)));
+        assert!(
+            !a.shares_buckets(&MsmShape::new(1 << 24, 16)),
+            "another window"
+        );
+        assert!(
+            !a.shares_buckets(&MsmShape::for_group::<G2>(1 << 24, 20)),
+            "another group"
+        );
     }
 
     #[test]

@@ -14,7 +14,9 @@ use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, GpuGroup};
 use crate::gpu::kernels;
 use crate::gpu::launch::{launch_checked, Launch};
-use crate::gpu::options::{GpuOptions, MsmScatter, MsmScatterDigits, MsmScatterOrder, WindowRule};
+use crate::gpu::options::{
+    GpuOptions, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder, WindowRule,
+};
 
 /// Maps a driver error of `call` to [`GpuError::Driver`].
 pub(crate) fn drv(call: &'static str) -> impl Fn(DriverError) -> GpuError {
@@ -53,6 +55,9 @@ pub(crate) struct Kernels {
 pub(crate) struct GroupKernels {
     pub accumulate: CudaFunction,
     pub finalize: CudaFunction,
+    /// The two above for a piece that adds to buckets earlier pieces left (`_seeded`).
+    pub accumulate_seeded: CudaFunction,
+    pub finalize_seeded: CudaFunction,
     pub reduce_level: CudaFunction,
     pub ones: CudaFunction,
     pub sum: CudaFunction,
@@ -111,6 +116,8 @@ pub(crate) struct Device {
     pub scatter_order: MsmScatterOrder,
     /// Where the window-order scatter takes its digits from (`gpu.msm_scatter_digits`).
     pub scatter_digits: MsmScatterDigits,
+    /// Whether an MSM's pieces share their buckets (`gpu.msm_piece_buckets`).
+    pub piece_buckets: MsmPieceBuckets,
     /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
     /// bench may change it between transforms ([`crate::gpu::CudaBackend::set_ntt_block`]).
     pub ntt_block: std::sync::atomic::AtomicU32,
@@ -162,6 +169,8 @@ impl Device {
             Ok(GroupKernels {
                 accumulate: pick("msm_accumulate", "msm_accumulate_g2")?,
                 finalize: pick("msm_finalize", "msm_finalize_g2")?,
+                accumulate_seeded: pick("msm_accumulate_seeded", "msm_accumulate_seeded_g2")?,
+                finalize_seeded: pick("msm_finalize_seeded", "msm_finalize_seeded_g2")?,
                 reduce_level: pick("msm_reduce_level", "msm_reduce_level_g2")?,
                 ones: pick("msm_ones", "msm_ones_g2")?,
                 sum: pick("ec_sum", "ec_sum_g2")?,
@@ -217,6 +226,7 @@ impl Device {
             keyless: opts.msm_scatter == MsmScatter::Starts,
             scatter_order: opts.msm_scatter_order,
             scatter_digits: opts.msm_scatter_digits,
+            piece_buckets: opts.msm_piece_buckets,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),
             host_pool,

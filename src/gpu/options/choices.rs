@@ -193,7 +193,7 @@ impl Choice for MsmScatterOrder {
 pub enum MsmScatterDigits {
     /// Each window's slice reads its scalars and works the digits out again.
     Recompute,
-    /// The count pass stores every digit (in the buckets' buffer, where they fit:
+    /// The count pass stores every digit (in the segments' buffer, where they fit:
     /// [`crate::gpu::plan::MsmShape::stored_digits_fit`]) and the slices read them.
     Stored,
 }
@@ -202,5 +202,21 @@ impl Choice for MsmScatterDigits {
     const ALL: &'static [(&'static str, Self)] = &[
         ("recompute", MsmScatterDigits::Recompute),
         ("stored", MsmScatterDigits::Stored),
+    ];
+}
+
+/// Whether the pieces of an MSM share their buckets (`gpu.msm_piece_buckets`; host side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmPieceBuckets {
+    /// Consecutive pieces of one window add to one set of buckets, reduced once.
+    Shared,
+    /// Every piece reduces buckets of its own.
+    Own,
+}
+
+impl Choice for MsmPieceBuckets {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("shared", MsmPieceBuckets::Shared),
+        ("own", MsmPieceBuckets::Own),
     ];
 }

@@ -30,6 +30,12 @@ impl GpuOptions {
                 k => parts.push(format!("msm_pieces={k}")),
             }
         }
+        if self.msm_piece_buckets != d.msm_piece_buckets {
+            parts.push(format!(
+                "msm_piece_buckets={}",
+                choice_name(self.msm_piece_buckets)
+            ));
+        }
         if self.msm_scatter_order != d.msm_scatter_order {
             parts.push(format!(
                 "msm_scatter_order={}",
