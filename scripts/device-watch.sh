@@ -7,7 +7,7 @@
 # every variant with BATON_MSM_PHASES, the 2^27 NTT), ncu counters of the dense 2^24 MSM's
 # scatter and accumulation, the engine at 2^24, the device partition at 2^24/2^26 and the
 # engine at 2^26, each while DEADLINE (560 s) leaves time. STEPS picks the steps. CANDIDATE (a
-# variant spec, e.g. "msm_scatter_digits=stored") runs the conformance and partition
+# variant spec, e.g. "msm_piece_buckets=own") runs the conformance and partition
 # tests under those knobs (CHECK_VARIANTS replaces VARIANTS for the variant conformance only) (BATON_TEST_GPU_VARIANT) and adds the steps nttc (the 2^27 NTT) and
 # partc (the device partition) with them, beside the defaults' rows.
 # Here:   scripts/build-device.sh && cp -r ../shared/bench/sppark .device/sppark
@@ -16,7 +16,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export BATON_CACHE_DIR=/tmp/baton-cache RUST_LOG=warn BATON_LOG=warn
 DEADLINE=${DEADLINE:-560}
-VARIANTS=${VARIANTS:-"default;msm_piece_buckets=own;msm_scatter_digits=stored"}
+VARIANTS=${VARIANTS:-"default;msm_piece_buckets=own;msm_scatter_digits=recompute"}
 # The variants the conformance checks against the CPU (VARIANTS unless set).
 CHECK_VARIANTS=${CHECK_VARIANTS:-}
 CANDIDATE=${CANDIDATE:-}

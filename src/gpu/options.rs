@@ -104,7 +104,7 @@ impl Default for GpuOptions {
             msm_window_large: DEFAULT_MSM_WINDOW_LARGE,
             msm_scatter: MsmScatter::Starts,
             msm_scatter_order: MsmScatterOrder::Auto,
-            msm_scatter_digits: MsmScatterDigits::Recompute,
+            msm_scatter_digits: MsmScatterDigits::Stored,
             msm_pieces: 0,
             msm_piece_buckets: MsmPieceBuckets::Shared,
             msm_ones: MsmOnes::Compact,

@@ -70,8 +70,8 @@ impl GpuOptions {
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
 pub const MSM_VARIANTS: [&str; 15] = [
     "default",
-    "msm_scatter_digits=stored",
-    "msm_scatter_order=window,msm_scatter_digits=stored",
+    "msm_scatter_digits=recompute",
+    "msm_piece_buckets=own",
     "msm_scatter_order=scalar",
     "msm_scatter_order=window",
     "field_sqr=mul",
