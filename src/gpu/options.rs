@@ -43,8 +43,8 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldSqr, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter,
-    MsmScatterDigits, MsmScatterOrder, MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, Choice, FieldSqr, MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets,
+    MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -79,6 +79,8 @@ pub struct GpuOptions {
     pub msm_pieces: u32,
     /// Whether those pieces add to one set of buckets (reduced once) or reduce their own.
     pub msm_piece_buckets: MsmPieceBuckets,
+    /// How the first of those pieces is sized.
+    pub msm_first_piece: MsmFirstPiece,
     /// How the kernels square a base-field element.
     pub field_sqr: FieldSqr,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
@@ -107,6 +109,7 @@ impl Default for GpuOptions {
             msm_scatter_digits: MsmScatterDigits::Stored,
             msm_pieces: 0,
             msm_piece_buckets: MsmPieceBuckets::Shared,
+            msm_first_piece: MsmFirstPiece::Equal,
             msm_ones: MsmOnes::Compact,
             field_sqr: FieldSqr::Pairs,
             device_partition: true,
@@ -117,7 +120,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 16] = [
+pub const KNOBS: [&str; 17] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -129,6 +132,7 @@ pub const KNOBS: [&str; 16] = [
     "msm_scatter_digits",
     "msm_pieces",
     "msm_piece_buckets",
+    "msm_first_piece",
     "msm_ones",
     "field_sqr",
     "partition",
@@ -177,6 +181,7 @@ impl GpuOptions {
                 }
             }
             "msm_piece_buckets" => self.msm_piece_buckets = parse_choice(v)?,
+            "msm_first_piece" => self.msm_first_piece = parse_choice(v)?,
             "msm_ones" => self.msm_ones = parse_choice(v)?,
             "field_sqr" => self.field_sqr = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,

@@ -2,10 +2,12 @@
 //! and the level plan of the bucket reduction. Pure and tested on the CPU.
 
 use super::host::{GpuGroup, XYZZ_LIMBS};
-use super::options::{MsmScatterOrder, WindowRule, MSM_AUTO_PIECE, MSM_AUTO_PIECES, MSM_PIECE_MIN};
+use super::options::{MsmScatterOrder, WindowRule};
 
+mod pieces;
 mod reduce;
 
+pub use pieces::{msm_pieces, piece_bounds};
 pub use reduce::{reduce_plan, ReduceLevel};
 
 /// NTT flags of `ntt_pass` (kernels/NOTES.md).
@@ -103,30 +105,6 @@ pub fn scatter_by_window(order: MsmScatterOrder, n: usize, counted: Option<usize
         MsmScatterOrder::Window => true,
         MsmScatterOrder::Auto => counted.is_some_and(|k| 2 * k.min(n) >= n),
     }
-}
-
-/// Pieces an MSM of n host scalars is cut into under `gpu.msm_pieces = asked`: as asked (0,
-/// `"auto"`: one per [`MSM_AUTO_PIECE`] scalars, at most [`MSM_AUTO_PIECES`]) when every piece
-/// keeps at least [`MSM_PIECE_MIN`] scalars and fits one launch sequence (`chunk` scalars),
-/// otherwise fewer (1: whole, or the chunked path of larger MSMs).
-pub fn msm_pieces(n: usize, asked: u32, chunk: usize) -> usize {
-    let most = (n / MSM_PIECE_MIN).max(1);
-    let asked = match asked {
-        0 => (n / MSM_AUTO_PIECE).clamp(1, MSM_AUTO_PIECES),
-        k => k as usize,
-    };
-    let k = asked.min(most);
-    if k > 1 && n.div_ceil(k) <= chunk {
-        k
-    } else {
-        1
-    }
-}
-
-/// The bounds [lo, hi) of `pieces` near-equal consecutive pieces of n.
-pub fn piece_bounds(n: usize, pieces: usize) -> impl Iterator<Item = (usize, usize)> {
-    let k = pieces.max(1);
-    (0..k).map(move |i| (i * n / k, (i + 1) * n / k))
 }
 
 /// Device scratch bytes an MSM of n points of group `G` may need under `rule`, before the
@@ -317,42 +295,6 @@ mod tests {
             }
         }
         assert_eq!(ntt_plan_in(27, 10), ntt_plan(27));
-    }
-
-    #[test]
-    fn msm_pieces_cover_the_scalars_and_keep_their_size() {
-        let chunk = 1 << 28;
-        assert_eq!(msm_pieces(1 << 26, 4, chunk), 4);
-        assert_eq!(msm_pieces(1 << 26, 1, chunk), 1, "one asked, whole");
-        assert_eq!(msm_pieces(1 << 26, 0, chunk), 4, "auto: 2^24 each");
-        assert_eq!(msm_pieces(1 << 27, 0, chunk), 4, "auto: at most four");
-        assert_eq!(msm_pieces(1 << 25, 0, chunk), 2);
-        assert_eq!(
-            msm_pieces((1 << 25) - 1, 0, chunk),
-            1,
-            "auto: whole below 2^25"
-        );
-        assert_eq!(msm_pieces(1 << 24, 0, chunk), 1);
-        assert_eq!(msm_pieces(3 << 20, 8, chunk), 3, "pieces of 2^20 at least");
-        assert_eq!(
-            msm_pieces((1 << 20) - 1, 4, chunk),
-            1,
-            "small MSMs stay whole"
-        );
-        assert_eq!(
-            msm_pieces(1 << 26, 2, 1 << 24),
-            1,
-            "a piece past one launch: the chunks"
-        );
-        for (n, k) in [(1usize << 26, 4usize), ((1 << 24) + 7, 3), (5_000_001, 2)] {
-            let b: Vec<_> = piece_bounds(n, k).collect();
-            assert_eq!(b.len(), k);
-            assert_eq!((b[0].0, b[k - 1].1), (0, n));
-            assert!(b.windows(2).all(|w| w[0].1 == w[1].0), "consecutive");
-            assert!(b
-                .iter()
-                .all(|(lo, hi)| hi - lo >= n / k && hi - lo <= n / k + 1));
-        }
     }
 
     #[test]

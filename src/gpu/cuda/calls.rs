@@ -134,7 +134,7 @@ impl CudaBackend {
         let staging = staging_of(&mut st.staging, &self.dev);
         let pieces = plan::msm_pieces(n, self.dev.msm_pieces, chunk);
         if pieces > 1 {
-            return self.msm_pieces::<G>(points, staging, src, n, pieces);
+            return self.msm_pieces::<G>(points, staging, src, pieces, chunk);
         }
         let (scalars, _) = self
             .dev
@@ -174,11 +174,15 @@ impl CudaBackend {
         points: &CudaSlice<u64>,
         mut staging: Option<&mut Staging>,
         src: &[u64],
-        n: usize,
         pieces: usize,
+        chunk: usize,
     ) -> GpuResult<G::Proj> {
         let limbs = G::AFFINE_LIMBS;
-        let bounds: Vec<(usize, usize)> = plan::piece_bounds(n, pieces).collect();
+        let n = src.len() / FR_LIMBS;
+        let bounds = plan::piece_bounds(n, pieces, self.dev.first_piece, chunk);
+        // Every piece's window is the one an equal share would get, so that a small first
+        // piece adds to the same buckets as the others.
+        let share = n.div_ceil(pieces);
         let mut bufs = Vec::with_capacity(pieces);
         for &(lo, hi) in &bounds {
             let len = (hi - lo) * FR_LIMBS;
@@ -203,7 +207,7 @@ impl CudaBackend {
             )?;
             let b = points.slice(lo * limbs..hi * limbs);
             let scalars = d.slice(..);
-            let sh = self.dev.piece_shape::<G>(&scalars, hi - lo)?;
+            let sh = self.dev.piece_shape::<G>(&scalars, hi - lo, share)?;
             if let (Some(r), Some(last)) = (
                 run.take_if(|r| !self.dev.piece_joins(r, &sh)),
                 sums.last_mut(),

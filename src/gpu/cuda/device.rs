@@ -15,7 +15,8 @@ use crate::gpu::host::{self, GpuGroup};
 use crate::gpu::kernels;
 use crate::gpu::launch::{launch_checked, Launch};
 use crate::gpu::options::{
-    GpuOptions, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder, WindowRule,
+    GpuOptions, MsmFirstPiece, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder,
+    WindowRule,
 };
 
 /// Maps a driver error of `call` to [`GpuError::Driver`].
@@ -118,6 +119,8 @@ pub(crate) struct Device {
     pub scatter_digits: MsmScatterDigits,
     /// Whether an MSM's pieces share their buckets (`gpu.msm_piece_buckets`).
     pub piece_buckets: MsmPieceBuckets,
+    /// How the first piece is sized (`gpu.msm_first_piece`).
+    pub first_piece: MsmFirstPiece,
     /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
     /// bench may change it between transforms ([`crate::gpu::CudaBackend::set_ntt_block`]).
     pub ntt_block: std::sync::atomic::AtomicU32,
@@ -227,6 +230,7 @@ impl Device {
             scatter_order: opts.msm_scatter_order,
             scatter_digits: opts.msm_scatter_digits,
             piece_buckets: opts.msm_piece_buckets,
+            first_piece: opts.msm_first_piece,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),
             host_pool,

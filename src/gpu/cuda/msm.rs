@@ -124,22 +124,25 @@ impl Device {
     }
 
     /// The window and the shape of an MSM over the first n of `scalars`, as `gpu.msm_window`
-    /// says: from n, or from the device's count of the scalars that make digits (the entry
-    /// buffers then hold only theirs).
+    /// says for `like` scalars (n itself, or the equal share of a piece): from `like`, or from
+    /// the device's count of the scalars that make digits, scaled to `like` (the entry buffers
+    /// then hold only theirs).
     fn shape<G: DeviceGroup>(
         &self,
         lane: Lane,
         scalars: &CudaView<'_, u64>,
         n: usize,
+        like: usize,
     ) -> GpuResult<MsmShape> {
         let order = self.scatter_order;
-        Ok(if self.msm_window.counts(n) {
+        Ok(if self.msm_window.counts(like) {
             let k = self.count_nontrivial(lane, scalars, n)?.min(n);
-            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, k))
+            let k_like = (k as u128 * like as u128 / n.max(1) as u128) as usize;
+            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, like, k_like))
                 .with_nontrivial(k)
                 .scattered_by_window(plan::scatter_by_window(order, n, Some(k)))
         } else {
-            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, n, n))
+            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, like, like))
                 .scattered_by_window(plan::scatter_by_window(order, n, None))
         })
     }
@@ -186,7 +189,7 @@ impl Device {
         n: usize,
     ) -> GpuResult<(CudaSlice<u64>, u32)> {
         let mut clock = PhaseClock::start(&self.stream, self.msm_phases);
-        let sh = self.shape::<G>(Lane::Compute, scalars, n)?;
+        let sh = self.shape::<G>(Lane::Compute, scalars, n, n)?;
         phase(&mut clock, "window");
         let out = self.msm_queue::<G>(bases, scalars, n, &sh, &mut clock)?;
         if let Some(clock) = clock {
@@ -197,15 +200,17 @@ impl Device {
         Ok((out, sh.c))
     }
 
-    /// The shape of a piece whose scalars were just uploaded on the copy lane: the window's
-    /// count runs on the copy lane, so it waits for the piece's upload only, not for the
-    /// previous pieces' kernels on the compute stream.
+    /// The shape of a piece of n scalars just uploaded on the copy lane, its window chosen as
+    /// for `share` scalars (an equal piece's: [`Device::shape`]): the window's count runs on
+    /// the copy lane, so it waits for the piece's upload only, not for the previous pieces'
+    /// kernels on the compute stream.
     pub(crate) fn piece_shape<G: DeviceGroup>(
         &self,
         scalars: &CudaView<'_, u64>,
         n: usize,
+        share: usize,
     ) -> GpuResult<MsmShape> {
-        self.shape::<G>(Lane::Copy, scalars, n)
+        self.shape::<G>(Lane::Copy, scalars, n, share)
     }
 
     /// The kernels of one piece of shape `sh` (from [`Device::piece_shape`]), queued on the

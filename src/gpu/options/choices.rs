@@ -205,6 +205,23 @@ impl Choice for MsmScatterDigits {
     ];
 }
 
+/// How the first piece of an MSM cut into pieces is sized (`gpu.msm_first_piece`; host side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmFirstPiece {
+    /// Every piece near-equal.
+    Equal,
+    /// A quarter of an equal share (at least 2^20 scalars), so the one upload no kernel hides
+    /// is short; the others near-equal.
+    Small,
+}
+
+impl Choice for MsmFirstPiece {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("equal", MsmFirstPiece::Equal),
+        ("small", MsmFirstPiece::Small),
+    ];
+}
+
 /// Whether the pieces of an MSM share their buckets (`gpu.msm_piece_buckets`; host side).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MsmPieceBuckets {

@@ -36,6 +36,12 @@ impl GpuOptions {
                 choice_name(self.msm_piece_buckets)
             ));
         }
+        if self.msm_first_piece != d.msm_first_piece {
+            parts.push(format!(
+                "msm_first_piece={}",
+                choice_name(self.msm_first_piece)
+            ));
+        }
         if self.msm_scatter_order != d.msm_scatter_order {
             parts.push(format!(
                 "msm_scatter_order={}",
@@ -68,10 +74,11 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 15] = [
+pub const MSM_VARIANTS: [&str; 16] = [
     "default",
     "msm_scatter_digits=recompute",
     "msm_piece_buckets=own",
+    "msm_first_piece=small",
     "msm_scatter_order=scalar",
     "msm_scatter_order=window",
     "field_sqr=mul",

@@ -1,0 +1,129 @@
+//! How an MSM of host scalars is cut into pieces (`gpu.msm_pieces`, `gpu.msm_first_piece`):
+//! the host uploads piece k + 1 while the device runs piece k, so only the first piece's
+//! upload is not hidden behind kernels.
+
+use crate::gpu::options::{MsmFirstPiece, MSM_AUTO_PIECE, MSM_AUTO_PIECES, MSM_PIECE_MIN};
+
+/// Pieces an MSM of n host scalars is cut into under `gpu.msm_pieces = asked`: as asked (0,
+/// `"auto"`: one per [`MSM_AUTO_PIECE`] scalars, at most [`MSM_AUTO_PIECES`]) when every piece
+/// keeps at least [`MSM_PIECE_MIN`] scalars and fits one launch sequence (`chunk` scalars),
+/// otherwise fewer (1: whole, or the chunked path of larger MSMs).
+pub fn msm_pieces(n: usize, asked: u32, chunk: usize) -> usize {
+    let most = (n / MSM_PIECE_MIN).max(1);
+    let asked = match asked {
+        0 => (n / MSM_AUTO_PIECE).clamp(1, MSM_AUTO_PIECES),
+        k => k as usize,
+    };
+    let k = asked.min(most);
+    if k > 1 && n.div_ceil(k) <= chunk {
+        k
+    } else {
+        1
+    }
+}
+
+/// The bounds [lo, hi) of `pieces` consecutive pieces of n: near-equal, or with
+/// [`MsmFirstPiece::Small`] a first piece of a quarter of that (at least [`MSM_PIECE_MIN`]
+/// scalars) and the rest near-equal, where none of them then exceeds `chunk` scalars.
+pub fn piece_bounds(
+    n: usize,
+    pieces: usize,
+    first: MsmFirstPiece,
+    chunk: usize,
+) -> Vec<(usize, usize)> {
+    let k = pieces.max(1);
+    let equal = |lo: usize, len: usize, k: usize| {
+        (0..k).map(move |i| (lo + i * len / k, lo + (i + 1) * len / k))
+    };
+    let small = (n / k / 4).max(MSM_PIECE_MIN).min(n / k);
+    let rest = n - small;
+    if first == MsmFirstPiece::Equal || k < 2 || rest.div_ceil(k - 1) > chunk {
+        return equal(0, n, k).collect();
+    }
+    std::iter::once((0, small))
+        .chain(equal(small, rest, k - 1))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn msm_pieces_cover_the_scalars_and_keep_their_size() {
+        let chunk = 1 << 28;
+        assert_eq!(msm_pieces(1 << 26, 4, chunk), 4);
+        assert_eq!(msm_pieces(1 << 26, 1, chunk), 1, "one asked, whole");
+        assert_eq!(msm_pieces(1 << 26, 0, chunk), 4, "auto: 2^24 each");
+        assert_eq!(msm_pieces(1 << 27, 0, chunk), 4, "auto: at most four");
+        assert_eq!(msm_pieces(1 << 25, 0, chunk), 2);
+        assert_eq!(
+            msm_pieces((1 << 25) - 1, 0, chunk),
+            1,
+            "auto: whole below 2^25"
+        );
+        assert_eq!(msm_pieces(1 << 24, 0, chunk), 1);
+        assert_eq!(msm_pieces(3 << 20, 8, chunk), 3, "pieces of 2^20 at least");
+        assert_eq!(
+            msm_pieces((1 << 20) - 1, 4, chunk),
+            1,
+            "small MSMs stay whole"
+        );
+        assert_eq!(
+            msm_pieces(1 << 26, 2, 1 << 24),
+            1,
+            "a piece past one launch: the chunks"
+        );
+    }
+
+    /// The pieces cover [0, n) in order, none empty.
+    fn covers(b: &[(usize, usize)], n: usize, k: usize) {
+        assert_eq!(b.len(), k);
+        assert_eq!((b[0].0, b[k - 1].1), (0, n));
+        assert!(b.windows(2).all(|w| w[0].1 == w[1].0), "consecutive");
+        assert!(b.iter().all(|(lo, hi)| hi > lo), "none empty");
+    }
+
+    #[test]
+    fn equal_pieces_differ_by_one_at_most() {
+        for (n, k) in [(1usize << 26, 4usize), ((1 << 24) + 7, 3), (5_000_001, 2)] {
+            let b = piece_bounds(n, k, MsmFirstPiece::Equal, n);
+            covers(&b, n, k);
+            assert!(b
+                .iter()
+                .all(|(lo, hi)| hi - lo >= n / k && hi - lo <= n / k + 1));
+        }
+    }
+
+    #[test]
+    fn a_small_first_piece_is_a_quarter_of_the_others_share() {
+        let n = 1usize << 26;
+        let b = piece_bounds(n, 4, MsmFirstPiece::Small, n);
+        covers(&b, n, 4);
+        assert_eq!(b[0], (0, 1 << 22), "a quarter of 2^24");
+        let rest = n - (1 << 22);
+        assert!(b[1..]
+            .iter()
+            .all(|(lo, hi)| hi - lo >= rest / 3 && hi - lo <= rest / 3 + 1));
+        // At least MSM_PIECE_MIN, at most an equal share.
+        let n = (1usize << 22) + 1000;
+        let b = piece_bounds(n, 4, MsmFirstPiece::Small, n);
+        covers(&b, n, 4);
+        assert_eq!(b[0], (0, MSM_PIECE_MIN), "a quarter below 2^20");
+        let n = (1usize << 22) - 4;
+        let b = piece_bounds(n, 4, MsmFirstPiece::Small, n);
+        assert_eq!(
+            b,
+            piece_bounds(n, 4, MsmFirstPiece::Equal, n),
+            "shares below 2^20"
+        );
+        let n = 3 << 21;
+        let b = piece_bounds(n, 2, MsmFirstPiece::Small, n);
+        covers(&b, n, 2);
+        assert_eq!(b[0].1, MSM_PIECE_MIN);
+        // Equal again where the larger pieces would pass one launch sequence.
+        let b = piece_bounds(1 << 26, 4, MsmFirstPiece::Small, 1 << 24);
+        assert_eq!(b, piece_bounds(1 << 26, 4, MsmFirstPiece::Equal, 1 << 24));
+        assert_eq!(piece_bounds(n, 1, MsmFirstPiece::Small, n), vec![(0, n)]);
+    }
+}
