@@ -5,6 +5,7 @@
 
 mod backend;
 mod calls;
+mod clock;
 mod device;
 mod memory;
 mod msm;

@@ -2,66 +2,17 @@
 //! count of the scalars other than 0 and 1), count digits, scan, scatter (with keys, or
 //! keyless and the segments' first buckets after it), accumulate buckets in segments,
 //! finalize, reduce windows level by level ([`crate::gpu::plan::reduce_plan`]), and sum the
-//! bases of the ones. Returns the `nwin + 1` XYZZ sums for the host to combine.
+//! bases of the ones. Returns the `nwin + 1` XYZZ sums for the host to combine. The pieces of
+//! an MSM cut into pieces share their buckets ([`BucketRun`]).
 
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 
+use super::clock::{phase, PhaseClock};
 use super::device::{drv, Device, DeviceGroup, Lane};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
 use crate::gpu::options::{MsmPieceBuckets, MsmScatterDigits};
 use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
-
-/// CUDA events between the MSM's steps when `BATON_MSM_PHASES` is set (the per-kernel
-/// breakdown of the GPU bench's rows): one line per MSM on stderr with each step's
-/// milliseconds. Timing only: an event that fails is left out, never an MSM error.
-pub(crate) struct PhaseClock<'a> {
-    stream: &'a CudaStream,
-    marks: Vec<(&'static str, CudaEvent)>,
-    /// n and the shape, for the report line.
-    shape: Option<(usize, MsmShape)>,
-}
-
-impl<'a> PhaseClock<'a> {
-    fn start(stream: &'a CudaStream, on: bool) -> Option<Self> {
-        if !on {
-            return None;
-        }
-        let mut clock = PhaseClock {
-            stream,
-            marks: Vec::new(),
-            shape: None,
-        };
-        clock.mark("start");
-        Some(clock)
-    }
-
-    fn mark(&mut self, what: &'static str) {
-        if let Ok(ev) = self
-            .stream
-            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        {
-            self.marks.push((what, ev));
-        }
-    }
-
-    /// Prints the steps' times; call after the stream has synchronized.
-    pub(crate) fn report(self) {
-        let Some((n, sh)) = self.shape else {
-            return;
-        };
-        let mut line = format!("msm phases: n={n} c={} entries={} (ms)", sh.c, sh.entries);
-        let mut total = 0.0;
-        for pair in self.marks.windows(2) {
-            if let Ok(ms) = pair[0].1.elapsed_ms(&pair[1].1) {
-                total += ms;
-                line.push_str(&format!(" {} {ms:.2}", pair[1].0));
-            }
-        }
-        eprintln!("{line} total {total:.2}");
-    }
-}
 
 /// The buckets of an MSM cut into pieces, kept between pieces of one window shape: each piece
 /// after the first adds its digits' bases to what the earlier ones left there
@@ -70,13 +21,6 @@ impl<'a> PhaseClock<'a> {
 pub(crate) struct BucketRun {
     shape: MsmShape,
     buckets: CudaSlice<u64>,
-}
-
-/// Marks a step of an MSM on its clock, if it has one.
-fn phase(clock: &mut Option<PhaseClock<'_>>, what: &'static str) {
-    if let Some(c) = clock.as_mut() {
-        c.mark(what);
-    }
 }
 
 impl Device {
