@@ -8,8 +8,9 @@
 # scatter and accumulation, the engine at 2^24, the device partition at 2^24/2^26 and the
 # engine at 2^26, each while DEADLINE (560 s) leaves time. STEPS picks the steps. CANDIDATE (a
 # variant spec, e.g. "msm_piece_buckets=own") runs the conformance and partition
-# tests under those knobs (CHECK_VARIANTS replaces VARIANTS for the variant conformance only) (BATON_TEST_GPU_VARIANT) and adds the steps nttc (the 2^27 NTT) and
-# partc (the device partition) with them, beside the defaults' rows.
+# tests under those knobs (BATON_TEST_GPU_VARIANT) and adds the steps nttc (the 2^27 NTT) and
+# partc (the device partition) with them, beside the defaults' rows. CHECK_VARIANTS replaces
+# VARIANTS for the variant conformance only (e.g. piece counts the bench need not time).
 # Here:   scripts/build-device.sh && cp -r ../shared/bench/sppark .device/sppark
 # Device: carry [".device"], timeout_s 600, `bash .device/device-watch.sh`
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
