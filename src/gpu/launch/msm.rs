@@ -48,7 +48,7 @@ pub fn msm_digits(
 }
 
 /// `msm_count_store`: `msm_count` over n scalars (u64 limbs) that also stores every digit
-/// in `digits` (u32s: the buckets' buffer lent, n per window).
+/// in `digits` (u32s: the segments' buffer lent, n per window).
 pub fn msm_count_store(
     n: usize,
     sh: &MsmShape,
