@@ -27,11 +27,14 @@ pub struct PartitionTimes {
     /// Making the key's bases and the NTT tables resident on the device, from the call's start
     /// (a key's first partition on a device uploads its bases; near zero after that).
     pub prepare: Duration,
-    /// Until a, b, c and the witness were on the device (uploads overlap the NTTs).
+    /// Until a, b, c and the witness were on the device, from the call's start (a, b, c upload
+    /// while the witness's MSMs run).
     pub upload: Duration,
-    /// Until H was on the device (from the call's start, `prepare` included).
+    /// The uploads of host a, b, c alone, on their own thread (zero for device a/b/c).
+    pub abc_upload: Duration,
+    /// H's own step: its transforms on the device once a, b, c are there.
     pub h: Duration,
-    /// The MSMs after H (G1, and B_G2 when asked).
+    /// The MSMs: the witness's (L, A, B_G1, and B_G2 when asked), then H's.
     pub msms: Duration,
     /// Host thread time spent on copies into pinned memory and other host work.
     pub host: Duration,

@@ -107,6 +107,28 @@ fn partition_matches_cpu_from_2_10_to_2_22() {
     assert_eq!(gpu.fallbacks(), 0);
 }
 
+/// The partition's MSMs over device scalars cut into pieces (`gpu.msm_pieces = 4`: H in three
+/// uneven pieces of at least 2^20, L in two), under both bucket rules, against the CPU; the
+/// pieces of one MSM are counted together and share one bucket run.
+#[test]
+fn partition_in_pieces_matches_cpu() {
+    if gpu().is_none() {
+        return;
+    }
+    let (g1, g2) = points();
+    let n = 1usize << 22;
+    let w = sample_witness(5, n / 2 + 17, 0.45, 41);
+    let pk = shaped_key(n, &w, &g1, &g2);
+    let abc = sample_abc(n - 1000, 42);
+    for buckets in ["shared", "own"] {
+        let spec = format!("msm_pieces=4,msm_piece_buckets={buckets}");
+        let opts = baton::gpu::options::variant(&test_gpu_options(), &spec).expect("variant");
+        let gpu = CudaBackend::with_options(0, &opts).expect("backend in pieces");
+        check(&gpu, &spec, &pk, copy(&abc), &w);
+        assert_eq!(gpu.fallbacks(), 0, "{spec}");
+    }
+}
+
 #[test]
 fn partition_edge_cases() {
     let Some(gpu) = gpu() else { return };

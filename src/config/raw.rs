@@ -74,6 +74,7 @@ pub(super) struct RawGpu {
     pub(super) msm_pieces: Option<String>,
     pub(super) msm_piece_buckets: Option<String>,
     pub(super) msm_first_piece: Option<String>,
+    pub(super) memory_pool: Option<String>,
     pub(super) msm_ones: Option<String>,
     pub(super) field_sqr: Option<String>,
     pub(super) msm_scatter_order: Option<String>,
@@ -188,7 +189,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 17] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 18] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -221,6 +222,7 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
             "gpu.msm_first_piece",
             &raw.msm_first_piece,
         ),
+        ("memory_pool", "gpu.memory_pool", &raw.memory_pool),
         ("msm_ones", "gpu.msm_ones", &raw.msm_ones),
         ("field_sqr", "gpu.field_sqr", &raw.field_sqr),
         ("partition", "gpu.partition", &raw.partition),

@@ -43,8 +43,9 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldSqr, MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets,
-    MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, Choice, FieldSqr, MemoryPool, MsmFirstPiece, MsmMul, MsmOnes,
+    MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow, WindowRule,
+    DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -81,6 +82,8 @@ pub struct GpuOptions {
     pub msm_piece_buckets: MsmPieceBuckets,
     /// How the first of those pieces is sized.
     pub msm_first_piece: MsmFirstPiece,
+    /// Whether the device's memory pool keeps freed memory between calls.
+    pub memory_pool: MemoryPool,
     /// How the kernels square a base-field element.
     pub field_sqr: FieldSqr,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
@@ -110,6 +113,7 @@ impl Default for GpuOptions {
             msm_pieces: 0,
             msm_piece_buckets: MsmPieceBuckets::Shared,
             msm_first_piece: MsmFirstPiece::Equal,
+            memory_pool: MemoryPool::Keep,
             msm_ones: MsmOnes::Compact,
             field_sqr: FieldSqr::Pairs,
             device_partition: true,
@@ -120,7 +124,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 17] = [
+pub const KNOBS: [&str; 18] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -133,6 +137,7 @@ pub const KNOBS: [&str; 17] = [
     "msm_pieces",
     "msm_piece_buckets",
     "msm_first_piece",
+    "memory_pool",
     "msm_ones",
     "field_sqr",
     "partition",
@@ -182,6 +187,7 @@ impl GpuOptions {
             }
             "msm_piece_buckets" => self.msm_piece_buckets = parse_choice(v)?,
             "msm_first_piece" => self.msm_first_piece = parse_choice(v)?,
+            "memory_pool" => self.memory_pool = parse_choice(v)?,
             "msm_ones" => self.msm_ones = parse_choice(v)?,
             "field_sqr" => self.field_sqr = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,

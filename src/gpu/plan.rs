@@ -7,7 +7,7 @@ use super::options::{MsmScatterOrder, WindowRule};
 mod pieces;
 mod reduce;
 
-pub use pieces::{msm_pieces, piece_bounds};
+pub use pieces::{msm_pieces, piece_bounds, resident_msm_scratch};
 pub use reduce::{reduce_plan, ReduceLevel};
 
 /// NTT flags of `ntt_pass` (kernels/NOTES.md).

@@ -229,8 +229,7 @@ impl Backend for CudaBackend {
     }
 
     fn device_memory(&self) -> Option<(u64, u64)> {
-        let (free, total) = self.dev.ctx.mem_get_info().ok()?;
-        Some((free as u64, total as u64))
+        self.dev.memory().ok()
     }
 
     fn evict_key(&self, key_id: u64) -> u64 {

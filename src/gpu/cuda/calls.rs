@@ -8,7 +8,7 @@ use group::Group;
 use super::backend::CudaBackend;
 use super::device::{self, DeviceGroup, Lane};
 use super::memory::{staging_of, BasesKey, State};
-use super::msm::BucketRun;
+
 use super::staging::Staging;
 use crate::backend::{Bases, Query};
 use crate::cs::Density;
@@ -159,8 +159,8 @@ impl CudaBackend {
     /// piece k − 1's kernels (queued without a download; cudarc orders each piece's kernels
     /// after its upload), and every piece's window sums are downloaded at the end. The host
     /// waits on nothing the compute stream holds before the downloads: a piece's window count
-    /// runs on the copy lane ([`super::device::Device::piece_shape`]). Consecutive pieces whose
-    /// counts chose the same window add to one set of buckets ([`BucketRun`]), reduced once
+    /// runs on the copy lane. Consecutive pieces whose
+    /// counts chose the same window add to one set of buckets ([`super::msm::BucketRun`]), reduced once
     /// after the last of them.
     ///
     /// Every piece's scalar buffer is allocated before the first kernel is queued: a buffer
@@ -191,10 +191,7 @@ impl CudaBackend {
                     .alloc_scratch_on::<u64>(Lane::Copy, len, "upload scalars")?,
             );
         }
-        let mut sums: Vec<(CudaSlice<u64>, u32, _)> = Vec::with_capacity(pieces);
-        // The buckets the pieces of one window shape share (all of them, unless their counts
-        // chose different windows); reduced into the window sums of a run's last piece.
-        let mut run: Option<BucketRun> = None;
+        let mut p = self.dev.pieces();
         for (&(lo, hi), d) in bounds.iter().zip(bufs.iter_mut()) {
             let piece = &src[lo * FR_LIMBS..hi * FR_LIMBS];
             // Written whole by the upload.
@@ -207,34 +204,15 @@ impl CudaBackend {
             )?;
             let b = points.slice(lo * limbs..hi * limbs);
             let scalars = d.slice(..);
-            let sh = self.dev.piece_shape::<G>(&scalars, hi - lo, share)?;
-            if let (Some(r), Some(last)) = (
-                run.take_if(|r| !self.dev.piece_joins(r, &sh)),
-                sums.last_mut(),
-            ) {
-                self.dev.reduce_run::<G>(r, &mut last.0, &mut last.2)?;
-            }
-            let (out, clock) =
-                self.dev
-                    .msm_launch_piece::<G>(&b, &scalars, hi - lo, &sh, &mut run)?;
-            sums.push((out, sh.c, clock));
-        }
-        if let (Some(r), Some(last)) = (run.take(), sums.last_mut()) {
-            self.dev.reduce_run::<G>(r, &mut last.0, &mut last.2)?;
+            // Counted on the copy lane: it waits for this piece's upload only, not for the
+            // previous pieces' kernels.
+            let sh = self.dev.shape::<G>(Lane::Copy, &scalars, hi - lo, share)?;
+            self.dev.piece::<G>(&mut p, &b, &scalars, hi - lo, &sh)?;
         }
         // The scalar buffers (`bufs`) outlive every download: no free can race the kernels
         // that read them.
-        let mut acc = G::Proj::identity();
-        for (out, c, _) in &sums {
-            acc += host::combine_windows::<G>(&self.dev.download_sums(out)?, *c);
-        }
+        let acc = self.dev.pieces_sum::<G>(p)?;
         drop(bufs);
-        // After the downloads, so the phase clocks (BATON_MSM_PHASES) add no wait between pieces.
-        for (_, _, clock) in sums {
-            if let Some(clock) = clock {
-                clock.report();
-            }
-        }
         Ok(acc)
     }
 }

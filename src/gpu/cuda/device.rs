@@ -10,6 +10,7 @@ use cudarc::driver::{
     LaunchConfig, ValidAsZeroBits,
 };
 
+use super::pool::Pool;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, GpuGroup};
 use crate::gpu::kernels;
@@ -96,6 +97,8 @@ pub(crate) enum Lane {
 pub(crate) struct Device {
     pub ordinal: usize,
     pub ctx: Arc<CudaContext>,
+    /// The pool every buffer comes from (`gpu.memory_pool`).
+    pub pool: Pool,
     /// The stream every kernel runs on.
     pub stream: Arc<CudaStream>,
     /// The upload stream of partition data.
@@ -215,8 +218,10 @@ impl Device {
             ),
             None => None,
         };
+        let pool = Pool::open(&ctx, opts.memory_pool)?;
         let dev = Device {
             ordinal,
+            pool,
             ctx,
             stream,
             copy,
@@ -284,9 +289,15 @@ impl Device {
         })
     }
 
-    /// Free device bytes, as the driver counts them.
+    /// Free device bytes: the driver's, and what the memory pool keeps idle; with the total.
+    pub(crate) fn memory(&self) -> GpuResult<(u64, u64)> {
+        let (free, total) = self.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
+        Ok((free as u64 + self.pool.idle_bytes(), total as u64))
+    }
+
+    /// Free device bytes ([`Device::memory`]; 0 if the driver does not say).
     pub(crate) fn free_bytes(&self) -> u64 {
-        self.ctx.mem_get_info().map_or(0, |(free, _)| free as u64)
+        self.memory().map_or(0, |(free, _)| free)
     }
 
     fn alloc_err(&self, what: &'static str, bytes: usize) -> impl Fn(DriverError) -> GpuError + '_ {
@@ -312,11 +323,11 @@ impl Device {
     }
 
     /// Notes the device bytes in use now in [`Device::peak_used`] and returns them.
+    /// Bytes the memory pool keeps idle are not in use.
     pub(crate) fn note_usage(&self) -> u64 {
         let used = self
-            .ctx
-            .mem_get_info()
-            .map_or(0, |(free, total)| (total - free) as u64);
+            .memory()
+            .map_or(0, |(free, total)| total.saturating_sub(free));
         self.peak_used
             .fetch_max(used, std::sync::atomic::Ordering::Relaxed);
         used

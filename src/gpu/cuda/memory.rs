@@ -21,6 +21,9 @@ use crate::gpu::launch::SCALE_TABLE;
 /// Which resident bases: key id, query, offset in the query, length.
 pub(crate) type BasesKey = (u64, Query, usize, usize);
 
+/// The resident base sets of a device.
+pub(crate) type BaseSets = HashMap<BasesKey, Resident>;
+
 /// One resident base set.
 pub(crate) struct Resident {
     pub points: CudaSlice<u64>,
@@ -95,7 +98,7 @@ pub(crate) struct State {
     pub staging: StagingSlot,
     pub twiddles: Option<Twiddles>,
     pub tables: HashMap<u32, HTables>,
-    pub bases: HashMap<BasesKey, Resident>,
+    pub bases: BaseSets,
     /// Recorded R1CS matrices by recording id, evicted with the bases (least recently used).
     pub recordings: HashMap<u64, ResidentRecording>,
     /// The recording a call is evaluating now: never evicted under it.
@@ -123,14 +126,24 @@ impl State {
         keep: &[BasesKey],
         what: &'static str,
     ) -> GpuResult<()> {
+        // The pool's rule is this backend's again (another backend of the device may have
+        // set its own).
+        dev.pool.apply()?;
         loop {
-            // Freed buffers return to the driver once the streams have passed their frees.
+            // Freed buffers return to the pool (and, unless it keeps them, to the driver) once
+            // the streams have passed their frees.
             dev.copy.synchronize().map_err(drv("synchronize"))?;
             dev.stream.synchronize().map_err(drv("synchronize"))?;
-            let (free, total) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
-            let usable = (free as u64).saturating_sub(margin_bytes(total as u64));
+            let (free, total) = dev.memory()?;
+            let margin = margin_bytes(total);
+            let usable = free.saturating_sub(margin);
             let under_cap = cap.saturating_sub(self.resident_bytes());
             if need <= usable && need <= under_cap {
+                // The pool's idle bytes count as free: when the driver alone has too little,
+                // they go back to it, so that any allocation of the call finds room.
+                if need > free.saturating_sub(dev.pool.idle_bytes() + margin) {
+                    dev.pool.release()?;
+                }
                 return Ok(());
             }
             let base = self

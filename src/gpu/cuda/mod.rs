@@ -11,6 +11,8 @@ mod memory;
 mod msm;
 mod ntt;
 mod partition;
+mod pieces;
+mod pool;
 mod sparse;
 mod staging;
 mod witness;

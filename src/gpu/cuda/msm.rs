@@ -10,6 +10,7 @@ use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 use super::clock::{phase, PhaseClock};
 use super::device::{drv, Device, DeviceGroup, Lane};
 use crate::gpu::error::{GpuError, GpuResult};
+use crate::gpu::host::FR_LIMBS;
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
 use crate::gpu::options::{MsmPieceBuckets, MsmScatterDigits};
 use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
@@ -69,26 +70,72 @@ impl Device {
 
     /// The window and the shape of an MSM over the first n of `scalars`, as `gpu.msm_window`
     /// says for `like` scalars (n itself, or the equal share of a piece): from `like`, or from
-    /// the device's count of the scalars that make digits, scaled to `like` (the entry buffers
-    /// then hold only theirs).
-    fn shape<G: DeviceGroup>(
+    /// the device's count of the scalars that make digits (on the stream of `lane`), scaled to
+    /// `like` (the entry buffers then hold only theirs).
+    pub(crate) fn shape<G: DeviceGroup>(
         &self,
         lane: Lane,
         scalars: &CudaView<'_, u64>,
         n: usize,
         like: usize,
     ) -> GpuResult<MsmShape> {
+        let counted = match self.msm_window.counts(like) {
+            true => Some(self.count_nontrivial(lane, scalars, n)?),
+            false => None,
+        };
+        Ok(self.shape_counted::<G>(n, like, counted))
+    }
+
+    /// [`Device::shape`] of n scalars of which `counted` make digits (`None`: not counted).
+    fn shape_counted<G: DeviceGroup>(
+        &self,
+        n: usize,
+        like: usize,
+        counted: Option<usize>,
+    ) -> MsmShape {
         let order = self.scatter_order;
-        Ok(if self.msm_window.counts(like) {
-            let k = self.count_nontrivial(lane, scalars, n)?.min(n);
-            let k_like = (k as u128 * like as u128 / n.max(1) as u128) as usize;
-            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, like, k_like))
-                .with_nontrivial(k)
-                .scattered_by_window(plan::scatter_by_window(order, n, Some(k)))
-        } else {
-            MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, like, like))
-                .scattered_by_window(plan::scatter_by_window(order, n, None))
-        })
+        match counted.filter(|_| self.msm_window.counts(like)) {
+            Some(k) => {
+                let k = k.min(n);
+                let k_like = (k as u128 * like as u128 / n.max(1) as u128) as usize;
+                MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, like, k_like))
+                    .with_nontrivial(k)
+                    .scattered_by_window(plan::scatter_by_window(order, n, Some(k)))
+            }
+            None => MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, like, like))
+                .scattered_by_window(plan::scatter_by_window(order, n, None)),
+        }
+    }
+
+    /// The shapes of the pieces `bounds` of device scalars, each window chosen as for `share`
+    /// scalars: the pieces' counts queued on the compute stream and downloaded together, so
+    /// the host waits once.
+    pub(crate) fn piece_shapes<G: DeviceGroup>(
+        &self,
+        scalars: &CudaView<'_, u64>,
+        bounds: &[(usize, usize)],
+        share: usize,
+    ) -> GpuResult<Vec<MsmShape>> {
+        let shape = |&(lo, hi): &(usize, usize), k| self.shape_counted::<G>(hi - lo, share, k);
+        if !self.msm_window.counts(share) {
+            return Ok(bounds.iter().map(|b| shape(b, None)).collect());
+        }
+        let mut counts = self.alloc_zeros::<u32>(bounds.len(), "MSM scalar counts")?;
+        for (i, &(lo, hi)) in bounds.iter().enumerate() {
+            let piece = scalars.slice(lo * FR_LIMBS..hi * FR_LIMBS);
+            let mut count = counts.slice_mut(i..i + 1);
+            let n32 = (hi - lo) as u32;
+            let l = launch::msm_nontrivial(hi - lo, piece.len(), count.len());
+            self.launch(&self.k.msm_nontrivial, l, |b| {
+                b.arg(&piece).arg(&n32).arg(&mut count);
+            })?;
+        }
+        let host = self.download_now(Lane::Compute, &counts, "download scalar counts")?;
+        Ok(bounds
+            .iter()
+            .zip(host)
+            .map(|(b, k)| shape(b, Some(k as usize)))
+            .collect())
     }
 
     /// XYZZ window sums (`nwin` windows, then the sum over scalars equal to one) of
@@ -142,19 +189,6 @@ impl Device {
             clock.report();
         }
         Ok((out, sh.c))
-    }
-
-    /// The shape of a piece of n scalars just uploaded on the copy lane, its window chosen as
-    /// for `share` scalars (an equal piece's: [`Device::shape`]): the window's count runs on
-    /// the copy lane, so it waits for the piece's upload only, not for the previous pieces'
-    /// kernels on the compute stream.
-    pub(crate) fn piece_shape<G: DeviceGroup>(
-        &self,
-        scalars: &CudaView<'_, u64>,
-        n: usize,
-        share: usize,
-    ) -> GpuResult<MsmShape> {
-        self.shape::<G>(Lane::Copy, scalars, n, share)
     }
 
     /// The kernels of one piece of shape `sh` (from [`Device::piece_shape`]), queued on the

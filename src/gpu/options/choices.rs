@@ -222,6 +222,22 @@ impl Choice for MsmFirstPiece {
     ];
 }
 
+/// What the device's memory pool does with freed memory (`gpu.memory_pool`; host side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryPool {
+    /// Keeps it for the next allocations; the memory policy counts it as free and hands it
+    /// back to the driver only when a call needs more than the driver has.
+    Keep,
+    /// Hands it back to the driver at every synchronize (the CUDA default): every call's
+    /// first kernels wait while the pool grows again.
+    Release,
+}
+
+impl Choice for MemoryPool {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("keep", MemoryPool::Keep), ("release", MemoryPool::Release)];
+}
+
 /// Whether the pieces of an MSM share their buckets (`gpu.msm_piece_buckets`; host side).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MsmPieceBuckets {

@@ -42,6 +42,9 @@ impl GpuOptions {
                 choice_name(self.msm_first_piece)
             ));
         }
+        if self.memory_pool != d.memory_pool {
+            parts.push(format!("memory_pool={}", choice_name(self.memory_pool)));
+        }
         if self.msm_scatter_order != d.msm_scatter_order {
             parts.push(format!(
                 "msm_scatter_order={}",
@@ -74,8 +77,9 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 16] = [
+pub const MSM_VARIANTS: [&str; 17] = [
     "default",
+    "memory_pool=release",
     "msm_scatter_digits=recompute",
     "msm_piece_buckets=own",
     "msm_first_piece=small",

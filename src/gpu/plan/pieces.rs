@@ -22,6 +22,18 @@ pub fn msm_pieces(n: usize, asked: u32, chunk: usize) -> usize {
     }
 }
 
+/// Device scratch bytes an MSM of k scalars already on the device may need under `rule`, cut
+/// into pieces as `gpu.msm_pieces = asked` says: one piece's (an equal share's) at a time, the
+/// pieces' frees and allocations being ordered on one stream.
+pub fn resident_msm_scratch<G: crate::gpu::host::GpuGroup>(
+    k: usize,
+    rule: crate::gpu::options::WindowRule,
+    asked: u32,
+) -> u64 {
+    let pieces = msm_pieces(k, asked, k);
+    super::msm_scratch_bound::<G>(k.div_ceil(pieces), rule)
+}
+
 /// The bounds [lo, hi) of `pieces` consecutive pieces of n: near-equal, or with
 /// [`MsmFirstPiece::Small`] a first piece of a quarter of that (at least [`MSM_PIECE_MIN`]
 /// scalars) and the rest near-equal, where none of them then exceeds `chunk` scalars.

@@ -1,7 +1,7 @@
-//! The device-resident partition: a, b, c and the private witness uploaded once on the copy
-//! stream (each transform starts as soon as its input is there), H computed and kept on the
-//! device for its MSM, the A and B densities applied there, and only the window sums of each
-//! MSM downloaded. The few public-input terms run on the CPU. Memory for the whole call is
+//! The device-resident partition: the private witness uploaded once, the MSMs that need only
+//! it (L, A, B_G1, B_G2; the A and B densities applied on the device) run while a, b, c
+//! upload on the copy stream from a second thread, then H computed and kept on the device for
+//! its MSM; only the window sums of each MSM come back. The few public-input terms run on the CPU. Memory for the whole call is
 //! asked of the memory policy before anything is uploaded, so a partition that does not fit
 //! fails with out-of-memory with the caller's buffers untouched (the stage then falls back).
 
@@ -10,24 +10,20 @@ mod prepare;
 mod shape;
 mod upload;
 
-use std::time::{Duration, Instant};
-
-use cudarc::driver::CudaSlice;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use self::shape::{queries, Shape};
 pub use self::upload::DeviceAbc;
 pub(crate) use self::upload::DeviceAux;
-use self::upload::HostClock;
+use self::upload::{AbcSource, HostClock};
 use super::backend::CudaBackend;
 use super::calls::no_fallback;
-use super::device::Lane;
-use super::memory::State;
+use super::memory::{staging_of, State};
 use super::witness::density_words;
-use crate::cs::Density;
 use crate::error::Result;
-use crate::gpu::error::{GpuError, GpuResult};
-use crate::gpu::host::{self, G1, G2};
-use crate::gpu::plan::MIN_GPU_MSM;
+use crate::gpu::error::GpuError;
+use crate::gpu::host::G1;
 use crate::key::ProvingKey;
 use crate::partition::{AbcInput, PartitionProver, PartitionSums, PartitionTimes};
 use crate::prover::{Abc, G1Sums, Witness};
@@ -47,99 +43,92 @@ impl CudaBackend {
         let mut clock = HostClock::default();
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
-        self.dev
-            .peak_used
-            .store(0, std::sync::atomic::Ordering::Relaxed);
+        self.dev.peak_used.store(0, Ordering::Relaxed);
         let keys = self.prepare(st, pk, &sh, &g1q, g2q.as_ref(), with_b_g2)?;
         let prepare = start.elapsed();
         // From here the host buffers may be taken: no error may send the call elsewhere.
-        let (h, kept) = self
-            .device_h(st, &sh, input, abc_done, &mut clock)
-            .map_err(no_fallback)?;
-        let uploads = || -> GpuResult<_> {
-            let words = [&w.a_aux_density, &w.b_aux_density].map(density_words);
-            // a/b/c evaluated on the device kept the witness they came from (the same one:
-            // a/b/c of another witness could not make a valid proof with this one either).
-            if let Some(k) = kept.filter(|k| k.scalars == w.aux.len()) {
-                return Ok((k.limbs, Duration::ZERO, words));
+        let (host_abc, bufs, kept) = match AbcSource::of(input, &sh, self.dev.ordinal) {
+            Ok(AbcSource::Host(abc)) => (Some(abc), None, None),
+            Ok(AbcSource::Device(d)) => {
+                let (bufs, kept) = d.into_parts();
+                (None, Some(bufs), kept)
             }
-            let staging = st.staging(&self.dev);
-            let src = host::scalars_as_u64(&w.aux);
-            let mut aux =
-                self.dev
-                    .alloc_scratch_on::<u64>(Lane::Copy, src.len().max(1), "witness")?;
-            let t = self.dev.upload_staged(
-                &self.dev.copy,
-                staging,
-                src,
-                &mut aux.slice_mut(..),
-                "upload witness",
-            )?;
-            Ok((aux, t, words))
+            Err(e) => return Err(no_fallback(e).into()),
         };
-        let (aux, t, words) = uploads().map_err(no_fallback)?;
+        let (aux, t) = self
+            .witness_on_device(st, &w.aux, kept)
+            .map_err(no_fallback)?;
         clock.0 += t;
+        let mut bufs = match bufs {
+            Some(b) => b,
+            None => self.dev.abc_buffers(sh.n).map_err(no_fallback)?,
+        };
+        let words = [&w.a_aux_density, &w.b_aux_density].map(density_words);
+        let witness_up = start.elapsed();
+        // Host a, b, c go up on the copy stream from a second thread while this one runs the
+        // witness's MSMs on the compute stream: they need no H, and the uploads (6 GiB at
+        // 2^26) hide behind them.
+        let State {
+            staging,
+            twiddles,
+            tables,
+            bases,
+            ..
+        } = st;
+        let dev = &self.dev;
+        let (wit, witness_done, uploaded) = std::thread::scope(|s| {
+            let up = host_abc.as_deref().map(|abc| {
+                let bufs = &mut bufs;
+                s.spawn(move || {
+                    let t = Instant::now();
+                    let host = dev.abc_upload(staging_of(staging, dev), abc, bufs)?;
+                    Ok((host, t.elapsed()))
+                })
+            });
+            let wit = self.witness_msms(bases, &keys, &sh, w, &aux, &words, &g1q, g2q.as_ref());
+            let witness_done = start.elapsed();
+            let uploaded = up.map(|t| {
+                t.join().unwrap_or_else(|_| {
+                    Err(GpuError::Internal(
+                        "the a/b/c upload thread panicked".into(),
+                    ))
+                })
+            });
+            (wit, witness_done, uploaded)
+        });
+        let mut abc_upload = std::time::Duration::ZERO;
+        if let Some(r) = uploaded {
+            let (host, wall) = r.map_err(no_fallback)?;
+            clock.0 += host;
+            abc_upload = wall;
+            if let Some(abc) = host_abc {
+                // The device no longer reads host a, b, c.
+                abc_done(std::mem::take(abc));
+            }
+        }
+        let wit = wit?;
+        drop(aux);
         let upload = start.elapsed();
+        let (Some(tw), Some(tabs)) = (twiddles.as_ref(), tables.get(&sh.log_n)) else {
+            return Err(
+                no_fallback(GpuError::Internal("twiddles or H tables missing".into())).into(),
+            );
+        };
+        let h = self
+            .dev
+            .h_of(bufs, tw, tabs, sh.log_n)
+            .map_err(no_fallback)?;
         self.dev.note_usage();
         self.dev
             .stream
             .synchronize()
             .map_err(|e| no_fallback(super::device::drv("synchronize")(e)))?;
         let h_done = start.elapsed();
-        let st: &State = st;
-        let dev_words = |w: &[u32]| self.dev.upload_small(w).map_err(no_fallback);
-        let filter = |d: &Density, w: &[u32]| -> Result<Option<CudaSlice<u64>>> {
-            if d.count() < MIN_GPU_MSM {
-                return Ok(None);
-            }
-            let words = dev_words(w)?;
-            let f = self.dev.filter(&aux.slice(..), &words, sh.m_aux, d.count());
-            Ok(Some(f.map_err(no_fallback)?))
-        };
         let hs = self
-            .device_msm::<G1>(st, &keys[0], &h.slice(..), sh.n - 1)
+            .device_msm::<G1>(bases, &keys[0], &h.slice(..), sh.n - 1)
             .map_err(no_fallback)?;
-        let l = if sh.m_aux < MIN_GPU_MSM {
-            crate::msm::msm_g1(&pk.l, &w.aux, None)?
-        } else {
-            self.device_msm::<G1>(st, &keys[1], &aux.slice(..), sh.m_aux)
-                .map_err(no_fallback)?
-        };
         drop(h);
-        let fa = filter(&w.a_aux_density, &words[0])?;
-        let a_aux = self.aux_msm::<G1>(
-            st,
-            &keys[2],
-            &w.a_aux_density,
-            fa.as_ref(),
-            g1q[2].points,
-            &w.aux,
-            crate::msm::msm_g1,
-        )?;
-        drop(fa);
-        let fb = filter(&w.b_aux_density, &words[1])?;
-        let b_aux = self.aux_msm::<G1>(
-            st,
-            &keys[3],
-            &w.b_aux_density,
-            fb.as_ref(),
-            g1q[3].points,
-            &w.aux,
-            crate::msm::msm_g1,
-        )?;
-        let b2_aux = match (&g2q, keys.get(4)) {
-            (Some(q), Some(key)) => Some(self.aux_msm::<G2>(
-                st,
-                key,
-                &w.b_aux_density,
-                fb.as_ref(),
-                q.points,
-                &w.aux,
-                crate::msm::msm_g2,
-            )?),
-            _ => None,
-        };
-        let msms = start.elapsed() - h_done;
+        let msms = (witness_done - witness_up) + (start.elapsed() - h_done);
         // The public-input terms: a handful of points, on the CPU.
         let (a_in, b_in, b2_in) = clock.time(|| -> Result<_> {
             let inputs = &w.inputs;
@@ -155,11 +144,11 @@ impl CudaBackend {
         })?;
         let g1 = G1Sums {
             h: hs,
-            l,
-            a: a_in + a_aux,
-            b_g1: b_in + b_aux,
+            l: wit.l,
+            a: a_in + wit.a,
+            b_g1: b_in + wit.b,
         };
-        let b_g2 = match (b2_in, b2_aux) {
+        let b_g2 = match (b2_in, wit.b2) {
             (Some(i), Some(a)) => Some(i + a),
             _ => None,
         };
@@ -169,14 +158,12 @@ impl CudaBackend {
             times: PartitionTimes {
                 prepare,
                 upload,
-                h: h_done,
+                abc_upload,
+                h: h_done - upload,
                 msms,
                 host: clock.0,
             },
-            peak_device_bytes: self
-                .dev
-                .peak_used
-                .load(std::sync::atomic::Ordering::Relaxed),
+            peak_device_bytes: self.dev.peak_used.load(Ordering::Relaxed),
         })
     }
 }

@@ -57,7 +57,7 @@ impl CudaBackend {
         st.make_room(
             &self.dev,
             cap,
-            sh.need_bytes(with_b_g2, self.dev.msm_window),
+            sh.need_bytes(with_b_g2, self.dev.msm_window, self.dev.msm_pieces),
             &keys,
             "partition",
         )?;

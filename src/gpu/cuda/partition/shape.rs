@@ -63,29 +63,29 @@ impl Shape {
         })
     }
 
-    /// Device bytes of the call beyond the resident bases: a, b, c (or, after H, h and the
-    /// largest MSM's scratch under the window rule `window`), the witness, the filtered
-    /// scalars and the bitmaps.
-    pub fn need_bytes(&self, with_b_g2: bool, window: WindowRule) -> u64 {
+    /// Device bytes of the call beyond the resident bases under the window rule `window`: the
+    /// witness (with its filtered copies and the bitmaps), a, b, c and the largest scratch of
+    /// the witness's MSMs, which run while a, b, c upload; later h and its MSM's scratch.
+    /// The MSMs are cut into pieces as `gpu.msm_pieces = pieces` says.
+    pub fn need_bytes(&self, with_b_g2: bool, window: WindowRule, pieces: u32) -> u64 {
         let fr = 32u64;
-        let scratch = |k: usize, g2: bool| -> u64 {
-            if g2 {
-                plan::msm_scratch_bound::<G2>(k, window)
+        let g1 = |k: usize| plan::resident_msm_scratch::<G1>(k, window, pieces);
+        let witness_scratch = [
+            g1(self.m_aux),
+            g1(self.a_kept),
+            g1(self.b_kept),
+            if with_b_g2 {
+                plan::resident_msm_scratch::<G2>(self.b_kept, window, pieces)
             } else {
-                plan::msm_scratch_bound::<G1>(k, window)
-            }
-        };
-        let largest = [
-            scratch(self.n - 1, false),
-            scratch(self.m_aux, false),
-            scratch(self.a_kept, false),
-            scratch(self.b_kept, with_b_g2),
+                0
+            },
         ]
         .into_iter()
         .max()
         .unwrap_or(0);
         let witness = fr * (self.m_aux + self.a_kept + self.b_kept) as u64 + self.m_aux as u64 / 2;
-        witness + (3 * fr * self.n as u64).max(fr * self.n as u64 + largest)
+        let n = self.n as u64;
+        (witness + 3 * fr * n + witness_scratch).max(fr * n + g1(self.n - 1))
     }
 }
 
@@ -130,4 +130,50 @@ pub(crate) fn queries<'a>(
             points: &pk.b_g2[sh.b_split..],
         }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::options::GpuOptions;
+
+    /// A PoRep-like partition of domain 2^log: every variable in A and B.
+    fn porep(log: u32) -> Shape {
+        let n = 1usize << log;
+        Shape {
+            log_n: log,
+            n,
+            m_aux: n - 5,
+            a_split: 5,
+            b_split: 5,
+            a_kept: n - 5,
+            b_kept: n - 5,
+        }
+    }
+
+    #[test]
+    fn pieces_let_the_largest_partition_fit_beside_its_key() {
+        let rule = GpuOptions::default().window_rule();
+        let gib = 1u64 << 30;
+        let sh = porep(27);
+        let n = sh.n as u64;
+        // The resident key: H, L, A, B_G1 (96-byte points) and B_G2 (192), and the twiddles.
+        let key = 4 * 96 * n + 192 * n + 16 * n;
+        let whole = sh.need_bytes(true, rule, 1);
+        let cut = sh.need_bytes(true, rule, 0);
+        assert!(cut < whole, "pieces {cut} against whole {whole}");
+        // An H200 reports about 140 GiB; the memory policy keeps 1/64 of it back.
+        assert!(
+            key + cut < 137 * gib,
+            "2^27: key {} + call {} GiB",
+            key / gib,
+            cut / gib
+        );
+        // Below the piece size the MSMs stay whole, and the need with them.
+        let small = porep(22);
+        assert_eq!(
+            small.need_bytes(true, rule, 0),
+            small.need_bytes(true, rule, 1)
+        );
+    }
 }

@@ -1,16 +1,19 @@
-//! a, b, c on the device: a [`DeviceAbc`] handed by the caller, or host a/b/c uploaded on the
-//! copy stream, each transformed to the coset as soon as it is there; then H, kept on the
-//! device for its MSM.
+//! a, b, c and the witness on the device: a [`DeviceAbc`] handed by the caller, or host
+//! vectors uploaded on the copy stream; then H from a, b, c, kept on the device for its MSM.
 
 use std::time::{Duration, Instant};
 
 use cudarc::driver::CudaSlice;
 
+use blstrs::Scalar;
+
 use super::shape::Shape;
 use crate::error::Result;
 use crate::gpu::cuda::backend::CudaBackend;
-use crate::gpu::cuda::device::Lane;
-use crate::gpu::cuda::memory::{staging_of, State};
+use crate::gpu::cuda::device::{Device, Lane};
+use crate::gpu::cuda::memory::State;
+use crate::gpu::cuda::ntt::{HTables, Twiddles};
+use crate::gpu::cuda::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::partition::AbcInput;
@@ -54,6 +57,11 @@ impl DeviceAbc {
         }
     }
 
+    /// The three buffers and the witness, when kept.
+    pub(super) fn into_parts(self) -> ([CudaSlice<u64>; 3], Option<DeviceAux>) {
+        (self.bufs, self.aux)
+    }
+
     /// The three buffers.
     pub(crate) fn buffers(&self) -> [&CudaSlice<u64>; 3] {
         [&self.bufs[0], &self.bufs[1], &self.bufs[2]]
@@ -73,6 +81,96 @@ impl HostClock {
     }
 }
 
+/// Where a partition's a, b, c are, checked against its domain: the caller's host vectors, or
+/// device buffers with the witness they were evaluated from, when kept.
+pub(super) enum AbcSource<'a> {
+    Host(&'a mut Abc),
+    Device(Box<DeviceAbc>),
+}
+
+impl<'a> AbcSource<'a> {
+    /// The input checked: host vectors no longer than the domain, device buffers of this
+    /// domain on this device.
+    pub fn of(input: AbcInput<'a>, sh: &Shape, device: usize) -> GpuResult<Self> {
+        match input {
+            AbcInput::Device(any) => {
+                let d = any.downcast::<DeviceAbc>().map_err(|_| {
+                    GpuError::Internal("device a/b/c of another backend type".into())
+                })?;
+                if d.log_n != sh.log_n || d.device != device {
+                    return Err(GpuError::Internal(format!(
+                        "device a/b/c of 2^{} on device {}, partition of 2^{} on device {}",
+                        d.log_n, d.device, sh.log_n, device
+                    )));
+                }
+                Ok(AbcSource::Device(d))
+            }
+            AbcInput::Host(abc) => {
+                if let Some(long) = [&abc.a, &abc.b, &abc.c].iter().find(|v| v.len() > sh.n) {
+                    return Err(GpuError::BufferTooShort {
+                        kernel: "partition",
+                        arg: "domain (a, b or c is longer)",
+                        have: sh.n,
+                        need: long.len(),
+                    });
+                }
+                Ok(AbcSource::Host(abc))
+            }
+        }
+    }
+}
+
+impl Device {
+    /// Three zeroed device buffers of n Fr each, for a, b, c. Taken before any kernel of the
+    /// call frees its scratch: a buffer the copy stream took from the pool after a kernel's
+    /// scratch went back to it on the compute stream would make the uploads wait for those
+    /// kernels (the pool's reuse dependency; measured: the uploads of a 2^26 partition then
+    /// ended with the witness's MSMs, 617 ms in).
+    pub(crate) fn abc_buffers(&self, n: usize) -> GpuResult<[CudaSlice<u64>; 3]> {
+        let one = || self.alloc_zeros_on::<u64>(Lane::Copy, n * FR_LIMBS, "a/b/c");
+        Ok([one()?, one()?, one()?])
+    }
+
+    /// a, b, c copied into `bufs` (from [`Device::abc_buffers`]) on the copy stream, through
+    /// `staging` when there is one; returns the host time spent copying. Kernels on the
+    /// compute stream that use the buffers wait for the copies (cudarc records their writes).
+    pub(crate) fn abc_upload(
+        &self,
+        mut staging: Option<&mut Staging>,
+        abc: &Abc,
+        bufs: &mut [CudaSlice<u64>; 3],
+    ) -> GpuResult<Duration> {
+        let mut host_time = Duration::ZERO;
+        for (v, d) in [&abc.a, &abc.b, &abc.c].into_iter().zip(bufs.iter_mut()) {
+            host_time += self.upload_staged(
+                &self.copy,
+                staging.as_deref_mut(),
+                host::scalars_as_u64(v),
+                &mut d.slice_mut(..),
+                "upload a/b/c",
+            )?;
+        }
+        Ok(host_time)
+    }
+
+    /// H from a, b, c on the device (consumed): the returned buffer holds h's n coefficients
+    /// (the last one zero), queued on the compute stream.
+    pub(crate) fn h_of(
+        &self,
+        bufs: [CudaSlice<u64>; 3],
+        tw: &Twiddles,
+        tabs: &HTables,
+        log_n: u32,
+    ) -> GpuResult<CudaSlice<u64>> {
+        let [mut a, mut b, mut c] = bufs;
+        for d in [&mut a, &mut b, &mut c] {
+            self.h_to_coset(d, tw, tabs, log_n)?;
+        }
+        self.h_finish(&mut a, &mut b, &c, tw, tabs, log_n)?;
+        Ok(b)
+    }
+}
+
 impl CudaBackend {
     /// Copies host a/b/c to the device as a [`DeviceAbc`] (tests of the device-input path;
     /// a/b/c evaluated on the device fill one the same way).
@@ -80,20 +178,8 @@ impl CudaBackend {
         let n = abc.a.len().max(abc.b.len()).max(abc.c.len()).max(2);
         let n = n.next_power_of_two();
         let mut st = self.state()?;
-        let mut bufs = Vec::with_capacity(3);
-        for v in [&abc.a, &abc.b, &abc.c] {
-            let mut d = self
-                .dev
-                .alloc_zeros_on::<u64>(Lane::Copy, n * FR_LIMBS, "a/b/c")?;
-            let staging = st.staging(&self.dev);
-            let src = host::scalars_as_u64(v);
-            self.dev
-                .upload_staged(&self.dev.copy, staging, src, &mut d.slice_mut(..), "a/b/c")?;
-            bufs.push(d);
-        }
-        let bufs: [CudaSlice<u64>; 3] = bufs
-            .try_into()
-            .map_err(|_| GpuError::Internal("three a/b/c buffers".into()))?;
+        let mut bufs = self.dev.abc_buffers(n)?;
+        self.dev.abc_upload(st.staging(&self.dev), abc, &mut bufs)?;
         Ok(DeviceAbc::from_parts(
             n.trailing_zeros(),
             self.dev.ordinal,
@@ -102,80 +188,30 @@ impl CudaBackend {
         ))
     }
 
-    /// H on the device from `input`: the returned buffer holds h's n coefficients (the last
-    /// one zero); host a/b/c go to `abc_done` once uploaded. Device a/b/c hand back the
-    /// witness they were evaluated from, when they kept it.
-    pub(super) fn device_h(
+    /// The private witness on the device: `kept` when a/b/c evaluated on the device kept the
+    /// same witness (a/b/c of another could not make a valid proof with this one either),
+    /// else uploaded now through the staging buffers; with the host time spent copying.
+    pub(super) fn witness_on_device(
         &self,
         st: &mut State,
-        sh: &Shape,
-        input: AbcInput<'_>,
-        abc_done: &mut dyn FnMut(Abc),
-        clock: &mut HostClock,
-    ) -> GpuResult<(CudaSlice<u64>, Option<DeviceAux>)> {
-        // Disjoint borrows: the staging buffers change, the tables are read.
-        let State {
+        aux: &[Scalar],
+        kept: Option<DeviceAux>,
+    ) -> GpuResult<(CudaSlice<u64>, Duration)> {
+        if let Some(k) = kept.filter(|k| k.scalars == aux.len()) {
+            return Ok((k.limbs, Duration::ZERO));
+        }
+        let src = host::scalars_as_u64(aux);
+        let mut d = self
+            .dev
+            .alloc_scratch_on::<u64>(Lane::Copy, src.len().max(1), "witness")?;
+        let staging = st.staging(&self.dev);
+        let t = self.dev.upload_staged(
+            &self.dev.copy,
             staging,
-            twiddles,
-            tables,
-            ..
-        } = st;
-        let (Some(tw), Some(tabs)) = (twiddles.as_ref(), tables.get(&sh.log_n)) else {
-            return Err(GpuError::Internal("twiddles or H tables missing".into()));
-        };
-        let n = sh.n;
-        let (bufs, aux): (Vec<CudaSlice<u64>>, Option<DeviceAux>) = match input {
-            AbcInput::Device(any) => {
-                let d = any.downcast::<DeviceAbc>().map_err(|_| {
-                    GpuError::Internal("device a/b/c of another backend type".into())
-                })?;
-                if d.log_n != sh.log_n || d.device != self.dev.ordinal {
-                    return Err(GpuError::Internal(format!(
-                        "device a/b/c of 2^{} on device {}, partition of 2^{} on device {}",
-                        d.log_n, d.device, sh.log_n, self.dev.ordinal
-                    )));
-                }
-                let DeviceAbc { bufs, aux, .. } = *d;
-                let mut bufs = Vec::from(bufs);
-                for b in bufs.iter_mut() {
-                    self.dev.h_to_coset(b, tw, tabs, sh.log_n)?;
-                }
-                (bufs, aux)
-            }
-            AbcInput::Host(abc) => {
-                if let Some(long) = [&abc.a, &abc.b, &abc.c].iter().find(|v| v.len() > n) {
-                    return Err(GpuError::BufferTooShort {
-                        kernel: "partition",
-                        arg: "domain (a, b or c is longer)",
-                        have: n,
-                        need: long.len(),
-                    });
-                }
-                let mut bufs = Vec::with_capacity(3);
-                for v in [&abc.a, &abc.b, &abc.c] {
-                    let mut d =
-                        self.dev
-                            .alloc_zeros_on::<u64>(Lane::Copy, n * FR_LIMBS, "a/b/c")?;
-                    clock.0 += self.dev.upload_staged(
-                        &self.dev.copy,
-                        staging_of(staging, &self.dev),
-                        host::scalars_as_u64(v),
-                        &mut d.slice_mut(..),
-                        "upload a/b/c",
-                    )?;
-                    // Queued on the compute stream behind the upload (cudarc orders it).
-                    self.dev.h_to_coset(&mut d, tw, tabs, sh.log_n)?;
-                    bufs.push(d);
-                }
-                // The device no longer reads host a, b, c.
-                abc_done(std::mem::take(abc));
-                (bufs, None)
-            }
-        };
-        let [mut a, mut b, c]: [CudaSlice<u64>; 3] = bufs
-            .try_into()
-            .map_err(|_| GpuError::Internal("three a/b/c buffers".into()))?;
-        self.dev.h_finish(&mut a, &mut b, &c, tw, tabs, sh.log_n)?;
-        Ok((b, aux))
+            src,
+            &mut d.slice_mut(..),
+            "upload witness",
+        )?;
+        Ok((d, t))
     }
 }

@@ -1,0 +1,99 @@
+//! The device's stream-ordered memory pool. Every device buffer comes from it (cudarc
+//! allocates with `cuMemAllocAsync`). Left alone, the pool hands freed memory back to the
+//! driver at every synchronize, and the next call's first kernels wait while it grows again:
+//! 5-7 ms of a 2^24 MSM's count step, 20 ms of a whole 2^26 one (H200, BENCHMARKS.md). Under
+//! `gpu.memory_pool = "keep"` it holds what it has; the memory policy counts those idle bytes
+//! as free ([`Pool::idle_bytes`]) and hands them back ([`Pool::release`]) only when a call
+//! needs more than the driver has.
+
+use cudarc::driver::sys::{self, CUmemPool_attribute, CUmemoryPool};
+use cudarc::driver::CudaContext;
+
+use super::device::drv;
+use crate::gpu::error::GpuResult;
+use crate::gpu::options::MemoryPool;
+
+/// The pool the device's allocations come from (none without stream-ordered allocation), and
+/// what this backend asks of it. Backends of one device in one process share its pool, so
+/// each sets the pool's rule again at the start of every call ([`Pool::apply`]).
+pub(crate) struct Pool {
+    raw: Option<CUmemoryPool>,
+    rule: MemoryPool,
+}
+
+// SAFETY: a pool handle belongs to the device, not to a thread; the driver calls on it are
+// thread-safe.
+unsafe impl Send for Pool {}
+unsafe impl Sync for Pool {}
+
+impl Pool {
+    /// The device's current pool, under `rule`.
+    pub fn open(ctx: &CudaContext, rule: MemoryPool) -> GpuResult<Self> {
+        if !ctx.has_async_alloc() {
+            return Ok(Pool { raw: None, rule });
+        }
+        ctx.bind_to_thread().map_err(drv("bind context"))?;
+        let mut pool: CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: `pool` is a valid out pointer; the device ordinal comes from the context.
+        unsafe { sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) }
+            .result()
+            .map_err(drv("cuDeviceGetMemPool"))?;
+        let p = Pool {
+            raw: Some(pool),
+            rule,
+        };
+        p.apply()?;
+        Ok(p)
+    }
+
+    /// Sets the pool's release threshold to this backend's rule: all of it kept, or none.
+    pub fn apply(&self) -> GpuResult<()> {
+        let Some(pool) = self.raw else { return Ok(()) };
+        let mut threshold = match self.rule {
+            MemoryPool::Keep => u64::MAX,
+            MemoryPool::Release => 0,
+        };
+        // SAFETY: the release threshold is a u64 attribute; `threshold` outlives the call.
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut threshold as *mut u64).cast(),
+            )
+        }
+        .result()
+        .map_err(drv("cuMemPoolSetAttribute"))
+    }
+
+    fn attribute(pool: CUmemoryPool, attr: CUmemPool_attribute) -> u64 {
+        let mut v = 0u64;
+        // SAFETY: the memory attributes read here are u64; `v` outlives the call.
+        match unsafe { sys::cuMemPoolGetAttribute(pool, attr, (&mut v as *mut u64).cast()) }
+            .result()
+        {
+            Ok(()) => v,
+            Err(_) => 0,
+        }
+    }
+
+    /// Bytes the pool holds that no buffer uses.
+    pub fn idle_bytes(&self) -> u64 {
+        let Some(pool) = self.raw else { return 0 };
+        let reserved = Self::attribute(
+            pool,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+        );
+        let used = Self::attribute(pool, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+        reserved.saturating_sub(used)
+    }
+
+    /// Hands every idle byte back to the driver (after the streams have passed their frees:
+    /// the caller synchronizes first).
+    pub fn release(&self) -> GpuResult<()> {
+        let Some(pool) = self.raw else { return Ok(()) };
+        // SAFETY: a valid pool handle; trimming frees only memory no allocation holds.
+        unsafe { sys::cuMemPoolTrimTo(pool, 0) }
+            .result()
+            .map_err(drv("cuMemPoolTrimTo"))
+    }
+}
