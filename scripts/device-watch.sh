@@ -21,6 +21,8 @@ VARIANTS=${VARIANTS:-"default;msm_piece_buckets=own;msm_scatter_digits=recompute
 # The variants the conformance checks against the CPU (VARIANTS unless set).
 CHECK_VARIANTS=${CHECK_VARIANTS:-}
 CANDIDATE=${CANDIDATE:-}
+# The device partition's sizes (the part and partc steps).
+PART_LOGS=${PART_LOGS:-24,26}
 # Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26.
 STEPS=" ${STEPS:-conformance sppark msm nttc ncu engine24 part partc engine26} "
 # The candidate's knobs as the bench and the engine read them (BATON_GPU_<KEY>=value).
@@ -107,9 +109,9 @@ if has ncu && [ "$(left)" -gt 60 ]; then
       "$here/bench_gpu" > "$OUT/ncu.log" 2>&1; echo "ncu rc=$? at $((SECONDS - t0)) s"
 fi
 has engine24 && engine 24 16 80GiB 35
-has part && bench part BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION=24,26
+has part && bench part BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS"
 [ -n "$CANDIDATE" ] && has partc && bench partc "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
-    BATON_BENCH_NTT= BATON_BENCH_PARTITION=24,26
+    BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS"
 has engine26 && engine 26 10 84GiB 100
 echo; grep "^| " "$OUT/sppark.log" | tail -22
 echo; cat "$OUT"/bench-*.log | grep "^| \|^device partition" | head -100

@@ -1,7 +1,8 @@
 //! Partition rows of the GPU bench: the per-call path (compute_h, then one backend call per
 //! G1 MSM) and the device-resident partition (one `prove_partition` call), without and with
 //! B_G2, on the same synthesized PoRep-like witness and key. The device results are checked
-//! against the per-call GPU path at every size and against the CPU where it runs.
+//! against the per-call GPU path at every size (last, computing H in place: no copy of a, b, c
+//! at 2^27) and against the CPU where it runs.
 
 use std::time::Instant;
 
@@ -32,9 +33,8 @@ fn copy(abc: &Abc) -> Abc {
     }
 }
 
-/// The per-call path: (H ms, all ms, G1 sums).
-fn per_call(b: &dyn Backend, abc: &Abc, pk: &ProvingKey, w: &Witness) -> (f64, f64, G1Sums) {
-    let mut abc = copy(abc);
+/// The per-call path, computing H in `abc`: (H ms, all ms, G1 sums).
+fn per_call(b: &dyn Backend, mut abc: Abc, pk: &ProvingKey, w: &Witness) -> (f64, f64, G1Sums) {
     let clock = Instant::now();
     let h = prover::compute_h(b, &mut abc).expect("H");
     let th = ms(clock.elapsed());
@@ -42,23 +42,22 @@ fn per_call(b: &dyn Backend, abc: &Abc, pk: &ProvingKey, w: &Witness) -> (f64, f
     (th, ms(clock.elapsed()), sums)
 }
 
-/// One device partition: (wall ms, sums).
+/// One device partition from host `abc`: (wall ms, sums). The device hands a, b, c back
+/// unchanged once uploaded, and they go back into `abc` for the next run (no copy per run:
+/// at 2^27 a copy is 12 GiB of the host's memory).
 fn device(
     gpu: &CudaBackend,
-    abc: &Abc,
+    abc: &mut Abc,
     pk: &ProvingKey,
     w: &Witness,
     g2: bool,
 ) -> (f64, PartitionSums) {
-    let mut abc = copy(abc);
+    let mut input = std::mem::take(abc);
     let clock = Instant::now();
-    let mut freed = Vec::new();
     let s = gpu
-        .prove_partition(pk, AbcInput::Host(&mut abc), w, g2, &mut |t| freed.push(t))
+        .prove_partition(pk, AbcInput::Host(&mut input), w, g2, &mut |t| *abc = t)
         .expect("device partition");
-    let t = ms(clock.elapsed());
-    drop(freed);
-    (t, s)
+    (ms(clock.elapsed()), s)
 }
 
 fn same(x: &G1Sums, y: &G1Sums) -> bool {
@@ -80,10 +79,11 @@ fn timed(
 fn phases(s: &PartitionSums) -> String {
     let t = &s.times;
     format!(
-        "prepare {:.0} ms, H done at {:.0} ms (uploads {:.0}), MSMs {:.0} ms, host work {:.0} ms, peak device {:.1} GiB",
+        "prepare {:.0} ms, uploads done at {:.0} ms (a/b/c {:.0}), H {:.0} ms, MSMs {:.0} ms, host work {:.0} ms, peak device {:.1} GiB",
         ms(t.prepare),
-        ms(t.h),
         ms(t.upload),
+        ms(t.abc_upload),
+        ms(t.h),
         ms(t.msms),
         ms(t.host),
         s.peak_device_bytes as f64 / (1u64 << 30) as f64
@@ -93,26 +93,15 @@ fn phases(s: &PartitionSums) -> String {
 pub fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, reps: usize) {
     let g2pool = g2_points(1024, 77);
     for log in env_logs("BATON_BENCH_PARTITION", &[24, 26]) {
-        let (abc, w) = witness(log);
+        let (mut abc, w) = witness(log);
         let pk = shaped_key(1 << log, &w, &bases.points, &g2pool);
         let reps = reps.max(1);
-        // Warm-up: bases resident, kernels loaded, both paths once.
-        let (_, _, gsum) = per_call(gpu, &abc, &pk, &w);
-        let (_, dsum) = device(gpu, &abc, &pk, &w, true);
-        assert!(
-            same(&dsum.g1, &gsum),
-            "2^{log}: device partition differs from the per-call path"
-        );
-        let g2_calls: G2Projective = prover::b_g2_msm(gpu, &pk, &w).expect("G2 per call");
-        assert_eq!(
-            dsum.b_g2,
-            Some(g2_calls),
-            "2^{log}: device B_G2 differs from the per-call path"
-        );
+        // Warm-up: bases resident, kernels loaded.
+        let (_, dsum) = device(gpu, &mut abc, &pk, &w, true);
         let (mut h_ms, mut all_ms) = (Vec::new(), Vec::new());
         // The per-call path is the "before" column: three runs, one at 2^26 and above (each
-        // takes seconds there); none with BATON_BENCH_PART_BEFORE=0 (the warm-up above still
-        // checks the device against it).
+        // takes seconds there); none with BATON_BENCH_PART_BEFORE=0 (the check at the end
+        // still compares the device against it).
         let before = std::env::var("BATON_BENCH_PART_BEFORE").map_or(true, |v| v.trim() != "0");
         let call_runs = match (before, log >= 26) {
             (false, _) => 0,
@@ -120,19 +109,37 @@ pub fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, 
             (true, false) => reps.min(3),
         };
         for _ in 0..call_runs {
-            let (h, all, _) = per_call(gpu, &abc, &pk, &w);
+            let (h, all, _) = per_call(gpu, copy(&abc), &pk, &w);
             h_ms.push(h);
             all_ms.push(all);
         }
-        let without = before.then(|| timed(reps, || device(gpu, &abc, &pk, &w, false)));
-        let (d2, s2, runs2) = timed(reps, || device(gpu, &abc, &pk, &w, true));
+        let without = before.then(|| timed(reps, || device(gpu, &mut abc, &pk, &w, false)));
+        let (d2, s2, runs2) = timed(reps, || device(gpu, &mut abc, &pk, &w, true));
         let runs1 = without.as_ref().map(|x| x.2.clone());
         eprintln!("device partition 2^{log} runs: {runs1:.0?} / with B_G2 {runs2:.0?}");
+        // The same partition from a, b, c already on the device (as evaluated there from a
+        // recorded R1CS): no upload beside the MSMs. And the uploads of a, b, c alone, timed
+        // to the last chunk queued (at most two 64 MiB chunks still in flight).
+        let mut up_ms = Vec::new();
+        let (dd, sd, _) = timed(reps, || {
+            let clock = Instant::now();
+            let d = gpu.upload_abc(&abc).expect("upload a/b/c");
+            up_ms.push(ms(clock.elapsed()));
+            let clock = Instant::now();
+            let s = gpu
+                .prove_partition(&pk, AbcInput::Device(Box::new(d)), &w, true, &mut |_| {})
+                .expect("partition from device a/b/c");
+            (ms(clock.elapsed()), s)
+        });
+        assert!(
+            same(&sd.g1, &dsum.g1) && sd.b_g2 == dsum.b_g2,
+            "2^{log}: the partition from device a/b/c differs"
+        );
         let (cpu_h, cpu_all, note) = if cpu_runs(log, reps) > 0 {
-            let (h, all, csum) = per_call(&CpuBackend, &abc, &pk, &w);
+            let (h, all, csum) = per_call(&CpuBackend, copy(&abc), &pk, &w);
             assert!(
-                same(&gsum, &csum),
-                "partition 2^{log}: GPU sums differ from the CPU"
+                same(&dsum.g1, &csum),
+                "partition 2^{log}: device sums differ from the CPU"
             );
             let c2 = prover::b_g2_msm(&CpuBackend, &pk, &w).expect("CPU G2");
             assert_eq!(
@@ -148,6 +155,18 @@ pub fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, 
         } else {
             (None, None, "checked vs the per-call GPU path (CPU skipped)")
         };
+        // Last, computing H in a, b, c themselves (no copy): the per-call GPU path.
+        let (_, _, gsum) = per_call(gpu, abc, &pk, &w);
+        assert!(
+            same(&dsum.g1, &gsum),
+            "2^{log}: device partition differs from the per-call path"
+        );
+        let g2_calls: G2Projective = prover::b_g2_msm(gpu, &pk, &w).expect("G2 per call");
+        assert_eq!(
+            dsum.b_g2,
+            Some(g2_calls),
+            "2^{log}: device B_G2 differs from the per-call path"
+        );
         if before {
             t.row(
                 "compute_h (PoRep-like witness), per call",
@@ -179,6 +198,20 @@ pub fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, 
             d2,
             None,
             &phases(&s2),
+        );
+        t.row(
+            "device partition from device a/b/c (+ B_G2)",
+            log,
+            dd,
+            None,
+            &phases(&sd),
+        );
+        t.row(
+            "a/b/c upload alone (pinned staging)",
+            log,
+            median_ms(up_ms),
+            None,
+            "3 × 2^log Fr from pageable host memory",
         );
         gpu.clear_resident().expect("clear");
     }
