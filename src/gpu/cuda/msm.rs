@@ -191,9 +191,9 @@ impl Device {
         Ok((out, sh.c))
     }
 
-    /// The kernels of one piece of shape `sh` (from [`Device::piece_shape`]), queued on the
-    /// compute stream without the host waiting on it, so the next piece's upload overlaps
-    /// them. The piece adds its digits to the buckets of `run`, which earlier pieces of the
+    /// The kernels of one piece of shape `sh` (from [`Device::shape`] with the share, or
+    /// [`Device::piece_shapes`]), queued on the compute stream without the host waiting on
+    /// it, so the next piece's upload overlaps them. The piece adds its digits to the buckets of `run`, which earlier pieces of the
     /// same window shape left there, or starts the run (the caller ends a run of another
     /// shape with [`Device::reduce_run`] first). Returns the buffer of its window sums: the
     /// ones' sum at the end, the windows at infinity (zeros) until a run's reduction writes

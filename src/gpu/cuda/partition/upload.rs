@@ -123,9 +123,9 @@ impl<'a> AbcSource<'a> {
 impl Device {
     /// Three zeroed device buffers of n Fr each, for a, b, c. Taken before any kernel of the
     /// call frees its scratch: a buffer the copy stream took from the pool after a kernel's
-    /// scratch went back to it on the compute stream would make the uploads wait for those
-    /// kernels (the pool's reuse dependency; measured: the uploads of a 2^26 partition then
-    /// ended with the witness's MSMs, 617 ms in).
+    /// scratch went back to it on the compute stream could make the uploads wait for that
+    /// kernel (the pool's reuse dependency). On the H200 the uploads beside the MSMs took
+    /// about 600 ms at 2^26 either way, against 252 ms alone (BENCHMARKS.md, ninth session).
     pub(crate) fn abc_buffers(&self, n: usize) -> GpuResult<[CudaSlice<u64>; 3]> {
         let one = || self.alloc_zeros_on::<u64>(Lane::Copy, n * FR_LIMBS, "a/b/c");
         Ok([one()?, one()?, one()?])
