@@ -218,7 +218,7 @@ impl Device {
             ),
             None => None,
         };
-        let pool = Pool::open(&ctx, opts.memory_pool)?;
+        let pool = Pool::open(&ctx, opts.memory_pool).map_err(drv("memory pool"))?;
         let dev = Device {
             ordinal,
             pool,

@@ -128,7 +128,7 @@ impl State {
     ) -> GpuResult<()> {
         // The pool's rule is this backend's again (another backend of the device may have
         // set its own).
-        dev.pool.apply()?;
+        dev.pool.apply().map_err(drv("cuMemPoolSetAttribute"))?;
         loop {
             // Freed buffers return to the pool (and, unless it keeps them, to the driver) once
             // the streams have passed their frees.
@@ -142,7 +142,7 @@ impl State {
                 // The pool's idle bytes count as free: when the driver alone has too little,
                 // they go back to it, so that any allocation of the call finds room.
                 if need > free.saturating_sub(dev.pool.idle_bytes() + margin) {
-                    dev.pool.release()?;
+                    dev.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
                 }
                 return Ok(());
             }

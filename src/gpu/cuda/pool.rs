@@ -7,10 +7,8 @@
 //! needs more than the driver has.
 
 use cudarc::driver::sys::{self, CUmemPool_attribute, CUmemoryPool};
-use cudarc::driver::CudaContext;
+use cudarc::driver::{CudaContext, DriverError};
 
-use super::device::drv;
-use crate::gpu::error::GpuResult;
 use crate::gpu::options::MemoryPool;
 
 /// The pool the device's allocations come from (none without stream-ordered allocation), and
@@ -28,16 +26,14 @@ unsafe impl Sync for Pool {}
 
 impl Pool {
     /// The device's current pool, under `rule`.
-    pub fn open(ctx: &CudaContext, rule: MemoryPool) -> GpuResult<Self> {
+    pub fn open(ctx: &CudaContext, rule: MemoryPool) -> Result<Self, DriverError> {
         if !ctx.has_async_alloc() {
             return Ok(Pool { raw: None, rule });
         }
-        ctx.bind_to_thread().map_err(drv("bind context"))?;
+        ctx.bind_to_thread()?;
         let mut pool: CUmemoryPool = std::ptr::null_mut();
         // SAFETY: `pool` is a valid out pointer; the device ordinal comes from the context.
-        unsafe { sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) }
-            .result()
-            .map_err(drv("cuDeviceGetMemPool"))?;
+        unsafe { sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) }.result()?;
         let p = Pool {
             raw: Some(pool),
             rule,
@@ -47,7 +43,7 @@ impl Pool {
     }
 
     /// Sets the pool's release threshold to this backend's rule: all of it kept, or none.
-    pub fn apply(&self) -> GpuResult<()> {
+    pub fn apply(&self) -> Result<(), DriverError> {
         let Some(pool) = self.raw else { return Ok(()) };
         let mut threshold = match self.rule {
             MemoryPool::Keep => u64::MAX,
@@ -62,7 +58,6 @@ impl Pool {
             )
         }
         .result()
-        .map_err(drv("cuMemPoolSetAttribute"))
     }
 
     fn attribute(pool: CUmemoryPool, attr: CUmemPool_attribute) -> u64 {
@@ -89,11 +84,9 @@ impl Pool {
 
     /// Hands every idle byte back to the driver (after the streams have passed their frees:
     /// the caller synchronizes first).
-    pub fn release(&self) -> GpuResult<()> {
+    pub fn release(&self) -> Result<(), DriverError> {
         let Some(pool) = self.raw else { return Ok(()) };
         // SAFETY: a valid pool handle; trimming frees only memory no allocation holds.
-        unsafe { sys::cuMemPoolTrimTo(pool, 0) }
-            .result()
-            .map_err(drv("cuMemPoolTrimTo"))
+        unsafe { sys::cuMemPoolTrimTo(pool, 0) }.result()
     }
 }
