@@ -32,7 +32,9 @@ pub struct PartitionTimes {
     pub upload: Duration,
     /// The uploads of host a, b, c alone, on their own thread (zero for device a/b/c).
     pub abc_upload: Duration,
-    /// H's own step: its transforms on the device once a, b, c are there.
+    /// H's step once a, b, c are all on the device: its transforms (host a, b, c are each
+    /// transformed to the coset as they arrive, between the witness's MSMs, so for them this
+    /// is the rest of H).
     pub h: Duration,
     /// The MSMs: the witness's (L, A, B_G1, and B_G2 when asked), then H's.
     pub msms: Duration,

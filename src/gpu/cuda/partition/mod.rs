@@ -1,7 +1,8 @@
 //! The device-resident partition: the private witness uploaded once, the MSMs that need only
 //! it (L, A, B_G1, B_G2; the A and B densities applied on the device) run while a, b, c
-//! upload on the copy stream from a second thread, then H computed and kept on the device for
-//! its MSM; only the window sums of each MSM come back. The few public-input terms run on the CPU. Memory for the whole call is
+//! upload on the copy stream from a second thread (each transformed to the coset as soon as
+//! it is there), then H finished and kept on the device for its MSM; only the window sums of
+//! each MSM come back. The few public-input terms run on the CPU. Memory for the whole call is
 //! asked of the memory policy before anything is uploaded, so a partition that does not fit
 //! fails with out-of-memory with the caller's buffers untouched (the stage then falls back).
 
@@ -13,12 +14,15 @@ mod upload;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use cudarc::driver::CudaSlice;
+
 use self::shape::{queries, Shape};
 pub use self::upload::DeviceAbc;
 pub(crate) use self::upload::DeviceAux;
 use self::upload::{AbcSource, HostClock};
 use super::backend::CudaBackend;
 use super::calls::no_fallback;
+use super::device::drv;
 use super::memory::{staging_of, State};
 use super::witness::density_words;
 use crate::error::Result;
@@ -75,13 +79,27 @@ impl CudaBackend {
             bases,
             ..
         } = st;
+        let (Some(tw), Some(tabs)) = (twiddles.as_ref(), tables.get(&sh.log_n)) else {
+            return Err(
+                no_fallback(GpuError::Internal("twiddles or H tables missing".into())).into(),
+            );
+        };
         let dev = &self.dev;
+        let log_n = sh.log_n;
         let (wit, witness_done, uploaded) = std::thread::scope(|s| {
             let up = host_abc.as_deref().map(|abc| {
                 let bufs = &mut bufs;
                 s.spawn(move || {
                     let t = Instant::now();
-                    let host = dev.abc_upload(staging_of(staging, dev), abc, bufs)?;
+                    // Each buffer's transform to the coset joins the compute stream, between
+                    // the witness's MSM kernels, once its copy is done (queued before, it would
+                    // hold those kernels back until then): the device then has the work of a
+                    // and b in hand while c still uploads, where it would idle.
+                    let coset = |d: &mut CudaSlice<u64>| {
+                        dev.copy.synchronize().map_err(drv("synchronize"))?;
+                        dev.h_to_coset(d, tw, tabs, log_n)
+                    };
+                    let host = dev.abc_upload(staging_of(staging, dev), abc, bufs, coset)?;
                     Ok((host, t.elapsed()))
                 })
             });
@@ -97,6 +115,8 @@ impl CudaBackend {
             (wit, witness_done, uploaded)
         });
         let mut abc_upload = std::time::Duration::ZERO;
+        // Host a, b, c were transformed to the coset as they arrived.
+        let on_coset = uploaded.is_some();
         if let Some(r) = uploaded {
             let (host, wall) = r.map_err(no_fallback)?;
             clock.0 += host;
@@ -109,20 +129,15 @@ impl CudaBackend {
         let wit = wit?;
         drop(aux);
         let upload = start.elapsed();
-        let (Some(tw), Some(tabs)) = (twiddles.as_ref(), tables.get(&sh.log_n)) else {
-            return Err(
-                no_fallback(GpuError::Internal("twiddles or H tables missing".into())).into(),
-            );
-        };
         let h = self
             .dev
-            .h_of(bufs, tw, tabs, sh.log_n)
+            .h_of(bufs, on_coset, tw, tabs, sh.log_n)
             .map_err(no_fallback)?;
         self.dev.note_usage();
         self.dev
             .stream
             .synchronize()
-            .map_err(|e| no_fallback(super::device::drv("synchronize")(e)))?;
+            .map_err(|e| no_fallback(drv("synchronize")(e)))?;
         let h_done = start.elapsed();
         let hs = self
             .device_msm::<G1>(bases, &keys[0], &h.slice(..), sh.n - 1)

@@ -132,13 +132,15 @@ impl Device {
     }
 
     /// a, b, c copied into `bufs` (from [`Device::abc_buffers`]) on the copy stream, through
-    /// `staging` when there is one; returns the host time spent copying. Kernels on the
-    /// compute stream that use the buffers wait for the copies (cudarc records their writes).
+    /// `staging` when there is one, `then` called on each buffer once its copy is queued;
+    /// returns the host time spent copying. Kernels on the compute stream that use the
+    /// buffers wait for the copies (cudarc records their writes).
     pub(crate) fn abc_upload(
         &self,
         mut staging: Option<&mut Staging>,
         abc: &Abc,
         bufs: &mut [CudaSlice<u64>; 3],
+        mut then: impl FnMut(&mut CudaSlice<u64>) -> GpuResult<()>,
     ) -> GpuResult<Duration> {
         let mut host_time = Duration::ZERO;
         for (v, d) in [&abc.a, &abc.b, &abc.c].into_iter().zip(bufs.iter_mut()) {
@@ -149,22 +151,27 @@ impl Device {
                 &mut d.slice_mut(..),
                 "upload a/b/c",
             )?;
+            then(d)?;
         }
         Ok(host_time)
     }
 
-    /// H from a, b, c on the device (consumed): the returned buffer holds h's n coefficients
-    /// (the last one zero), queued on the compute stream.
+    /// H from a, b, c on the device (consumed), `on_coset` when they were transformed to the
+    /// coset already: the returned buffer holds h's n coefficients (the last one zero), queued
+    /// on the compute stream.
     pub(crate) fn h_of(
         &self,
         bufs: [CudaSlice<u64>; 3],
+        on_coset: bool,
         tw: &Twiddles,
         tabs: &HTables,
         log_n: u32,
     ) -> GpuResult<CudaSlice<u64>> {
         let [mut a, mut b, mut c] = bufs;
-        for d in [&mut a, &mut b, &mut c] {
-            self.h_to_coset(d, tw, tabs, log_n)?;
+        if !on_coset {
+            for d in [&mut a, &mut b, &mut c] {
+                self.h_to_coset(d, tw, tabs, log_n)?;
+            }
         }
         self.h_finish(&mut a, &mut b, &c, tw, tabs, log_n)?;
         Ok(b)
@@ -179,7 +186,8 @@ impl CudaBackend {
         let n = n.next_power_of_two();
         let mut st = self.state()?;
         let mut bufs = self.dev.abc_buffers(n)?;
-        self.dev.abc_upload(st.staging(&self.dev), abc, &mut bufs)?;
+        self.dev
+            .abc_upload(st.staging(&self.dev), abc, &mut bufs, |_| Ok(()))?;
         Ok(DeviceAbc::from_parts(
             n.trailing_zeros(),
             self.dev.ordinal,
