@@ -10,7 +10,6 @@ use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 use super::clock::{phase, PhaseClock};
 use super::device::{drv, Device, DeviceGroup, Lane};
 use crate::gpu::error::{GpuError, GpuResult};
-use crate::gpu::host::FR_LIMBS;
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
 use crate::gpu::options::{MsmPieceBuckets, MsmScatterDigits};
 use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
@@ -87,7 +86,7 @@ impl Device {
     }
 
     /// [`Device::shape`] of n scalars of which `counted` make digits (`None`: not counted).
-    fn shape_counted<G: DeviceGroup>(
+    pub(crate) fn shape_counted<G: DeviceGroup>(
         &self,
         n: usize,
         like: usize,
@@ -105,37 +104,6 @@ impl Device {
             None => MsmShape::for_group::<G>(n, plan::window_for(self.msm_window, like, like))
                 .scattered_by_window(plan::scatter_by_window(order, n, None)),
         }
-    }
-
-    /// The shapes of the pieces `bounds` of device scalars, each window chosen as for `share`
-    /// scalars: the pieces' counts queued on the compute stream and downloaded together, so
-    /// the host waits once.
-    pub(crate) fn piece_shapes<G: DeviceGroup>(
-        &self,
-        scalars: &CudaView<'_, u64>,
-        bounds: &[(usize, usize)],
-        share: usize,
-    ) -> GpuResult<Vec<MsmShape>> {
-        let shape = |&(lo, hi): &(usize, usize), k| self.shape_counted::<G>(hi - lo, share, k);
-        if !self.msm_window.counts(share) {
-            return Ok(bounds.iter().map(|b| shape(b, None)).collect());
-        }
-        let mut counts = self.alloc_zeros::<u32>(bounds.len(), "MSM scalar counts")?;
-        for (i, &(lo, hi)) in bounds.iter().enumerate() {
-            let piece = scalars.slice(lo * FR_LIMBS..hi * FR_LIMBS);
-            let mut count = counts.slice_mut(i..i + 1);
-            let n32 = (hi - lo) as u32;
-            let l = launch::msm_nontrivial(hi - lo, piece.len(), count.len());
-            self.launch(&self.k.msm_nontrivial, l, |b| {
-                b.arg(&piece).arg(&n32).arg(&mut count);
-            })?;
-        }
-        let host = self.download_now(Lane::Compute, &counts, "download scalar counts")?;
-        Ok(bounds
-            .iter()
-            .zip(host)
-            .map(|(b, k)| shape(b, Some(k as usize)))
-            .collect())
     }
 
     /// XYZZ window sums (`nwin` windows, then the sum over scalars equal to one) of
@@ -157,7 +125,7 @@ impl Device {
     }
 
     /// `buf` copied to the host after everything queued on the stream of `lane` (waits for it).
-    fn download_now<T: cudarc::driver::DeviceRepr + Default + Clone>(
+    pub(crate) fn download_now<T: cudarc::driver::DeviceRepr + Default + Clone>(
         &self,
         lane: Lane,
         buf: &CudaSlice<T>,

@@ -5,14 +5,15 @@
 //! ([`super::calls`]); MSMs of scalars already on the device (the partition's) so that their
 //! scratch is a share's and their window a share's.
 
-use cudarc::driver::{CudaSlice, CudaView};
+use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 use group::Group;
 
 use super::clock::PhaseClock;
-use super::device::{Device, DeviceGroup};
+use super::device::{Device, DeviceGroup, Lane};
 use super::msm::BucketRun;
 use crate::gpu::error::GpuResult;
 use crate::gpu::host::{self, FR_LIMBS};
+use crate::gpu::launch;
 use crate::gpu::options::MsmFirstPiece;
 use crate::gpu::plan::{self, MsmShape};
 
@@ -71,6 +72,37 @@ impl Device {
             }
         }
         Ok(acc)
+    }
+
+    /// The shapes of the pieces `bounds` of device scalars, each window chosen as for `share`
+    /// scalars: the pieces' counts queued on the compute stream and downloaded together, so
+    /// the host waits once.
+    pub(crate) fn piece_shapes<G: DeviceGroup>(
+        &self,
+        scalars: &CudaView<'_, u64>,
+        bounds: &[(usize, usize)],
+        share: usize,
+    ) -> GpuResult<Vec<MsmShape>> {
+        let shape = |&(lo, hi): &(usize, usize), k| self.shape_counted::<G>(hi - lo, share, k);
+        if !self.msm_window.counts(share) {
+            return Ok(bounds.iter().map(|b| shape(b, None)).collect());
+        }
+        let mut counts = self.alloc_zeros::<u32>(bounds.len(), "MSM scalar counts")?;
+        for (i, &(lo, hi)) in bounds.iter().enumerate() {
+            let piece = scalars.slice(lo * FR_LIMBS..hi * FR_LIMBS);
+            let mut count = counts.slice_mut(i..i + 1);
+            let n32 = (hi - lo) as u32;
+            let l = launch::msm_nontrivial(hi - lo, piece.len(), count.len());
+            self.launch(&self.k.msm_nontrivial, l, |b| {
+                b.arg(&piece).arg(&n32).arg(&mut count);
+            })?;
+        }
+        let host = self.download_now(Lane::Compute, &counts, "download scalar counts")?;
+        Ok(bounds
+            .iter()
+            .zip(host)
+            .map(|(b, k)| shape(b, Some(k as usize)))
+            .collect())
     }
 
     /// The MSM of the first n of `scalars` (on the device) over `bases`, in `pieces` equal
