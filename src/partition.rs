@@ -14,7 +14,9 @@ use crate::prover::{Abc, G1Sums, Witness};
 /// Where a partition's a, b, c come from.
 pub enum AbcInput<'a> {
     /// Evaluated on the host (synthesis output). The backend hands them back through
-    /// `abc_done` as soon as it no longer reads them, so the caller can free them early.
+    /// `abc_done` once it no longer reads them, so the caller can free them early (the CUDA
+    /// partition: once they are uploaded and the witness's MSMs that ran beside the uploads
+    /// are done).
     Host(&'a mut Abc),
     /// Already in the backend's device memory, as the backend's own handle (for a/b/c
     /// evaluated on the device from a recorded R1CS; the CUDA backend takes its `DeviceAbc`).
@@ -27,8 +29,8 @@ pub struct PartitionTimes {
     /// Making the key's bases and the NTT tables resident on the device, from the call's start
     /// (a key's first partition on a device uploads its bases; near zero after that).
     pub prepare: Duration,
-    /// Until a, b, c and the witness were on the device, from the call's start (a, b, c upload
-    /// while the witness's MSMs run).
+    /// Until a, b, c and the witness were on the device and the witness's MSMs, which run
+    /// beside the a/b/c uploads, were done; from the call's start.
     pub upload: Duration,
     /// The uploads of host a, b, c alone, on their own thread (zero for device a/b/c).
     pub abc_upload: Duration,
@@ -36,7 +38,8 @@ pub struct PartitionTimes {
     /// transformed to the coset as they arrive, between the witness's MSMs, so for them this
     /// is the rest of H).
     pub h: Duration,
-    /// The MSMs: the witness's (L, A, B_G1, and B_G2 when asked), then H's.
+    /// The MSMs: the witness's (L, A, B_G1, and B_G2 when asked), then H's. The first span
+    /// also holds the transforms of host a, b, c, queued between the MSM kernels.
     pub msms: Duration,
     /// Host thread time spent on copies into pinned memory and other host work.
     pub host: Duration,

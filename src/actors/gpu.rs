@@ -44,7 +44,7 @@ fn device_share(
     grant: &mut Grant,
 ) -> crate::Result<(G1Sums, Option<G2Projective>)> {
     let t = Instant::now();
-    // a/b/c go to Dealloc the moment the device has them (before H is computed).
+    // a/b/c go to Dealloc the moment the backend hands them back (before H is computed).
     let mut released = false;
     let mut abc_done = |uploaded: Abc| {
         released = true;

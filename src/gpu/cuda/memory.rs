@@ -140,11 +140,20 @@ impl State {
             let under_cap = cap.saturating_sub(self.resident_bytes());
             if need <= usable && need <= under_cap {
                 // The pool's idle bytes count as free: when the driver alone has too little,
-                // they go back to it, so that any allocation of the call finds room.
-                if need > free.saturating_sub(dev.pool.idle_bytes() + margin) {
-                    dev.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
+                // they go back to it, so that any allocation of the call finds room. Idle
+                // bytes inside blocks that still back live buffers cannot go back: if the
+                // driver still has too little after the trim, evict as if they were not there.
+                let driver = |dev: &Device| -> GpuResult<u64> {
+                    let (f, _) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
+                    Ok((f as u64).saturating_sub(margin))
+                };
+                if need <= driver(dev)? {
+                    return Ok(());
                 }
-                return Ok(());
+                dev.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
+                if need <= driver(dev)? {
+                    return Ok(());
+                }
             }
             let base = self
                 .bases
