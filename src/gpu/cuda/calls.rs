@@ -159,9 +159,8 @@ impl CudaBackend {
     /// piece k − 1's kernels (queued without a download; cudarc orders each piece's kernels
     /// after its upload), and every piece's window sums are downloaded at the end. The host
     /// waits on nothing the compute stream holds before the downloads: a piece's window count
-    /// runs on the copy lane. Consecutive pieces whose
-    /// counts chose the same window add to one set of buckets ([`super::msm::BucketRun`]), reduced once
-    /// after the last of them.
+    /// runs on the copy lane. Consecutive pieces whose counts chose the same window add to one
+    /// set of buckets ([`super::msm::BucketRun`]), reduced once after the last of them.
     ///
     /// Every piece's scalar buffer is allocated before the first kernel is queued: a buffer
     /// taken from the pool on the copy lane after a piece's scratch went back to it on the

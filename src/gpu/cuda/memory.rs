@@ -134,24 +134,24 @@ impl State {
             // the streams have passed their frees.
             dev.copy.synchronize().map_err(drv("synchronize"))?;
             dev.stream.synchronize().map_err(drv("synchronize"))?;
-            let (free, total) = dev.memory()?;
+            let driver_free = |dev: &Device| -> GpuResult<(u64, u64)> {
+                let (f, t) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
+                Ok((f as u64, t as u64))
+            };
+            let (free, total) = driver_free(dev)?;
             let margin = margin_bytes(total);
-            let usable = free.saturating_sub(margin);
             let under_cap = cap.saturating_sub(self.resident_bytes());
+            if need <= free.saturating_sub(margin) && need <= under_cap {
+                return Ok(());
+            }
+            // The pool's idle bytes count as free: when the driver alone has too little, they
+            // go back to it. Idle bytes inside blocks that still back live buffers cannot go
+            // back: if the driver still has too little after the trim, evict as if they were
+            // not there.
+            let usable = (free + dev.pool.idle_bytes()).saturating_sub(margin);
             if need <= usable && need <= under_cap {
-                // The pool's idle bytes count as free: when the driver alone has too little,
-                // they go back to it, so that any allocation of the call finds room. Idle
-                // bytes inside blocks that still back live buffers cannot go back: if the
-                // driver still has too little after the trim, evict as if they were not there.
-                let driver = |dev: &Device| -> GpuResult<u64> {
-                    let (f, _) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
-                    Ok((f as u64).saturating_sub(margin))
-                };
-                if need <= driver(dev)? {
-                    return Ok(());
-                }
                 dev.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
-                if need <= driver(dev)? {
+                if need <= driver_free(dev)?.0.saturating_sub(margin) {
                     return Ok(());
                 }
             }
