@@ -114,6 +114,8 @@ pub(crate) struct Device {
     pub msm_pieces: u32,
     /// Whether every MSM prints its steps' times (`BATON_MSM_PHASES` set when it opened).
     pub msm_phases: bool,
+    /// `BATON_UPLOAD_TRACE`: every staged upload prints its DMA and host times (clock.rs).
+    pub upload_trace: bool,
     /// Whether the kernels were compiled for the keyless scatter (`gpu.msm_scatter`).
     pub keyless: bool,
     /// The order of the bucket sort's scatter (`gpu.msm_scatter_order`).
@@ -231,6 +233,7 @@ impl Device {
             msm_window: opts.window_rule(),
             msm_pieces: opts.msm_pieces,
             msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
+            upload_trace: std::env::var_os("BATON_UPLOAD_TRACE").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,
             scatter_order: opts.msm_scatter_order,
             scatter_digits: opts.msm_scatter_digits,

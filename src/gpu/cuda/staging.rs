@@ -6,9 +6,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, PinnedHostSlice};
 use rayon::prelude::*;
 
+use super::clock::UploadClock;
 use super::device::{drv, Device, Lane};
 use crate::gpu::error::{GpuError, GpuResult};
 
@@ -31,6 +33,46 @@ impl Drop for Staging {
         for ev in self.up_done.iter_mut().filter_map(Option::take) {
             if let Err(e) = ev.synchronize() {
                 tracing::warn!(error = ?e, "staging buffer wait failed at drop");
+            }
+        }
+    }
+}
+
+/// Where a staged upload writes: a view (cudarc tracks it) or a raw address
+/// ([`Device::upload_untracked`]).
+enum UploadDst<'a, 'b> {
+    View(&'a mut CudaViewMut<'b, u64>),
+    Raw(CUdeviceptr, usize),
+}
+
+impl UploadDst<'_, '_> {
+    fn len(&self) -> usize {
+        match self {
+            UploadDst::View(d) => d.len(),
+            UploadDst::Raw(_, len) => *len,
+        }
+    }
+
+    /// `self[off..off + src.len()] = src` on `on`, asynchronous when `src` is page-locked.
+    fn copy(
+        &mut self,
+        on: &Arc<CudaStream>,
+        src: &[u64],
+        off: usize,
+        what: &'static str,
+    ) -> GpuResult<()> {
+        match self {
+            UploadDst::View(d) => {
+                let mut d = d.slice_mut(off..off + src.len());
+                on.memcpy_htod(src, &mut d).map_err(drv(what))
+            }
+            UploadDst::Raw(at, _) => {
+                on.context().bind_to_thread().map_err(drv(what))?;
+                let at = *at + (off * std::mem::size_of::<u64>()) as CUdeviceptr;
+                // SAFETY: `upload_untracked`'s contract: `len` u64 of device memory at `at`,
+                // and `off + src.len() <= len` (checked in `upload_to`, chunks within it).
+                unsafe { cudarc::driver::result::memcpy_htod_async(at, src, on.cu_stream()) }
+                    .map_err(drv(what))
             }
         }
     }
@@ -71,6 +113,37 @@ impl Device {
         dst: &mut CudaViewMut<'_, u64>,
         what: &'static str,
     ) -> GpuResult<Duration> {
+        self.upload_to(on, staging, src, UploadDst::View(dst), what)
+    }
+
+    /// [`Device::upload_staged`] to `len` u64 at device address `at`, untracked: cudarc
+    /// neither orders these copies after the earlier uses of that memory nor later uses after
+    /// them.
+    ///
+    /// # Safety
+    /// `at` is the address of `len` u64 of live device memory; no work still in flight uses
+    /// those elements, and the caller orders every later use after the copies (an event
+    /// recorded on `on` after this returns, waited on by the streams that use them).
+    pub(crate) unsafe fn upload_untracked(
+        &self,
+        on: &Arc<CudaStream>,
+        staging: Option<&mut Staging>,
+        src: &[u64],
+        at: CUdeviceptr,
+        len: usize,
+        what: &'static str,
+    ) -> GpuResult<Duration> {
+        self.upload_to(on, staging, src, UploadDst::Raw(at, len), what)
+    }
+
+    fn upload_to(
+        &self,
+        on: &Arc<CudaStream>,
+        staging: Option<&mut Staging>,
+        src: &[u64],
+        mut dst: UploadDst<'_, '_>,
+        what: &'static str,
+    ) -> GpuResult<Duration> {
         if src.len() > dst.len() {
             return Err(GpuError::BufferTooShort {
                 kernel: "upload",
@@ -80,12 +153,11 @@ impl Device {
             });
         }
         let Some(st) = staging else {
-            let mut d = dst.slice_mut(..src.len());
             // From pageable memory the driver copies `src` out before this returns.
-            on.memcpy_htod(src, &mut d).map_err(drv(what))?;
+            dst.copy(on, src, 0, what)?;
             return Ok(Duration::ZERO);
         };
-        let r = self.upload_chunks(on, st, src, dst, what);
+        let r = self.upload_chunks(on, st, src, &mut dst, what);
         if r.is_err() {
             // A buffer may still be read by a DMA that has no event: wait for the stream.
             let _ = on.synchronize();
@@ -98,27 +170,38 @@ impl Device {
         on: &Arc<CudaStream>,
         st: &mut Staging,
         src: &[u64],
-        dst: &mut CudaViewMut<'_, u64>,
+        dst: &mut UploadDst<'_, '_>,
         what: &'static str,
     ) -> GpuResult<Duration> {
         let mut host_time = Duration::ZERO;
+        let mut clock = UploadClock::start(on, what, self.upload_trace);
         for (i, chunk) in src.chunks(STAGE_U64).enumerate() {
             let k = i % 2;
             if let Some(ev) = st.up_done[k].take() {
+                let t = Instant::now();
                 ev.synchronize().map_err(drv("staging wait"))?;
+                if let Some(c) = clock.as_mut() {
+                    c.host_wait += t.elapsed();
+                }
             }
             let host = st.up[k].as_mut_slice().map_err(drv("staging"))?;
             let host = &mut host[..chunk.len()];
             let t = Instant::now();
             self.on_host(|| par_copy(host, chunk));
             host_time += t.elapsed();
-            let off = i * STAGE_U64;
-            let mut d = dst.slice_mut(off..off + chunk.len());
+            let before = clock.as_ref().and_then(UploadClock::before);
             // `host` is page-locked and passed as a plain slice (cudarc adds no stream sync for
             // those), so this DMA is asynchronous; the event below guards the buffer until it is
             // done. Passing the `PinnedHostSlice` itself would make cudarc track it instead.
-            on.memcpy_htod(&*host, &mut d).map_err(drv(what))?;
+            dst.copy(on, host, i * STAGE_U64, what)?;
+            if let Some(c) = clock.as_mut() {
+                c.after(before);
+            }
             st.up_done[k] = Some(on.record_event(None).map_err(drv("event"))?);
+        }
+        if let Some(mut c) = clock {
+            c.host_copy = host_time;
+            c.report(std::mem::size_of_val(src));
         }
         Ok(host_time)
     }
