@@ -39,7 +39,9 @@ pub struct PartitionTimes {
     /// is the rest of H).
     pub h: Duration,
     /// The MSMs: the witness's (L, A, B_G1, and B_G2 when asked), then H's. The first span
-    /// also holds the transforms of host a, b, c, queued between the MSM kernels.
+    /// also holds the transforms of host a, b, c, queued between the MSM kernels; it starts
+    /// once the witness is up, so where L's pieces run while the witness uploads (a host
+    /// witness and L in pieces) their time before that is in `upload`, not here.
     pub msms: Duration,
     /// Host thread time spent on copies into pinned memory and other host work.
     pub host: Duration,

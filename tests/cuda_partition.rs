@@ -109,7 +109,8 @@ fn partition_matches_cpu_from_2_10_to_2_22() {
 
 /// The partition's MSMs over device scalars cut into pieces (`gpu.msm_pieces = 4`: H in three
 /// uneven pieces of at least 2^20, L in two), under both bucket rules, against the CPU; the
-/// pieces of one MSM are counted together and share one bucket run.
+/// pieces of one MSM share one bucket run. L's pieces start as the host witness uploads
+/// piece by piece (each piece counted on the copy stream), H's are counted together.
 #[test]
 fn partition_in_pieces_matches_cpu() {
     if gpu().is_none() {

@@ -1,5 +1,6 @@
-//! The device-resident partition: the private witness uploaded once, the MSMs that need only
-//! it (L, A, B_G1, B_G2; the A and B densities applied on the device) run while a, b, c
+//! The device-resident partition: the private witness uploaded once (in the pieces of L's
+//! MSM, each piece's kernels starting once its part is up, where L runs in pieces), the MSMs
+//! that need only it (L, A, B_G1, B_G2; the A and B densities applied on the device) run while a, b, c
 //! upload on the copy stream from a second thread (each transformed to the coset as soon as
 //! it is there), then H finished and kept on the device for its MSM; only the window sums of
 //! each MSM come back. The few public-input terms run on the CPU. Memory for the whole call is
@@ -28,6 +29,7 @@ use super::witness::density_words;
 use crate::error::Result;
 use crate::gpu::error::GpuError;
 use crate::gpu::host::G1;
+use crate::gpu::plan::{self, MIN_GPU_MSM};
 use crate::key::ProvingKey;
 use crate::partition::{AbcInput, PartitionProver, PartitionSums, PartitionTimes};
 use crate::prover::{Abc, G1Sums, Witness};
@@ -59,16 +61,13 @@ impl CudaBackend {
             }
             Err(e) => return Err(no_fallback(e).into()),
         };
-        let (aux, t) = self
-            .witness_on_device(st, &w.aux, kept)
-            .map_err(no_fallback)?;
-        clock.0 += t;
+        // Taken before any kernel of the call frees scratch (see `Device::abc_buffers`); L's
+        // first pieces run while the witness still uploads.
         let mut bufs = match bufs {
             Some(b) => b,
             None => self.dev.abc_buffers(sh.n).map_err(no_fallback)?,
         };
         let words = [&w.a_aux_density, &w.b_aux_density].map(density_words);
-        let witness_up = start.elapsed();
         // Host a, b, c go up on the copy stream from a second thread while this one runs the
         // witness's MSMs on the compute stream: they need no H, and the uploads (6 GiB at
         // 2^26) hide behind them.
@@ -84,6 +83,29 @@ impl CudaBackend {
                 no_fallback(GpuError::Internal("twiddles or H tables missing".into())).into(),
             );
         };
+        let kept = kept.filter(|k| k.scalars == w.aux.len());
+        let l_pieces = plan::msm_pieces(sh.m_aux, self.dev.msm_pieces, sh.m_aux);
+        let (aux, l_run, t) = match (kept, keys.get(1)) {
+            // L in pieces from the host witness: each piece's kernels start once its part of
+            // the witness is up.
+            (None, Some(l_key)) if sh.m_aux >= MIN_GPU_MSM && l_pieces > 1 => {
+                let staging = staging_of(staging, &self.dev);
+                let (aux, run, t) = self
+                    .witness_with_l(staging, bases, l_key, &w.aux, l_pieces)
+                    .map_err(no_fallback)?;
+                (aux, Some(run), t)
+            }
+            (kept, _) => {
+                let staging = staging_of(staging, &self.dev);
+                let (aux, t) = self
+                    .witness_on_device(staging, &w.aux, kept)
+                    .map_err(no_fallback)?;
+                (aux, None, t)
+            }
+        };
+        clock.0 += t;
+        // The witness is up (with L in pieces: its last piece queued, the first ones done).
+        let witness_up = start.elapsed();
         let dev = &self.dev;
         let log_n = sh.log_n;
         let (wit, witness_done, uploaded) = std::thread::scope(|s| {
@@ -103,7 +125,17 @@ impl CudaBackend {
                     Ok((host, t.elapsed()))
                 })
             });
-            let wit = self.witness_msms(bases, &keys, &sh, w, &aux, &words, &g1q, g2q.as_ref());
+            let wit = self.witness_msms(
+                bases,
+                &keys,
+                &sh,
+                w,
+                &aux,
+                l_run,
+                &words,
+                &g1q,
+                g2q.as_ref(),
+            );
             let witness_done = start.elapsed();
             let uploaded = up.map(|t| {
                 t.join().unwrap_or_else(|_| {

@@ -2,8 +2,11 @@
 //! the GPU threshold. The witness's (L, A, B_G1, B_G2) need no H: they run while a, b, c
 //! upload.
 
+use std::time::Duration;
+
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cudarc::driver::{CudaSlice, CudaView};
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaSlice, CudaView, DevicePtrMut};
 
 use super::shape::{QueryBases, Shape};
 
@@ -11,10 +14,13 @@ use crate::cs::Density;
 use crate::error::Result;
 use crate::gpu::cuda::backend::CudaBackend;
 use crate::gpu::cuda::calls::{no_fallback, CpuMsm};
-use crate::gpu::cuda::device::DeviceGroup;
+use crate::gpu::cuda::device::{drv, DeviceGroup, Lane};
 use crate::gpu::cuda::memory::{BaseSets, BasesKey};
+use crate::gpu::cuda::pieces::Pieces;
+use crate::gpu::cuda::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
-use crate::gpu::host::{self, G1, G2};
+use crate::gpu::host::{self, FR_LIMBS, G1, G2};
+use crate::gpu::options::MsmFirstPiece;
 use crate::gpu::plan::{self, MsmShape, MIN_GPU_MSM};
 use crate::prover::Witness;
 
@@ -74,10 +80,74 @@ impl CudaBackend {
             .map_err(no_fallback)?)
     }
 
+    /// The private witness uploaded in the pieces of L's MSM, each piece's kernels queued as
+    /// soon as its scalars are up, so that the upload of piece k + 1 overlaps piece k's
+    /// kernels (the whole upload used to come first: 2 GiB at 2^26). The buffer holds all of
+    /// `aux` once this returns (the later users on the compute stream are ordered after every
+    /// piece's copy); L's window sums come from [`Device::pieces_sum`]. `pieces` (> 1) as
+    /// [`plan::msm_pieces`] cuts L; returns the buffer, L's queued pieces and the host time
+    /// spent copying.
+    pub(super) fn witness_with_l<'d>(
+        &'d self,
+        staging: Option<&mut Staging>,
+        bases: &BaseSets,
+        key: &BasesKey,
+        aux: &[Scalar],
+        pieces: usize,
+    ) -> GpuResult<(CudaSlice<u64>, Pieces<'d>, Duration)> {
+        let dev = &self.dev;
+        let n = aux.len();
+        let src = host::scalars_as_u64(aux);
+        let points = &bases
+            .get(key)
+            .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?
+            .points;
+        let mut buf = dev.alloc_scratch_on::<u64>(Lane::Copy, src.len().max(1), "witness")?;
+        // The pieces are copied to the buffer untracked: each piece's kernels wait for an event
+        // after that piece's copy, where cudarc's per-buffer events would make the copy of
+        // piece k + 1 wait for piece k's kernels (they read the same buffer). The address is
+        // taken before any copy or kernel, so nothing in flight uses the buffer.
+        let at = {
+            let (at, _write) = buf.device_ptr_mut(&dev.copy);
+            at
+        };
+        let mut staging = staging;
+        let bounds = plan::piece_bounds(n, pieces, MsmFirstPiece::Equal, n);
+        let share = n.div_ceil(pieces.max(1));
+        let mut p = dev.pieces();
+        let mut host_time = Duration::ZERO;
+        for &(lo, hi) in &bounds {
+            let off = lo * FR_LIMBS;
+            let part = &src[off..hi * FR_LIMBS];
+            // SAFETY: `at` addresses `buf` (alive here and until the caller drops it, after its
+            // MSMs), piece [lo, hi) lies inside it, nothing has used those elements yet, and
+            // every use after the copy waits for `up` (the count runs on the copy stream
+            // itself; the compute stream waits for it below).
+            host_time += unsafe {
+                dev.upload_untracked(
+                    &dev.copy,
+                    staging.as_deref_mut(),
+                    part,
+                    at + (off * std::mem::size_of::<u64>()) as CUdeviceptr,
+                    part.len(),
+                    "upload witness",
+                )?
+            };
+            let up = dev.copy.record_event(None).map_err(drv("event"))?;
+            dev.stream.wait(&up).map_err(drv("stream wait"))?;
+            let scalars = buf.slice(off..hi * FR_LIMBS);
+            let sh = dev.shape::<G1>(Lane::Copy, &scalars, hi - lo, share)?;
+            let b = points.slice(lo * host::AFFINE_LIMBS..hi * host::AFFINE_LIMBS);
+            dev.piece::<G1>(&mut p, &b, &scalars, hi - lo, &sh)?;
+        }
+        Ok((buf, p, host_time))
+    }
+
     /// The MSMs of the witness `aux` (on the device): L over all of it, A and B_G1 (and B_G2
     /// when `g2q` is there) over the variables their densities keep, filtered on the device
     /// (`words`: the A and B density bitmaps). `keys` are the partition's base sets in the
-    /// order of `g1q` then `g2q` ([`super::shape::queries`]).
+    /// order of `g1q` then `g2q` ([`super::shape::queries`]). `l_pieces`: L already queued
+    /// with the witness's upload ([`CudaBackend::witness_with_l`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn witness_msms(
         &self,
@@ -86,6 +156,7 @@ impl CudaBackend {
         sh: &Shape,
         w: &Witness,
         aux: &CudaSlice<u64>,
+        l_pieces: Option<Pieces<'_>>,
         words: &[Vec<u32>; 2],
         g1q: &[QueryBases<'_, G1Affine>; 4],
         g2q: Option<&QueryBases<'_, G2Affine>>,
@@ -102,11 +173,12 @@ impl CudaBackend {
             let f = self.dev.filter(&aux.slice(..), &words, sh.m_aux, d.count());
             Ok(Some(f.map_err(no_fallback)?))
         };
-        let l = if sh.m_aux < MIN_GPU_MSM {
-            crate::msm::msm_g1(g1q[1].points, &w.aux, None)?
-        } else {
-            self.device_msm::<G1>(bases, key(1)?, &aux.slice(..), sh.m_aux)
-                .map_err(no_fallback)?
+        let l = match l_pieces {
+            Some(p) => self.dev.pieces_sum::<G1>(p).map_err(no_fallback)?,
+            None if sh.m_aux < MIN_GPU_MSM => crate::msm::msm_g1(g1q[1].points, &w.aux, None)?,
+            None => self
+                .device_msm::<G1>(bases, key(1)?, &aux.slice(..), sh.m_aux)
+                .map_err(no_fallback)?,
         };
         let fa = filter(&w.a_aux_density, &words[0])?;
         let a = self.aux_msm::<G1>(

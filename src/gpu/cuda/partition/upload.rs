@@ -11,7 +11,6 @@ use super::shape::Shape;
 use crate::error::Result;
 use crate::gpu::cuda::backend::CudaBackend;
 use crate::gpu::cuda::device::{Device, Lane};
-use crate::gpu::cuda::memory::State;
 use crate::gpu::cuda::ntt::{HTables, Twiddles};
 use crate::gpu::cuda::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
@@ -198,10 +197,10 @@ impl CudaBackend {
 
     /// The private witness on the device: `kept` when a/b/c evaluated on the device kept the
     /// same witness (a/b/c of another could not make a valid proof with this one either),
-    /// else uploaded now through the staging buffers; with the host time spent copying.
+    /// else uploaded now through `staging`; with the host time spent copying.
     pub(super) fn witness_on_device(
         &self,
-        st: &mut State,
+        staging: Option<&mut Staging>,
         aux: &[Scalar],
         kept: Option<DeviceAux>,
     ) -> GpuResult<(CudaSlice<u64>, Duration)> {
@@ -212,7 +211,6 @@ impl CudaBackend {
         let mut d = self
             .dev
             .alloc_scratch_on::<u64>(Lane::Copy, src.len().max(1), "witness")?;
-        let staging = st.staging(&self.dev);
         let t = self.dev.upload_staged(
             &self.dev.copy,
             staging,
