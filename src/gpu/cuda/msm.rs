@@ -125,6 +125,11 @@ impl Device {
     }
 
     /// `buf` copied to the host after everything queued on the stream of `lane` (waits for it).
+    /// The stream is drained first, then the copy into pageable memory is made, so that the
+    /// copy never waits inside the driver behind running kernels while another thread (the
+    /// partition's a/b/c uploads) needs the driver. On the H200 one a/b/c buffer's upload per
+    /// partition still spends 270-350 ms in its own driver calls (`BATON_UPLOAD_TRACE`, tenth
+    /// session in BENCHMARKS.md); this drain did not measurably change that.
     pub(crate) fn download_now<T: cudarc::driver::DeviceRepr + Default + Clone>(
         &self,
         lane: Lane,
@@ -132,6 +137,7 @@ impl Device {
         what: &'static str,
     ) -> GpuResult<Vec<T>> {
         let on = self.lane(lane);
+        on.synchronize().map_err(drv("synchronize"))?;
         let host = on.clone_dtoh(buf).map_err(drv(what))?;
         on.synchronize().map_err(drv("synchronize"))?;
         Ok(host)
