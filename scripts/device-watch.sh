@@ -2,7 +2,7 @@
 # One device call on the GPU tree (fourth session's call M, fifth session's call N;
 # BENCHMARKS.md): conformance under a watchdog instead of `timeout` (a test binary silent for
 # 45 s gets every thread's state, the mapping holding the futex it sleeps on and its pc
-# printed, and is killed; a stopped NTT test reruns once alone) with every MSM variant of
+# printed, and is killed; a stopped run reruns whole, once) with every MSM variant of
 # VARIANTS checked against the CPU, then sppark and the bench in the same call (the MSM rows of
 # every variant with BATON_MSM_PHASES, the 2^27 NTT), ncu counters of the dense 2^24 MSM's
 # scatter and accumulation, the engine at 2^24, the device partition at 2^24/2^26 and the
@@ -23,7 +23,8 @@ CHECK_VARIANTS=${CHECK_VARIANTS:-}
 CANDIDATE=${CANDIDATE:-}
 # The device partition's sizes (the part and partc steps).
 PART_LOGS=${PART_LOGS:-24,26}
-# Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26.
+# Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26 trace
+# (trace only when named).
 STEPS=" ${STEPS:-conformance sppark msm nttc ncu engine24 part partc engine26} "
 # The candidate's knobs as the bench and the engine read them (BATON_GPU_<KEY>=value).
 cand_env=()
@@ -70,8 +71,11 @@ watched() { # label, seconds-of-silence, command...
 }
 if has conformance; then
     export BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}"
-    watched conformance 45 "$here/cuda_conformance" --test-threads 1 --nocapture
-    if [ $? -eq 99 ]; then watched ntt_rerun 45 "$here/cuda_conformance" --exact ntt_and_h_match_cpu_for_every_block --test-threads 1 --nocapture; fi
+    # Modules loaded eagerly: a cold lazy load stalled a fresh machine's first test before
+    # (BENCHMARKS.md, calls G-J; again in the tenth session's first call). A stopped run is
+    # rerun whole, once.
+    watched conformance 45 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture
+    if [ $? -eq 99 ]; then watched conformance_rerun 60 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture; fi
     watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
     unset BATON_TEST_GPU_VARIANT
     BATON_MSM_VARIANTS="${CHECK_VARIANTS:-$VARIANTS}" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
@@ -88,8 +92,8 @@ engine() { # log workers budget need
 }
 bench() { # label, then env assignments
     local label=$1; shift
-    env "$@" BATON_BENCH_G2= BATON_BENCH_PART_BEFORE=0 BATON_BENCH_SPARSE=none \
-      BATON_BENCH_REPS=5 BATON_BENCH_CPU_MAX_LOG=20 \
+    env BATON_BENCH_G2= BATON_BENCH_PART_BEFORE=0 BATON_BENCH_SPARSE=none \
+      BATON_BENCH_REPS=5 BATON_BENCH_CPU_MAX_LOG=20 "$@" \
       timeout "$(( $(left) - 10 ))" "$here/bench_gpu" > "$OUT/bench-$label.log" 2>&1
     echo "bench $label rc=$? at $((SECONDS - t0)) s"
 }
@@ -113,12 +117,17 @@ has part && bench part BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_N
 [ -n "$CANDIDATE" ] && has partc && bench partc "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
     BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS"
 has engine26 && engine 26 10 84GiB 100
+# Each staged upload's DMA per chunk against the host's copies and waits (BATON_UPLOAD_TRACE):
+# the 2^26 partition from host a/b/c (a, b, c beside the witness's MSMs) and a/b/c alone.
+has trace && bench trace BATON_UPLOAD_TRACE=1 BATON_BENCH_REPS=1 BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
+    BATON_BENCH_NTT= BATON_BENCH_PARTITION=26
 echo; grep "^| " "$OUT/sppark.log" | tail -22
 echo; cat "$OUT"/bench-*.log | grep "^| \|^device partition" | head -100
 
 [ -f "$OUT/ncu.log" ] && grep -E "^  [a-z_]+ \(|Duration|Throughput|Registers|Achieved Occupancy|Issue|pipe|stalled|inst_executed" "$OUT/ncu.log" | head -80
 for f in "$OUT"/engine*.log; do [ -f "$f" ] && { echo "-- $f"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }; done
 # Last, so the call's tail keeps it: every test binary's verdict.
-echo "-- conformance verdicts"; for f in conformance ntt_rerun partition variants; do
+[ -f "$OUT/bench-trace.log" ] && { echo "-- upload trace"; grep "^upload trace" "$OUT/bench-trace.log" | sed 's/upload trace: //' | head -24; }
+echo "-- conformance verdicts"; for f in conformance conformance_rerun partition variants; do
     [ -f "$OUT/$f.log" ] && echo "$f: $(grep -h '^test result' "$OUT/$f.log" | tail -1) $(grep -c 'FAILED\|panicked' "$OUT/$f.log") failures"
 done
