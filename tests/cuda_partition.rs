@@ -130,6 +130,55 @@ fn partition_in_pieces_matches_cpu() {
     }
 }
 
+/// a, b, c and the witness page-locked in place (`register_host`): their uploads DMA straight
+/// from them, L's pieces included (`msm_pieces = 4`), and the results equal the CPU's. A range
+/// cannot be registered twice, and can be again once its registration drops.
+#[test]
+fn partition_from_registered_host_memory_matches_cpu() {
+    if gpu().is_none() {
+        return;
+    }
+    let (g1, g2) = points();
+    let n = 1usize << 22;
+    let w = sample_witness(5, n / 2 + 17, 0.45, 43);
+    let pk = shaped_key(n, &w, &g1, &g2);
+    let abc = sample_abc(n - 1000, 44);
+    let want = cpu(&pk, &abc, &w);
+    let opts = baton::gpu::options::variant(&test_gpu_options(), "msm_pieces=4").expect("variant");
+    let gpu = CudaBackend::with_options(0, &opts).expect("backend in pieces");
+    let mut host = copy(&abc);
+    let mut back = Vec::new();
+    // SAFETY: every registered vector is declared before `regs`, so it drops after it, and
+    // none grows while registered (`abc_done` moves the vectors, not their memory).
+    let regs = unsafe {
+        [
+            gpu.register_host(&host.a).expect("register a"),
+            gpu.register_host(&host.b).expect("register b"),
+            gpu.register_host(&host.c).expect("register c"),
+            gpu.register_host(&w.aux).expect("register the witness"),
+        ]
+    };
+    assert!(regs.iter().all(|r| r.bytes() >= 32 * (n / 2)));
+    // SAFETY: as above; this one must fail (the range is registered).
+    let twice = unsafe { gpu.register_host(&host.a[10..20]) };
+    assert!(twice.is_err(), "a registered range registered again");
+    let got = gpu
+        .prove_partition(&pk, AbcInput::Host(&mut host), &w, true, &mut |t| {
+            back.push(t)
+        })
+        .expect("partition from registered memory");
+    assert_eq!(back.len(), 1, "a/b/c handed back once");
+    same("registered host memory", &got, &want);
+    assert_eq!(gpu.fallbacks(), 0);
+    drop(regs);
+    // SAFETY: `back` outlives `again`.
+    let again = unsafe { gpu.register_host(&back[0].a) };
+    assert!(
+        again.is_ok(),
+        "registered again after the registration dropped"
+    );
+}
+
 #[test]
 fn partition_edge_cases() {
     let Some(gpu) = gpu() else { return };

@@ -12,6 +12,7 @@ mod msm;
 mod ntt;
 mod partition;
 mod pieces;
+mod pinned;
 mod pool;
 mod sparse;
 mod staging;
@@ -19,3 +20,4 @@ mod witness;
 
 pub use backend::CudaBackend;
 pub use partition::DeviceAbc;
+pub use pinned::HostRegistration;

@@ -1,7 +1,8 @@
 //! Page-locked staging for host↔device copies. Copies from pageable memory ran at 5–7 GB/s on
 //! the H200 host (most of compute_h's time at 2^26); these go through two pinned buffers so that
 //! filling one on the host (rayon) overlaps the DMA out of the other. Without pinned memory (the
-//! allocation failed) the copies stay pageable.
+//! allocation failed) the copies stay pageable. Sources the caller page-locked in place
+//! ([`super::backend::CudaBackend::register_host`]) skip the staging: one DMA from them.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use rayon::prelude::*;
 
 use super::clock::UploadClock;
 use super::device::{drv, Device, Lane};
+use super::pinned::is_registered;
 use crate::gpu::error::{GpuError, GpuResult};
 
 /// u64 per staging buffer (64 MiB).
@@ -152,6 +154,9 @@ impl Device {
                 need: src.len(),
             });
         }
+        if is_registered(src) {
+            return self.upload_direct(on, src, &mut dst, what);
+        }
         let Some(st) = staging else {
             // From pageable memory the driver copies `src` out before this returns.
             dst.copy(on, src, 0, what)?;
@@ -163,6 +168,31 @@ impl Device {
             let _ = on.synchronize();
         }
         r
+    }
+
+    /// `src` page-locked by the caller ([`CudaBackend::register_host`]): one DMA straight from
+    /// it, no host copy, waited for (the caller may reuse `src` once this returns).
+    fn upload_direct(
+        &self,
+        on: &Arc<CudaStream>,
+        src: &[u64],
+        dst: &mut UploadDst<'_, '_>,
+        what: &'static str,
+    ) -> GpuResult<Duration> {
+        let mut clock = UploadClock::start(on, what, self.upload_trace);
+        let before = clock.as_ref().and_then(UploadClock::before);
+        let r = dst.copy(on, src, 0, what);
+        if let Some(c) = clock.as_mut() {
+            c.after(before);
+        }
+        // Also after a failed copy: no DMA may still read `src` when this returns.
+        let done = on.synchronize().map_err(drv("synchronize"));
+        r?;
+        done?;
+        if let Some(c) = clock {
+            c.report(std::mem::size_of_val(src));
+        }
+        Ok(Duration::ZERO)
     }
 
     fn upload_chunks(
