@@ -3,9 +3,10 @@
 //! directly (the host copies into the pinned staging were most of a partition's host work:
 //! about 8.7 GiB at 2^26, BENCHMARKS.md tenth session).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CU_MEMHOSTREGISTER_PORTABLE};
+use cudarc::driver::CudaContext;
 
 use super::backend::CudaBackend;
 use super::device::drv;
@@ -34,6 +35,8 @@ pub(crate) fn is_registered<T>(src: &[T]) -> bool {
 pub struct HostRegistration {
     base: usize,
     end: usize,
+    /// Made current before unregistering (the thread that drops this may have none).
+    ctx: Arc<CudaContext>,
 }
 
 impl HostRegistration {
@@ -47,6 +50,9 @@ impl Drop for HostRegistration {
     fn drop(&mut self) {
         if let Ok(mut r) = REGISTERED.lock() {
             r.retain(|&range| range != (self.base, self.end));
+        }
+        if let Err(e) = self.ctx.bind_to_thread() {
+            tracing::warn!(error = ?e, "no context to unregister host memory in");
         }
         // SAFETY: `base` is the address this registration passed to cuMemHostRegister.
         let r = unsafe { sys::cuMemHostUnregister(self.base as *mut std::ffi::c_void) }.result();
@@ -95,6 +101,10 @@ impl CudaBackend {
         .result()
         .map_err(drv("cuMemHostRegister"))?;
         reg.push((base, end));
-        Ok(HostRegistration { base, end })
+        Ok(HostRegistration {
+            base,
+            end,
+            ctx: self.dev.ctx.clone(),
+        })
     }
 }
