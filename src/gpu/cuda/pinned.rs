@@ -1,4 +1,4 @@
-//! Caller memory page-locked in place ([`CudaBackend::register_host`]). An upload whose source
+//! Caller memory page-locked in place ([`CudaBackend::register_host`](super::CudaBackend::register_host)). An upload whose source
 //! lies inside such a range skips the staging copy: the device reads the caller's buffer
 //! directly (the host copies into the pinned staging were most of a partition's host work:
 //! about 8.7 GiB at 2^26, BENCHMARKS.md tenth session).
@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys::{self, CU_MEMHOSTREGISTER_PORTABLE};
 use cudarc::driver::CudaContext;
 
-use super::backend::CudaBackend;
 use super::device::drv;
 use crate::gpu::error::{GpuError, GpuResult};
 
@@ -30,7 +29,7 @@ pub(crate) fn is_registered<T>(src: &[T]) -> bool {
 
 /// A page-locked range of caller memory; dropping it unlocks the range. It does not borrow the
 /// memory (the caller keeps using it, even mutably, while registered), so
-/// [`CudaBackend::register_host`] is `unsafe`: the memory must stay allocated until this drops.
+/// [`CudaBackend::register_host`](super::CudaBackend::register_host) is `unsafe`: the memory must stay allocated until this drops.
 #[must_use = "the memory is unlocked when this is dropped"]
 pub struct HostRegistration {
     base: usize,
@@ -62,49 +61,45 @@ impl Drop for HostRegistration {
     }
 }
 
-impl CudaBackend {
-    /// Page-locks the memory of `v` in place (the whole pages around it), so that uploads from
-    /// it DMA straight from `v` instead of through the staging copy. Worth it for buffers that
-    /// are reused (registering costs about as much as one copy); a range that is already
-    /// registered, or overlaps one, is an error.
-    ///
-    /// # Safety
-    /// The memory of `v` must stay allocated, at the same address, until the returned
-    /// registration drops: no `Vec` holding it may grow past its capacity or be freed first.
-    /// The pages around `v` are locked too, so they must belong to the same allocation or to
-    /// memory that outlives the registration (true for large `Vec`s, which get their own pages).
-    pub unsafe fn register_host<T>(&self, v: &[T]) -> GpuResult<HostRegistration> {
-        let lo = v.as_ptr() as usize;
-        let hi = lo + std::mem::size_of_val(v);
-        if hi == lo {
-            return Err(GpuError::Internal("registering an empty slice".into()));
-        }
-        let (base, end) = (lo & !(PAGE - 1), hi.next_multiple_of(PAGE));
-        let mut reg = REGISTERED
-            .lock()
-            .map_err(|_| GpuError::Internal("host registration list poisoned".into()))?;
-        if reg.iter().any(|&(a, b)| a < end && base < b) {
-            return Err(GpuError::Internal(format!(
-                "host range {base:#x}..{end:#x} overlaps a registered one"
-            )));
-        }
-        self.dev.ctx.bind_to_thread().map_err(drv("bind"))?;
-        // SAFETY: [base, end) is mapped memory of the caller's (the contract above), whole
-        // pages; the driver locks it until cuMemHostUnregister.
-        unsafe {
-            sys::cuMemHostRegister_v2(
-                base as *mut std::ffi::c_void,
-                end - base,
-                CU_MEMHOSTREGISTER_PORTABLE,
-            )
-        }
-        .result()
-        .map_err(drv("cuMemHostRegister"))?;
-        reg.push((base, end));
-        Ok(HostRegistration {
-            base,
-            end,
-            ctx: self.dev.ctx.clone(),
-        })
+/// Page-locks [lo, lo + bytes) in `ctx` (the whole pages around it): the body of
+/// [`CudaBackend::register_host`](super::CudaBackend::register_host)(super::CudaBackend::register_host), whose contract applies.
+///
+/// # Safety
+/// As `register_host`'s.
+pub(crate) unsafe fn register(
+    ctx: &Arc<CudaContext>,
+    lo: usize,
+    bytes: usize,
+) -> GpuResult<HostRegistration> {
+    let hi = lo + bytes;
+    if bytes == 0 {
+        return Err(GpuError::Internal("registering an empty slice".into()));
     }
+    let (base, end) = (lo & !(PAGE - 1), hi.next_multiple_of(PAGE));
+    let mut reg = REGISTERED
+        .lock()
+        .map_err(|_| GpuError::Internal("host registration list poisoned".into()))?;
+    if reg.iter().any(|&(a, b)| a < end && base < b) {
+        return Err(GpuError::Internal(format!(
+            "host range {base:#x}..{end:#x} overlaps a registered one"
+        )));
+    }
+    ctx.bind_to_thread().map_err(drv("bind"))?;
+    // SAFETY: [base, end) is mapped memory of the caller's (the contract), whole pages; the
+    // driver locks it until cuMemHostUnregister.
+    unsafe {
+        sys::cuMemHostRegister_v2(
+            base as *mut std::ffi::c_void,
+            end - base,
+            CU_MEMHOSTREGISTER_PORTABLE,
+        )
+    }
+    .result()
+    .map_err(drv("cuMemHostRegister"))?;
+    reg.push((base, end));
+    Ok(HostRegistration {
+        base,
+        end,
+        ctx: ctx.clone(),
+    })
 }
