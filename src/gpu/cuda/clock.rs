@@ -120,6 +120,9 @@ impl<'a> UploadClock<'a> {
             .iter()
             .filter_map(|(b, a)| b.elapsed_ms(a).ok())
             .collect();
+        if dma.is_empty() {
+            return;
+        }
         let span = self.chunks[0].0.elapsed_ms(&last.1).unwrap_or(f32::NAN);
         let sum: f32 = dma.iter().sum();
         dma.sort_by(f32::total_cmp);

@@ -1,9 +1,13 @@
-//! Caller memory page-locked in place ([`CudaBackend::register_host`](super::CudaBackend::register_host)). An upload whose source
+//! Caller memory page-locked in place
+//! ([`CudaBackend::register_host`](super::CudaBackend::register_host)). An upload whose source
 //! lies inside such a range skips the staging copy: the device reads the caller's buffer
 //! directly (the host copies into the pinned staging were most of a partition's host work:
-//! about 8.7 GiB at 2^26, BENCHMARKS.md tenth session).
+//! about 8.7 GiB at 2^26, BENCHMARKS.md tenth session). An upload holds the list's read lock
+//! until its DMA is done, and unregistering takes the write lock, so no range is unlocked
+//! under a DMA that reads it. Registering holds the write lock too (uploads wait meanwhile:
+//! 661 ms for 8 GiB on the H200 host), which keeps two overlapping registrations apart.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 use cudarc::driver::sys::{self, CU_MEMHOSTREGISTER_PORTABLE};
 use cudarc::driver::CudaContext;
@@ -13,29 +17,39 @@ use crate::gpu::error::{GpuError, GpuResult};
 
 /// The page-locked ranges [start, end) of the process. Registration is the driver's, for every
 /// context (portable), so one list serves every backend.
-static REGISTERED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+static REGISTERED: RwLock<Vec<(usize, usize)>> = RwLock::new(Vec::new());
 
+/// The page size the ranges are rounded to. Where the host's pages are larger (64 KiB on some
+/// aarch64 hosts) two registrations may share a page this list does not see; the driver then
+/// refuses the second, an error, not a hazard.
 const PAGE: usize = 4096;
 
-/// Whether all of `src` lies inside one registered range.
-pub(crate) fn is_registered<T>(src: &[T]) -> bool {
+/// The read lock of the registered ranges when all of `src` lies inside one of them: hold it
+/// until every DMA from `src` is done (no range is unregistered meanwhile). `None`: `src` is
+/// not registered (or spans two ranges), and is copied through the staging.
+pub(crate) fn registered<T>(src: &[T]) -> Option<RwLockReadGuard<'static, Vec<(usize, usize)>>> {
     let lo = src.as_ptr() as usize;
     let hi = lo + std::mem::size_of_val(src);
-    REGISTERED
-        .lock()
-        .map(|r| r.iter().any(|&(a, b)| a <= lo && hi <= b))
-        .unwrap_or(false)
+    let r = REGISTERED.read().ok()?;
+    r.iter().any(|&(a, b)| a <= lo && hi <= b).then_some(r)
 }
 
 /// A page-locked range of caller memory; dropping it unlocks the range. It does not borrow the
 /// memory (the caller keeps using it, even mutably, while registered), so
-/// [`CudaBackend::register_host`](super::CudaBackend::register_host) is `unsafe`: the memory must stay allocated until this drops.
+/// [`CudaBackend::register_host`](super::CudaBackend::register_host) is `unsafe`: the memory
+/// must stay allocated until this drops.
 #[must_use = "the memory is unlocked when this is dropped"]
 pub struct HostRegistration {
     base: usize,
     end: usize,
     /// Made current before unregistering (the thread that drops this may have none).
     ctx: Arc<CudaContext>,
+}
+
+impl std::fmt::Debug for HostRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostRegistration({:#x}..{:#x})", self.base, self.end)
+    }
 }
 
 impl HostRegistration {
@@ -47,9 +61,12 @@ impl HostRegistration {
 
 impl Drop for HostRegistration {
     fn drop(&mut self) {
-        if let Ok(mut r) = REGISTERED.lock() {
-            r.retain(|&range| range != (self.base, self.end));
-        }
+        // Held until the range is unlocked: an upload reading it holds the read lock.
+        let mut r = match REGISTERED.write() {
+            Ok(r) => r,
+            Err(p) => p.into_inner(),
+        };
+        r.retain(|&range| range != (self.base, self.end));
         if let Err(e) = self.ctx.bind_to_thread() {
             tracing::warn!(error = ?e, "no context to unregister host memory in");
         }
@@ -77,7 +94,7 @@ pub(crate) unsafe fn register(
     }
     let (base, end) = (lo & !(PAGE - 1), hi.next_multiple_of(PAGE));
     let mut reg = REGISTERED
-        .lock()
+        .write()
         .map_err(|_| GpuError::Internal("host registration list poisoned".into()))?;
     if reg.iter().any(|&(a, b)| a < end && base < b) {
         return Err(GpuError::Internal(format!(

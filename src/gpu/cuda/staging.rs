@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::clock::UploadClock;
 use super::device::{drv, Device, Lane};
-use super::pinned::is_registered;
+use super::pinned::registered;
 use crate::gpu::error::{GpuError, GpuResult};
 
 /// u64 per staging buffer (64 MiB).
@@ -154,12 +154,16 @@ impl Device {
                 need: src.len(),
             });
         }
-        if is_registered(src) {
-            return self.upload_direct(on, src, &mut dst, what);
+        if let Some(held) = registered(src) {
+            let r = self.upload_direct(on, src, &mut dst, what);
+            drop(held);
+            return r;
         }
         let Some(st) = staging else {
-            // From pageable memory the driver copies `src` out before this returns.
+            // From pageable memory the driver copies `src` out before the call returns; memory
+            // page-locked some other way is read by a DMA still in flight, so wait for it.
             dst.copy(on, src, 0, what)?;
+            on.synchronize().map_err(drv("synchronize"))?;
             return Ok(Duration::ZERO);
         };
         let r = self.upload_chunks(on, st, src, &mut dst, what);
@@ -170,8 +174,9 @@ impl Device {
         r
     }
 
-    /// `src` page-locked by the caller ([`CudaBackend::register_host`]): one DMA straight from
-    /// it, no host copy, waited for (the caller may reuse `src` once this returns).
+    /// `src` page-locked by the caller ([`CudaBackend::register_host`]; the caller holds the
+    /// registered ranges' read lock): one DMA straight from it, no host copy, waited for (the
+    /// caller may reuse `src` once this returns).
     fn upload_direct(
         &self,
         on: &Arc<CudaStream>,

@@ -116,29 +116,39 @@ impl CudaBackend {
         let share = n.div_ceil(pieces.max(1));
         let mut p = dev.pieces();
         let mut host_time = Duration::ZERO;
-        for &(lo, hi) in &bounds {
-            let off = lo * FR_LIMBS;
-            let part = &src[off..hi * FR_LIMBS];
-            // SAFETY: `at` addresses `buf` (alive here and until the caller drops it, after its
-            // MSMs), piece [lo, hi) lies inside it, nothing has used those elements yet, and
-            // every use after the copy waits for `up` (the count runs on the copy stream
-            // itself; the compute stream waits for it below).
-            host_time += unsafe {
-                dev.upload_untracked(
-                    &dev.copy,
-                    staging.as_deref_mut(),
-                    part,
-                    at + (off * std::mem::size_of::<u64>()) as CUdeviceptr,
-                    part.len(),
-                    "upload witness",
-                )?
-            };
-            let up = dev.copy.record_event(None).map_err(drv("event"))?;
-            dev.stream.wait(&up).map_err(drv("stream wait"))?;
-            let scalars = buf.slice(off..hi * FR_LIMBS);
-            let sh = dev.shape::<G1>(Lane::Copy, &scalars, hi - lo, share)?;
-            let b = points.slice(lo * host::AFFINE_LIMBS..hi * host::AFFINE_LIMBS);
-            dev.piece::<G1>(&mut p, &b, &scalars, hi - lo, &sh)?;
+        let mut queue = || -> GpuResult<()> {
+            for &(lo, hi) in &bounds {
+                let off = lo * FR_LIMBS;
+                let part = &src[off..hi * FR_LIMBS];
+                // SAFETY: `at` addresses `buf` (alive here and until the caller drops it, after
+                // its MSMs), piece [lo, hi) lies inside it, nothing has used those elements yet,
+                // and every use after the copy waits for `up` (the count runs on the copy
+                // stream itself; the compute stream waits for it below).
+                host_time += unsafe {
+                    dev.upload_untracked(
+                        &dev.copy,
+                        staging.as_deref_mut(),
+                        part,
+                        at + (off * std::mem::size_of::<u64>()) as CUdeviceptr,
+                        part.len(),
+                        "upload witness",
+                    )?
+                };
+                let up = dev.copy.record_event(None).map_err(drv("event"))?;
+                dev.stream.wait(&up).map_err(drv("stream wait"))?;
+                let scalars = buf.slice(off..hi * FR_LIMBS);
+                let sh = dev.shape::<G1>(Lane::Copy, &scalars, hi - lo, share)?;
+                let b = points.slice(lo * host::AFFINE_LIMBS..hi * host::AFFINE_LIMBS);
+                dev.piece::<G1>(&mut p, &b, &scalars, hi - lo, &sh)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = queue() {
+            // cudarc keeps one read event per buffer: a piece's count (copy stream) replaced
+            // the record of the previous piece's kernels (compute stream), so freeing `buf`
+            // now would wait for the count only. Drain the compute stream first.
+            let _ = dev.stream.synchronize();
+            return Err(e);
         }
         Ok((buf, p, host_time))
     }
