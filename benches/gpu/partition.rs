@@ -59,8 +59,9 @@ fn device(
     match r {
         Ok(s) => (t, s),
         Err(e) => {
-            // a, b, c back where the caller's registrations expect them before unwinding.
-            if abc.a.is_empty() {
+            // a, b, c back where the caller's registrations expect them before unwinding
+            // (unless `abc_done` already put them there).
+            if !(input.a.is_empty() && input.b.is_empty() && input.c.is_empty()) {
                 *abc = input;
             }
             panic!("device partition: {e}")
@@ -173,6 +174,8 @@ pub fn bench_partition(gpu: &CudaBackend, bases: &DistinctBases, t: &mut Table, 
                     .filter_map(|r| r.as_ref().err().map(|e| e.to_string()))
                     .collect();
                 eprintln!("2^{log}: host memory not registered ({why:?}); row left out");
+                // The ones that did register are unlocked before a, b, c can be freed.
+                drop(regs);
                 None
             }
         };

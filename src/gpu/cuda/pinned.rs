@@ -79,7 +79,8 @@ impl Drop for HostRegistration {
 }
 
 /// Page-locks [lo, lo + bytes) in `ctx` (the whole pages around it): the body of
-/// [`CudaBackend::register_host`](super::CudaBackend::register_host)(super::CudaBackend::register_host), whose contract applies.
+/// [`CudaBackend::register_host`](super::CudaBackend::register_host), whose contract
+/// applies.
 ///
 /// # Safety
 /// As `register_host`'s.
