@@ -146,6 +146,9 @@ impl CudaBackend {
     /// registration drops: no `Vec` holding it may grow past its capacity or be freed first.
     /// The pages around `v` are locked too, so they must belong to the same allocation or to
     /// memory that outlives the registration (true for large `Vec`s, which get their own pages).
+    /// Staged uploads from `v` hold the registry's read lock until their DMA is done, but other
+    /// copies (a per-call NTT's, a download into `v`) do not: drop the registration only when
+    /// no backend call on another thread is using `v`.
     pub unsafe fn register_host<T>(&self, v: &[T]) -> GpuResult<HostRegistration> {
         // SAFETY: the caller's contract is `register`'s.
         unsafe { super::pinned::register(&self.dev.ctx, v.as_ptr() as usize, size_of_val(v)) }
