@@ -85,20 +85,19 @@ impl CudaBackend {
         };
         let kept = kept.filter(|k| k.scalars == w.aux.len());
         let l_pieces = plan::msm_pieces(sh.m_aux, self.dev.msm_pieces, sh.m_aux);
+        let witness_staging = staging_of(staging, &self.dev);
         let (aux, l_run, t) = match (kept, keys.get(1)) {
             // L in pieces from the host witness: each piece's kernels start once its part of
             // the witness is up.
             (None, Some(l_key)) if sh.m_aux >= MIN_GPU_MSM && l_pieces > 1 => {
-                let staging = staging_of(staging, &self.dev);
                 let (aux, run, t) = self
-                    .witness_with_l(staging, bases, l_key, &w.aux, l_pieces)
+                    .witness_with_l(witness_staging, bases, l_key, &w.aux, l_pieces)
                     .map_err(no_fallback)?;
                 (aux, Some(run), t)
             }
             (kept, _) => {
-                let staging = staging_of(staging, &self.dev);
                 let (aux, t) = self
-                    .witness_on_device(staging, &w.aux, kept)
+                    .witness_on_device(witness_staging, &w.aux, kept)
                     .map_err(no_fallback)?;
                 (aux, None, t)
             }

@@ -33,10 +33,7 @@ impl CudaBackend {
         scalars: &CudaView<'_, u64>,
         k: usize,
     ) -> GpuResult<G::Proj> {
-        let points = &bases
-            .get(key)
-            .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?
-            .points;
+        let points = resident(bases, key)?;
         // The window from k is the largest a count-chosen one can be.
         if k > MsmShape::max_points(plan::window_for(self.dev.msm_window, k, k)) {
             return Err(GpuError::BadLaunch {
@@ -89,7 +86,7 @@ impl CudaBackend {
     /// spent copying.
     pub(super) fn witness_with_l<'d>(
         &'d self,
-        staging: Option<&mut Staging>,
+        mut staging: Option<&mut Staging>,
         bases: &BaseSets,
         key: &BasesKey,
         aux: &[Scalar],
@@ -98,10 +95,7 @@ impl CudaBackend {
         let dev = &self.dev;
         let n = aux.len();
         let src = host::scalars_as_u64(aux);
-        let points = &bases
-            .get(key)
-            .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))?
-            .points;
+        let points = resident(bases, key)?;
         let mut buf = dev.alloc_scratch_on::<u64>(Lane::Copy, src.len().max(1), "witness")?;
         // The pieces are copied to the buffer untracked: each piece's kernels wait for an event
         // after that piece's copy, where cudarc's per-buffer events would make the copy of
@@ -111,7 +105,6 @@ impl CudaBackend {
             let (at, _write) = buf.device_ptr_mut(&dev.copy);
             at
         };
-        let mut staging = staging;
         let bounds = plan::piece_bounds(n, pieces, MsmFirstPiece::Equal, n);
         let share = n.div_ceil(pieces.max(1));
         let mut p = dev.pieces();
@@ -225,6 +218,14 @@ impl CudaBackend {
         };
         Ok(WitnessSums { l, a, b, b2 })
     }
+}
+
+/// The points of resident base set `key`.
+fn resident<'b>(bases: &'b BaseSets, key: &BasesKey) -> GpuResult<&'b CudaSlice<u64>> {
+    bases
+        .get(key)
+        .map(|r| &r.points)
+        .ok_or_else(|| GpuError::Internal("resident bases vanished".into()))
 }
 
 /// The aux parts of the witness's MSMs.
