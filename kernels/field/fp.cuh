@@ -7,6 +7,7 @@
 struct FpParams {
     static constexpr int N = 12;
     static constexpr u32 INV = 0xfffcfffdu;
+    __device__ static __forceinline__ u32 inv() { return INV; }  // see FrParams::inv
     __host__ __device__ static constexpr u32 m(int i) {
         constexpr u32 M[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
                                0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};

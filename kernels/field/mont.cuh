@@ -2,6 +2,7 @@
 // Requires common.cuh.  A parameter class P provides:
 //   static constexpr int N;             limb count
 //   static constexpr u32 INV;           -mod^{-1} mod 2^32
+//   static u32 inv();                   INV, as the reduction rows read it (fr.cuh says why)
 //   static constexpr u32 m(int i);      modulus limb i
 //   static constexpr u32 one(int i);    R mod m (Montgomery one), limb i
 //   static constexpr u32 r2(int i);     R^2 mod m, limb i
@@ -130,7 +131,7 @@ template <class P> DEVI void f_mul_row(u32* t, const mont_t<P>& a, const u32 bi)
 // The reduction half of a row: t += q*m, q = t[0]*INV, then t /= 2^32.
 template <class P> DEVI void f_reduce_row(u32* t) {
     constexpr int N = P::N;
-    const u32 q = t[0] * P::INV;
+    const u32 q = t[0] * P::inv();
     t[0] = ptx_mad_lo_cc(q, P::m(0), t[0]);
 #pragma unroll
     for (int j = 1; j < N; j++) t[j] = ptx_madc_lo_cc(q, P::m(j), t[j]);
@@ -216,7 +217,7 @@ template <class P> DEVI void f_pairs_row(u32* x, u32* y, const mont_t<P>& a, con
         f_pairs_mad<P, false, true>(x, x, a, 0, bi);
         y[N - 1] = ptx_addc(y[N - 1], 0);
     }
-    const u32 q = x[0] * P::INV;
+    const u32 q = x[0] * P::inv();
     f_pairs_mad_m<P, true>(x, 0, q);
     y[N - 1] = ptx_addc(y[N - 1], 0);
     f_pairs_mad_m<P, false>(y, 1, q);
@@ -338,7 +339,7 @@ template <class P> DEVI void f_pairs_madc_m(u32* acc, const u32* src, int first,
 template <class P> DEVI void f_redc_row(u32* x, u32* y, bool first) {
     constexpr int N = P::N;
     if (first) {
-        const u32 q = x[0] * P::INV;
+        const u32 q = x[0] * P::inv();
 #pragma unroll
         for (int j = 0; j < N; j += 2) {
             const u64 p = (u64)q * P::m(j + 1);
@@ -353,7 +354,7 @@ template <class P> DEVI void f_redc_row(u32* x, u32* y, bool first) {
     // product for q sets no flag). y: the previous x moved down two words (a renaming), plus the
     // carry, plus m_odd*q; its top pair is q*m_{N-1} + carry < 2^64, so no carry out.
     x[0] = ptx_add_cc(x[0], y[1]);
-    const u32 q = x[0] * P::INV;
+    const u32 q = x[0] * P::inv();
     u32 src[N];
 #pragma unroll
     for (int j = 0; j < N - 2; j++) src[j] = y[j + 2];

@@ -14,6 +14,8 @@ typedef unsigned long long u64;
 #define __device__
 #define __host__
 #define __noinline__
+#define __forceinline__ inline
+#define __constant__
 #define BATON_COMMON_CUH  // common.cuh's definitions are the ones below
 struct uint4 { u32 x, y, z, w; };
 static inline uint4 make_uint4(u32 x, u32 y, u32 z, u32 w) { return uint4{x, y, z, w}; }
