@@ -24,7 +24,7 @@ CANDIDATE=${CANDIDATE:-}
 # The device partition's sizes (the part and partc steps).
 PART_LOGS=${PART_LOGS:-24,26}
 # Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26 trace
-# (trace only when named).
+# (trace only when named). NTT_LOGS and NTT_BLOCKS: the msm step's NTT sizes and blocks (27, 9).
 STEPS=" ${STEPS:-conformance sppark msm nttc ncu engine24 part partc engine26} "
 # The candidate's knobs as the bench and the engine read them (BATON_GPU_<KEY>=value).
 cand_env=()
@@ -98,9 +98,9 @@ bench() { # label, then env assignments
     echo "bench $label rc=$? at $((SECONDS - t0)) s"
 }
 has msm && bench msm BATON_MSM_PHASES=1 BATON_MSM_VARIANTS="$VARIANTS" BATON_BENCH_MSM=20,22,24,26 \
-    BATON_BENCH_NTT=27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
+    BATON_BENCH_NTT="${NTT_LOGS:-27}" BATON_BENCH_NTT_BLOCKS="${NTT_BLOCKS:-9}" BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
 [ -n "$CANDIDATE" ] && has nttc && bench nttc "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
-    BATON_BENCH_NTT=27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
+    BATON_BENCH_NTT="${NTT_LOGS:-27}" BATON_BENCH_NTT_BLOCKS="${NTT_BLOCKS:-9}" BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
 if has ncu && [ "$(left)" -gt 60 ]; then
     # Counters of the first dense 2^24 MSM's scatter and accumulation (clocks left alone; ncu
     # drops empty variables from the environment, so "none" selects no size).
