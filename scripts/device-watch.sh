@@ -103,11 +103,19 @@ has msm && bench msm BATON_MSM_PHASES=1 BATON_MSM_VARIANTS="$VARIANTS" BATON_BEN
     BATON_BENCH_NTT="${NTT_LOGS:-27}" BATON_BENCH_NTT_BLOCKS="${NTT_BLOCKS:-9}" BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
 if has ncu && [ "$(left)" -gt 60 ]; then
     # Counters of the first dense 2^24 MSM's scatter and accumulation (clocks left alone; ncu
-    # drops empty variables from the environment, so "none" selects no size).
+    # drops empty variables from the environment, so "none" selects no size), or with
+    # NCU_WHAT=ntt of the four passes of the first 2^27 NTT.
+    if [ "${NCU_WHAT:-msm}" = ntt ]; then
+        ncu_sel=(BATON_BENCH_MSM=none BATON_BENCH_NTT=27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4)
+        ncu_k=(-k regex:'^ntt_pass_r4$' -c 4)
+    else
+        ncu_sel=(BATON_BENCH_MSM=24 BATON_BENCH_NTT=none)
+        ncu_k=(-k regex:'^msm_(scatter|accumulate)$' -c 2)
+    fi
     stalls=$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle no_instruction not_selected selected dispatch_stall barrier branch_resolving drain imc_miss membar sleeping tex_throttle misc)
-    BATON_MSM_VARIANTS=default BATON_BENCH_MSM=24 BATON_BENCH_NTT=none BATON_BENCH_PARTITION=none \
+    env BATON_MSM_VARIANTS=default "${ncu_sel[@]}" BATON_BENCH_PARTITION=none \
       BATON_BENCH_G2=none BATON_BENCH_SPARSE=none BATON_BENCH_REPS=1 BATON_BENCH_CPU_MAX_LOG=0 \
-      timeout "$(( $(left) - 5 ))" /usr/local/cuda/bin/ncu --clock-control none -k regex:'^msm_(scatter|accumulate)$' -c 2 \
+      timeout "$(( $(left) - 5 ))" /usr/local/cuda/bin/ncu --clock-control none "${ncu_k[@]}" \
       --section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis --section WarpStateStats \
       --metrics "${stalls}sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum" \
       "$here/bench_gpu" > "$OUT/ncu.log" 2>&1; echo "ncu rc=$? at $((SECONDS - t0)) s"

@@ -300,13 +300,13 @@ def gpu_main(args):
         return out
 
     t0 = time.time()
-    tw = powers(1 << (log_tw - 1), W)
+    tw = powers(1 << log_tw, W)
     sync_check()
-    print(f"twiddle table 2^{log_tw - 1} built in {time.time() - t0:.2f}s")
+    print(f"twiddle table 2^{log_tw} built in {time.time() - t0:.2f}s")
     # check a few twiddles
     twh = tw[:4].get()
     assert fr_from_rows(twh) == [pow(W, e, ref.R) for e in range(4)], "twiddle table"
-    tws = [(1 << (log_tw - 1)) - 1, 12345]
+    tws = [(1 << (log_tw - 1)) - 1, 1 << (log_tw - 1), (1 << log_tw) - 1, 12345]
     for e in tws:
         assert fr_from_rows(tw[e:e + 1].get())[0] == pow(W, e, ref.R)
 

@@ -15,9 +15,10 @@
 // passes the same list reversed (s upwards).
 //
 // Twiddle table tw (shared by forward and inverse, any log_n <= log_tw):
-//   tw[e] = W^e for e in [0, 2^(log_tw-1)), W a primitive 2^log_tw-th root
-//   of unity (Montgomery Fr, 32 bytes each), W = ROOT_OF_UNITY^(2^(32-log_tw)).
-//   W^e for e >= 2^(log_tw-1) is -tw[e - 2^(log_tw-1)]; W^-e = W^(2^log_tw - e).
+//   tw[e] = W^e for e in [0, 2^log_tw), W a primitive 2^log_tw-th root of unity
+//   (Montgomery Fr, 32 bytes each), W = ROOT_OF_UNITY^(2^(32-log_tw));
+//   W^-e = tw[2^log_tw - e].  The whole circle, not half of it and a negation:
+//   the negation and its select cost ~7 % of ntt_pass_r4's instructions.
 //
 // Scale table (optional, fused into the first pass' loads or the last pass'
 // stores): 32768 Fr entries, tab[i] = c*q^i for i < 16384 and
@@ -40,10 +41,8 @@ typedef FrParams FR;
 
 DEVI fr_t ntt_twiddle(const fr_t* tw, u32 log_tw, u32 e, bool inverse) {
     const u32 N = 1u << log_tw;
-    const u32 half = N >> 1;
     if (inverse) e = (N - e) & (N - 1);
-    if (e < half) return f_ldg<FR>(tw + e);
-    return f_neg<FR>(f_ldg<FR>(tw + (e - half)));
+    return f_ldg<FR>(tw + e);
 }
 
 DEVI fr_t ntt_scale_factor(const fr_t* tab, u32 x) {
@@ -53,16 +52,23 @@ DEVI fr_t ntt_scale_factor(const fr_t* tab, u32 x) {
     return f_mul<FR>(lo, hi);
 }
 
+// Shared memory holds a block's E elements as two planes of 16-byte halves (half k of element e
+// at uint4 index k*E + e): one 128-bit access per half, and consecutive elements in consecutive
+// 16-byte slots, so eight consecutive threads (one phase of a 128-bit access) touch distinct
+// banks wherever their elements are consecutive.
 DEVI fr_t ntt_sm_get(const u32* sm, u32 E, u32 e) {
+    const uint4* s4 = reinterpret_cast<const uint4*>(sm);
+    const uint4 lo = s4[e], hi = s4[E + e];
     fr_t r;
-#pragma unroll
-    for (int k = 0; k < 8; k++) r.v[k] = sm[k * E + e];
+    r.v[0] = lo.x; r.v[1] = lo.y; r.v[2] = lo.z; r.v[3] = lo.w;
+    r.v[4] = hi.x; r.v[5] = hi.y; r.v[6] = hi.z; r.v[7] = hi.w;
     return r;
 }
 
 DEVI void ntt_sm_put(u32* sm, u32 E, u32 e, const fr_t& x) {
-#pragma unroll
-    for (int k = 0; k < 8; k++) sm[k * E + e] = x.v[k];
+    uint4* s4 = reinterpret_cast<uint4*>(sm);
+    s4[e] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+    s4[E + e] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
 }
 
 // The quad of thread index q over J with low bit b (h = 2^b, cmask = 2^c - 1): J0 has bits b and b+1 clear, the elements
@@ -151,7 +157,7 @@ DEVI void ntt_dit_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 p,
 template <bool QUAD>
 DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s, u32 t, u32 c, u32 flags,
                        const fr_t* scale_tab) {
-    extern __shared__ u32 ntt_sm[];
+    extern __shared__ __align__(16) u32 ntt_sm[];
     const u32 E = 1u << (t + c);
     const u32 Lbits = s - t;
     const u32 gbits = Lbits - c;  // bits of the L-group index

@@ -254,7 +254,7 @@ impl State {
     ) -> GpuResult<&Twiddles> {
         if self.twiddles.as_ref().is_none_or(|t| t.log_tw < log_n) {
             self.twiddles = None;
-            self.make_room(dev, cap, (16u64 << log_n) + extra, &[], "twiddles")?;
+            self.make_room(dev, cap, (32u64 << log_n) + extra, &[], "twiddles")?;
             self.twiddles = Some(dev.twiddles(log_n)?);
         }
         self.twiddles

@@ -16,7 +16,8 @@ use crate::gpu::plan::{flags, ntt_plan_in};
 /// Entries of one half of a scale table.
 const SCALE_HALF: usize = launch::SCALE_TABLE / 2;
 
-/// Twiddles `W^e`, e < 2^(log_tw − 1), serving every NTT up to 2^log_tw.
+/// Twiddles `W^e`, e < 2^log_tw (the whole circle, so that no pass negates one), serving every
+/// NTT up to 2^log_tw.
 pub(crate) struct Twiddles {
     pub log_tw: u32,
     pub table: CudaSlice<u64>,
@@ -69,7 +70,7 @@ impl Device {
 
     /// The twiddle table for every NTT up to 2^log_tw.
     pub(crate) fn twiddles(&self, log_tw: u32) -> GpuResult<Twiddles> {
-        let count = 1usize << (log_tw.max(1) - 1);
+        let count = 1usize << log_tw.max(1);
         // Written whole by `fr_powers` below.
         let mut table = self.alloc_scratch::<u64>(count * FR_LIMBS, "twiddles")?;
         let w = host::root_of_unity(log_tw);

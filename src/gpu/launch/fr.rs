@@ -34,7 +34,7 @@ pub fn ntt_pass(
             format!("2^{log_n} transform with twiddles of 2^{log_tw}")
         })
         .buf("data", data, n * FR_LIMBS)
-        .buf("tw", tw, (1usize << (log_tw.max(1) - 1)) * FR_LIMBS)
+        .buf("tw", tw, (1usize << log_tw.max(1)) * FR_LIMBS)
         .opt("scale_tab", scale, SCALE_TABLE * FR_LIMBS)
         .done()
 }

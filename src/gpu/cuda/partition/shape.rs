@@ -158,7 +158,7 @@ mod tests {
         let sh = porep(27);
         let n = sh.n as u64;
         // The resident key: H, L, A, B_G1 (96-byte points) and B_G2 (192), and the twiddles.
-        let key = 4 * 96 * n + 192 * n + 16 * n;
+        let key = 4 * 96 * n + 192 * n + 32 * n;
         let whole = sh.need_bytes(true, rule, 1);
         let cut = sh.need_bytes(true, rule, 0);
         assert!(cut < whole, "pieces {cut} against whole {whole}");
