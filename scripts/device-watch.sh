@@ -24,7 +24,8 @@ CANDIDATE=${CANDIDATE:-}
 # The device partition's sizes (the part and partc steps).
 PART_LOGS=${PART_LOGS:-24,26}
 # Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26 trace
-# (trace only when named). NTT_LOGS and NTT_BLOCKS: the msm step's NTT sizes and blocks (27, 9).
+# (trace only when named). NTT_LOGS and NTT_BLOCKS: the msm step's NTT sizes and blocks (27, 9);
+# MSM_LOGS its MSM sizes (20,22,24,26; "none" for none).
 STEPS=" ${STEPS:-conformance sppark msm nttc ncu engine24 part partc engine26} "
 # The candidate's knobs as the bench and the engine read them (BATON_GPU_<KEY>=value).
 cand_env=()
@@ -97,7 +98,7 @@ bench() { # label, then env assignments
       timeout "$(( $(left) - 10 ))" "$here/bench_gpu" > "$OUT/bench-$label.log" 2>&1
     echo "bench $label rc=$? at $((SECONDS - t0)) s"
 }
-has msm && bench msm BATON_MSM_PHASES=1 BATON_MSM_VARIANTS="$VARIANTS" BATON_BENCH_MSM=20,22,24,26 \
+has msm && bench msm BATON_MSM_PHASES=1 BATON_MSM_VARIANTS="$VARIANTS" BATON_BENCH_MSM="${MSM_LOGS:-20,22,24,26}" \
     BATON_BENCH_NTT="${NTT_LOGS:-27}" BATON_BENCH_NTT_BLOCKS="${NTT_BLOCKS:-9}" BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
 [ -n "$CANDIDATE" ] && has nttc && bench nttc "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
     BATON_BENCH_NTT="${NTT_LOGS:-27}" BATON_BENCH_NTT_BLOCKS="${NTT_BLOCKS:-9}" BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION=
