@@ -182,9 +182,10 @@ fn single<T>(f: impl FnOnce() -> T) -> f64 {
 
 /// NTT rows: checked against the CPU, then timed, for every block size of
 /// `BATON_BENCH_NTT_BLOCKS` (log2 of the elements per `ntt_pass` block, default "10,9,8,7")
-/// under every radix of `BATON_BENCH_NTT_RADIX` (default "2,4"); the first row of each size is
-/// the configured `gpu.ntt_block` and `gpu.ntt_radix`.
-fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u32)) {
+/// under every radix of `BATON_BENCH_NTT_RADIX` (default "2,4") and every column count of
+/// `BATON_BENCH_NTT_COLS` (default: the configured one); the first row of each size is the
+/// configured `gpu.ntt_block`, `gpu.ntt_radix` and `gpu.ntt_columns`.
+fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u32, u32)) {
     let mut blocks = vec![configured.0];
     for b in env_logs("BATON_BENCH_NTT_BLOCKS", &[10, 9, 8, 7]) {
         if !blocks.contains(&b) {
@@ -197,10 +198,18 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u3
             radixes.push(r);
         }
     }
-    let choices: Vec<(u32, u32)> = radixes
-        .iter()
-        .flat_map(|&r| blocks.iter().map(move |&b| (b, r)))
-        .collect();
+    let mut columns = vec![configured.2];
+    for c in env_logs("BATON_BENCH_NTT_COLS", &[]) {
+        if !columns.contains(&c) {
+            columns.push(c);
+        }
+    }
+    let mut choices: Vec<(u32, u32, u32)> = Vec::new();
+    for &c in &columns {
+        for &r in &radixes {
+            choices.extend(blocks.iter().map(|&b| (b, r, c)));
+        }
+    }
     for log in env_logs("BATON_BENCH_NTT", &[20, 21, 22, 23, 24, 25, 26, 27]) {
         let n = 1usize << log;
         let d = Domain::for_size(n).expect("domain");
@@ -213,23 +222,26 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u3
             let mut again = v.clone();
             cpu_times.push(single(|| d.ntt(&mut again).expect("CPU NTT")));
         }
-        for &(block, radix) in &choices {
+        for &(block, radix, cols) in &choices {
             gpu.set_ntt_block(block).expect("NTT block");
             gpu.set_ntt_radix(radix).expect("NTT radix");
+            gpu.set_ntt_columns(cols).expect("NTT columns");
             let mut g = v.clone();
             gpu.ntt(&mut g).expect("GPU NTT");
             assert!(
                 g == c,
-                "NTT 2^{log} block 2^{block} radix {radix}: GPU differs from the CPU"
+                "NTT 2^{log} block 2^{block} radix {radix} columns {cols}: GPU differs from the CPU"
             );
             let gt = gpu.ntt_timing(log, reps).expect("GPU NTT timing");
-            let mark = if (block, radix) == configured {
+            let mark = if (block, radix, cols) == configured {
                 " (configured)"
             } else {
                 ""
             };
-            let note =
-                format!("GPU: CUDA events, data resident; block 2^{block}, radix {radix}{mark}");
+            let note = format!(
+                "GPU: CUDA events, data resident; block 2^{block}, radix {radix}, \
+                 columns {cols}{mark}"
+            );
             t.row(
                 "NTT",
                 log,
@@ -241,6 +253,7 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u3
     }
     gpu.set_ntt_block(configured.0).expect("NTT block");
     gpu.set_ntt_radix(configured.1).expect("NTT radix");
+    gpu.set_ntt_columns(configured.2).expect("NTT columns");
 }
 
 fn main() {
@@ -286,7 +299,12 @@ fn main() {
     drop(others.into_iter().map(|v| v.gpu).collect::<Vec<_>>());
     let gpu = &variants[0].gpu;
     bench_msm_g2(gpu, &mut t, reps);
-    bench_ntt(gpu, &mut t, reps, (opts.ntt_block, opts.ntt_radix));
+    bench_ntt(
+        gpu,
+        &mut t,
+        reps,
+        (opts.ntt_block, opts.ntt_radix, opts.ntt_columns),
+    );
     partition::bench_partition(gpu, &bases, &mut t, reps);
     sparse::bench_sparse(gpu, &mut t, reps);
     println!(

@@ -109,24 +109,28 @@ fn ntt_matches_domain() {
     }
 }
 
-/// Every `gpu.ntt_block` under both `gpu.ntt_radix` kernels gives the CPU's transform and H
-/// (the pass list and the kernel are all they change; any choice is correct, so other tests
-/// sharing the backend are unaffected).
+/// Every `gpu.ntt_block` under both `gpu.ntt_radix` kernels gives the CPU's transform and H,
+/// with three columns, and four blocks with fewer (the pass list and the kernel are all they
+/// change; any choice is correct, so other tests sharing the backend are unaffected).
 #[test]
 fn ntt_and_h_match_cpu_for_every_block() {
     let Some(gpu) = gpu() else { return };
     let mut r = rng(7);
-    for (radix, block) in [2u32, 4]
+    let three = [2u32, 4]
         .into_iter()
-        .flat_map(|r| (4u32..=10).map(move |b| (r, b)))
-    {
+        .flat_map(|r| (4u32..=10).map(move |b| (r, b, 3)));
+    let fewer = [(2u32, 1u32), (4, 2), (4, 1), (4, 0)]
+        .into_iter()
+        .flat_map(|(r, c)| [4u32, 7, 9, 10].map(|b| (r, b, c)));
+    for (radix, block, cols) in three.chain(fewer) {
         gpu.set_ntt_radix(radix).unwrap();
         gpu.set_ntt_block(block).unwrap();
+        gpu.set_ntt_columns(cols).unwrap();
         // One line per block, with its time: a slow block is named in the device log.
         let t0 = std::time::Instant::now();
         for log in [3u32, 9, 11, 14, 17, 21] {
             // Each step named before it runs: a stop inside this test shows where it was.
-            eprintln!("  ntt 2^{log}, block 2^{block}, radix {radix}");
+            eprintln!("  ntt 2^{log}, block 2^{block}, radix {radix}, columns {cols}");
             let d = Domain::for_size(1 << log).unwrap();
             let v = random_vec(1 << log, &mut r);
             let mut want = v.clone();
@@ -135,7 +139,7 @@ fn ntt_and_h_match_cpu_for_every_block() {
             gpu.ntt(&mut got).unwrap();
             assert!(
                 got == want,
-                "NTT 2^{log} with blocks of 2^{block}, radix {radix} differs"
+                "NTT 2^{log} with blocks of 2^{block}, radix {radix}, columns {cols} differs"
             );
         }
         for log in [5u32, 12, 16, 19] {
@@ -143,17 +147,20 @@ fn ntt_and_h_match_cpu_for_every_block() {
             let m = n - n / 8;
             let (a, b) = (porep_scalars(m, r.gen()), porep_scalars(m, r.gen()));
             let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
-            eprintln!("  h 2^{log}, block 2^{block}, radix {radix}");
+            eprintln!("  h 2^{log}, block 2^{block}, radix {radix}, columns {cols}");
             check_h(&gpu, log, a, b, c);
         }
         let secs = t0.elapsed().as_secs_f64();
-        eprintln!("ntt block 2^{block} radix {radix}: ok in {secs:.2} s");
+        eprintln!("ntt block 2^{block} radix {radix} columns {cols}: ok in {secs:.2} s");
     }
     assert!(gpu.set_ntt_radix(3).is_err(), "radix 3 is refused");
     gpu.set_ntt_radix(baton::gpu::options::DEFAULT_NTT_RADIX)
         .unwrap();
     assert!(gpu.set_ntt_block(3).is_err(), "block 2^3 is refused");
     assert!(gpu.set_ntt_block(11).is_err(), "block 2^11 is refused");
+    assert!(gpu.set_ntt_columns(4).is_err(), "four columns are refused");
+    gpu.set_ntt_columns(baton::gpu::options::DEFAULT_NTT_COLUMNS)
+        .unwrap();
     gpu.set_ntt_block(baton::gpu::options::DEFAULT_NTT_BLOCK)
         .unwrap();
 }

@@ -82,6 +82,7 @@ pub(super) struct RawGpu {
     pub(super) partition: Option<String>,
     pub(super) ntt_block: Option<String>,
     pub(super) ntt_radix: Option<String>,
+    pub(super) ntt_columns: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -189,7 +190,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 18] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 19] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -228,6 +229,7 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
         ("partition", "gpu.partition", &raw.partition),
         ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
         ("ntt_radix", "gpu.ntt_radix", &raw.ntt_radix),
+        ("ntt_columns", "gpu.ntt_columns", &raw.ntt_columns),
     ];
     for (key, name, value) in keys {
         if let Some(v) = value {

@@ -20,6 +20,11 @@ pub const NTT_BLOCKS: std::ops::RangeInclusive<u32> = 4..=10;
 /// unless configured, as the radix of its butterflies: 4 (two stages, the `ntt_pass_r4`
 /// kernel), with [`DEFAULT_NTT_BLOCK`].
 pub const DEFAULT_NTT_RADIX: u32 = 4;
+/// Columns (log2 of the consecutive elements in a row of an `ntt_pass` block) unless
+/// configured: 3, eight elements (256 bytes) read and written together.
+pub const DEFAULT_NTT_COLUMNS: u32 = 3;
+/// The range `gpu.ntt_columns` takes.
+pub const NTT_COLUMNS: std::ops::RangeInclusive<u32> = 0..=3;
 /// The radixes `gpu.ntt_radix` takes: 2, or 4 (two stages per round trip, four elements a
 /// thread).
 pub const NTT_RADIXES: [u32; 2] = [2, 4];
@@ -96,6 +101,10 @@ pub struct GpuOptions {
     /// Radix of the `ntt_pass` butterflies ([`NTT_RADIXES`]; host side: a flag and the block's
     /// thread count).
     pub ntt_radix: u32,
+    /// Columns of an `ntt_pass` block (log2 of the consecutive elements of a row, 0 to 3):
+    /// fewer columns leave more stages to each pass, so fewer passes (host side: only the
+    /// pass list).
+    pub ntt_columns: u32,
 }
 
 impl Default for GpuOptions {
@@ -119,12 +128,13 @@ impl Default for GpuOptions {
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
+            ntt_columns: DEFAULT_NTT_COLUMNS,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 18] = [
+pub const KNOBS: [&str; 19] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -143,6 +153,7 @@ pub const KNOBS: [&str; 18] = [
     "partition",
     "ntt_block",
     "ntt_radix",
+    "ntt_columns",
 ];
 
 fn whole(v: &str, min: usize) -> Result<usize, String> {
@@ -192,6 +203,7 @@ impl GpuOptions {
             "field_sqr" => self.field_sqr = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
+            "ntt_columns" => self.ntt_columns = whole(v, 0)?.min(u32::MAX as usize) as u32,
             "partition" => {
                 self.device_partition = match v.trim() {
                     "device" => true,
@@ -233,6 +245,12 @@ impl GpuOptions {
                 NTT_BLOCKS,
                 "log2 of the elements per NTT block",
                 self.ntt_block,
+            ),
+            (
+                "gpu.ntt_columns",
+                NTT_COLUMNS,
+                "log2 of the consecutive elements in an NTT block's row",
+                self.ntt_columns,
             ),
         ];
         for (key, range, what, v) in ranged {

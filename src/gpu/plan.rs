@@ -33,22 +33,32 @@ pub fn ntt_plan(log_n: u32) -> Vec<Pass> {
     ntt_plan_in(log_n, 10)
 }
 
-/// The DIF pass list with blocks of 2^block elements (4 ≤ block ≤ 10, `gpu.ntt_block`): as
-/// few passes of at most block − 3 stages as cover the stages above the last pass, each with
-/// three columns where they fit, then one pass of `block` stages inside a block.
+/// The DIF pass list with blocks of 2^block elements (4 ≤ block ≤ 10, `gpu.ntt_block`) and
+/// three columns (2^3 consecutive elements a row), as [`ntt_plan_cols`].
 pub fn ntt_plan_in(log_n: u32, block: u32) -> Vec<Pass> {
+    ntt_plan_cols(log_n, block, 3)
+}
+
+/// The DIF pass list with blocks of 2^block elements (4 ≤ block ≤ 10, `gpu.ntt_block`) whose
+/// rows are 2^cols consecutive elements (0 ≤ cols ≤ 3, `gpu.ntt_columns`): as few passes of at
+/// most block − cols stages as cover the stages above the last pass, each with `cols` columns
+/// where they fit, then one pass of `block` stages inside a block. Fewer columns buy longer
+/// passes (three at 2^27 with blocks of 2^10 and one column, against four) at shorter
+/// contiguous runs in memory.
+pub fn ntt_plan_cols(log_n: u32, block: u32, cols: u32) -> Vec<Pass> {
     let block = block.clamp(4, 10);
+    let cols = cols.min(3);
     if log_n <= block {
         return vec![(log_n, log_n, 0)];
     }
-    let most = block - 3;
+    let most = block - cols;
     let npass = (log_n - block).div_ceil(most);
     let mut rest = log_n - block;
     let mut s = log_n;
     let mut out = Vec::with_capacity(npass as usize + 1);
     for k in 0..npass {
         let t = rest.div_ceil(npass - k).min(most);
-        let mut c = 3.min(s - t);
+        let mut c = cols.min(s - t);
         if t + c > block {
             c = block - t;
         }
@@ -275,9 +285,15 @@ mod tests {
             ntt_plan_in(27, 8),
             vec![(27, 5, 3), (22, 5, 3), (17, 5, 3), (12, 4, 3), (8, 8, 0)]
         );
-        for block in 4..=10 {
+        // One column and blocks of 2^10: three passes at 2^27.
+        assert_eq!(
+            ntt_plan_cols(27, 10, 1),
+            vec![(27, 9, 1), (18, 8, 1), (10, 10, 0)]
+        );
+        assert_eq!(ntt_plan_cols(27, 9, 3), ntt_plan_in(27, 9));
+        for (block, cols) in (4..=10).flat_map(|b| (0..=3).map(move |c| (b, c))) {
             for log in 1..=28 {
-                let p = ntt_plan_in(log, block);
+                let p = ntt_plan_cols(log, block, cols);
                 // The stages add up, each pass starts where the previous one ended, and
                 // every pass fits a block and the launch rules of `ntt_pass`.
                 assert_eq!(p.iter().map(|x| x.1).sum::<u32>(), log, "{block} {log}");
@@ -285,8 +301,8 @@ mod tests {
                 for &(ps, t, c) in &p {
                     assert_eq!(ps, s, "{block} {log}");
                     assert!(
-                        t >= 1 && t + c <= block && c + t <= ps,
-                        "{block} {log} {p:?}"
+                        t >= 1 && t + c <= block && c + t <= ps && c <= cols,
+                        "{block} {cols} {log} {p:?}"
                     );
                     s -= t;
                 }

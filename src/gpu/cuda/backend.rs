@@ -85,6 +85,17 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// Sets the columns of an NTT block (as `gpu.ntt_columns`) for the transforms that start
+    /// after it, as [`CudaBackend::set_ntt_block`] the block.
+    pub fn set_ntt_columns(&self, cols: u32) -> Result<()> {
+        check_knob(crate::gpu::options::GpuOptions {
+            ntt_columns: cols,
+            ..Default::default()
+        })?;
+        self.dev.ntt_columns.store(cols, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Calls that ran on the CPU because the device memory did not fit them.
     pub fn fallbacks(&self) -> u64 {
         self.fallbacks.load(Ordering::Relaxed)

@@ -132,6 +132,9 @@ pub(crate) struct Device {
     /// Radix of the `ntt_pass` butterflies (`gpu.ntt_radix`), host side only as the block
     /// ([`crate::gpu::CudaBackend::set_ntt_radix`]).
     pub ntt_radix: std::sync::atomic::AtomicU32,
+    /// Columns of an `ntt_pass` block (`gpu.ntt_columns`), host side only as the block
+    /// ([`crate::gpu::CudaBackend::set_ntt_columns`]).
+    pub ntt_columns: std::sync::atomic::AtomicU32,
     /// Threads of this device's own for its host work (density filtering, staging copies) when
     /// `gpu.host_threads` is set; otherwise rayon's global pool. Measured on the 2-GPU host
     /// (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU than
@@ -241,6 +244,7 @@ impl Device {
             first_piece: opts.msm_first_piece,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),
+            ntt_columns: std::sync::atomic::AtomicU32::new(opts.ntt_columns),
             host_pool,
         };
         Ok((dev, arch))

@@ -11,7 +11,7 @@ use crate::domain::Domain;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::gpu::launch;
-use crate::gpu::plan::{flags, ntt_plan_in};
+use crate::gpu::plan::{flags, ntt_plan_cols};
 
 /// Entries of one half of a scale table.
 const SCALE_HALF: usize = launch::SCALE_TABLE / 2;
@@ -116,7 +116,8 @@ impl Device {
     ) -> GpuResult<()> {
         let block = self.ntt_block.load(std::sync::atomic::Ordering::Relaxed);
         let radix4 = self.ntt_radix.load(std::sync::atomic::Ordering::Relaxed) == 4;
-        let mut plan = ntt_plan_in(log_n, block);
+        let cols = self.ntt_columns.load(std::sync::atomic::Ordering::Relaxed);
+        let mut plan = ntt_plan_cols(log_n, block, cols);
         if dit {
             plan.reverse();
         }
