@@ -40,9 +40,9 @@ mod tests {
     #[test]
     fn a_too_short_buffer_is_an_error_and_no_launch() {
         let n = 1usize << 12;
-        let (ok, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4, n * 2, None));
+        let (ok, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4, n * 4, None));
         assert!(ok.is_ok() && count == 1);
-        let (err, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4 - 1, n * 2, None));
+        let (err, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4 - 1, n * 4, None));
         assert_eq!(count, 0, "nothing launched");
         match err {
             Err(GpuError::BufferTooShort {
@@ -50,7 +50,7 @@ mod tests {
             }) => assert_eq!((kernel, arg, need), ("ntt_pass", "data", n * 4)),
             other => panic!("expected BufferTooShort, got {other:?}"),
         }
-        let (err, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4, n * 2, Some(7)));
+        let (err, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4, n * 4, Some(7)));
         assert!(matches!(
             err,
             Err(GpuError::BufferTooShort {
@@ -180,16 +180,21 @@ mod tests {
     #[test]
     fn shapes_follow_the_kernel_notes() {
         let tab = Some(4 * SCALE_TABLE);
-        let l = ntt_pass(27, 27, (27, 6, 3), false, 4 << 27, 4 << 26, tab).unwrap();
+        let l = ntt_pass(27, 27, (27, 6, 3), false, 4 << 27, 4 << 27, tab).unwrap();
         assert_eq!(l.dims(), (1 << 18, 256, 32 * 512));
         // Radix 4: a quarter of the elements as threads, the same blocks and shared memory;
         // a one-stage pass keeps two elements a thread.
-        let l = ntt_pass(27, 27, (27, 6, 3), true, 4 << 27, 4 << 26, tab).unwrap();
+        let l = ntt_pass(27, 27, (27, 6, 3), true, 4 << 27, 4 << 27, tab).unwrap();
         assert_eq!(l.dims(), (1 << 18, 128, 32 * 512));
-        let l = ntt_pass(27, 27, (27, 1, 3), true, 4 << 27, 4 << 26, tab).unwrap();
+        let l = ntt_pass(27, 27, (27, 1, 3), true, 4 << 27, 4 << 27, tab).unwrap();
         assert_eq!(l.dims(), (1 << 23, 8, 32 * 16));
+        // The twiddles cover the whole circle: half of it is too short.
         assert!(matches!(
-            ntt_pass(12, 12, (12, 8, 3), false, 4 << 12, 4 << 11, None),
+            ntt_pass(27, 27, (27, 6, 3), true, 4 << 27, 4 << 26, tab),
+            Err(GpuError::BufferTooShort { .. })
+        ));
+        assert!(matches!(
+            ntt_pass(12, 12, (12, 8, 3), false, 4 << 12, 4 << 12, None),
             Err(GpuError::BadLaunch { .. })
         ));
         assert_eq!(scan("scan_block", 5000, 5000, Some(2)).unwrap().dims().0, 2);
