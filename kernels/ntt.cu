@@ -7,7 +7,18 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(fr_t* data, const fr_
     ntt_pass_dev<false>(data, tw, log_n, log_tw, s, t, c, flags, scale_tab);
 }
 
-extern "C" __global__ void __launch_bounds__(256) ntt_pass_r4(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw,
+// NTT_R4_MAXREG (`gpu.ntt_regs`): 0 leaves ntt_pass_r4's registers to ptxas under its 256-thread
+// bound (118); N caps them at N (`__maxnreg__`, which excludes `__launch_bounds__`), so that more
+// 128-thread blocks fit a multiprocessor (96: five instead of four, 8 bytes spilled; ptxas 13.0).
+#ifndef NTT_R4_MAXREG
+#define NTT_R4_MAXREG 0
+#endif
+#if NTT_R4_MAXREG > 0
+#define NTT_R4_BOUNDS __maxnreg__(NTT_R4_MAXREG)
+#else
+#define NTT_R4_BOUNDS __launch_bounds__(256)
+#endif
+extern "C" __global__ void NTT_R4_BOUNDS ntt_pass_r4(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw,
                                                                u32 s, u32 t, u32 c, u32 flags,
                                                                const fr_t* scale_tab) {
     ntt_pass_dev<true>(data, tw, log_n, log_tw, s, t, c, flags, scale_tab);

@@ -79,7 +79,8 @@ pub struct Config {
     /// Backend choice.
     pub backend: BackendChoice,
     /// The CUDA backend's knobs (`[gpu]` host_threads, msm_acc_minb, msm_prefetch, msm_mul,
-    /// msm_window, msm_scatter, partition, ntt_block, ntt_radix, ntt_columns).
+    /// msm_window, msm_scatter, partition, ntt_block, ntt_radix, ntt_columns,
+    /// ntt_regs).
     pub gpu: GpuOptions,
     /// B_G2 threads.
     pub bg2_workers: usize,

@@ -83,6 +83,7 @@ pub(super) struct RawGpu {
     pub(super) ntt_block: Option<String>,
     pub(super) ntt_radix: Option<String>,
     pub(super) ntt_columns: Option<String>,
+    pub(super) ntt_regs: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -190,7 +191,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 19] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 20] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -230,6 +231,7 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
         ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
         ("ntt_radix", "gpu.ntt_radix", &raw.ntt_radix),
         ("ntt_columns", "gpu.ntt_columns", &raw.ntt_columns),
+        ("ntt_regs", "gpu.ntt_regs", &raw.ntt_regs),
     ];
     for (key, name, value) in keys {
         if let Some(v) = value {

@@ -70,7 +70,8 @@ pub fn source(set: KernelSet) -> String {
 /// `gpu.msm_mul` the accumulation's products (`MSM_ACC_MUL` 0 inline, 1 call, 2 rolled),
 /// `gpu.msm_scatter = "starts"` the keyless scatter (`MSM_KEYLESS`), `gpu.msm_ones =
 /// "compact"` the ones compacted per warp (`MSM_ONES_COMPACT`), `gpu.field_sqr = "pairs"` the
-/// dedicated squaring (`FIELD_SQR`).
+/// dedicated squaring (`FIELD_SQR`), `gpu.ntt_regs` the register cap of `ntt_pass_r4`
+/// (`NTT_R4_MAXREG`).
 pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
     let mul = match opts.msm_mul {
         MsmMul::Inline => 0,
@@ -96,6 +97,7 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
             "-DFIELD_SQR={}",
             u32::from(opts.field_sqr == FieldSqr::Pairs)
         ),
+        format!("-DNTT_R4_MAXREG={}", opts.ntt_regs),
     ]
 }
 

@@ -25,6 +25,11 @@ pub const DEFAULT_NTT_RADIX: u32 = 4;
 pub const DEFAULT_NTT_COLUMNS: u32 = 3;
 /// The range `gpu.ntt_columns` takes.
 pub const NTT_COLUMNS: std::ops::RangeInclusive<u32> = 0..=3;
+/// Register cap of `ntt_pass_r4` unless configured: 0, ptxas's choice under the kernel's
+/// 256-thread bound (118 registers, four 128-thread blocks a multiprocessor).
+pub const DEFAULT_NTT_REGS: u32 = 0;
+/// The caps `gpu.ntt_regs` takes besides 0 (multiples of 8).
+pub const NTT_REGS: std::ops::RangeInclusive<u32> = 64..=128;
 /// The radixes `gpu.ntt_radix` takes: 2, or 4 (two stages per round trip, four elements a
 /// thread).
 pub const NTT_RADIXES: [u32; 2] = [2, 4];
@@ -105,6 +110,9 @@ pub struct GpuOptions {
     /// fewer columns leave more stages to each pass, so fewer passes (host side: only the
     /// pass list).
     pub ntt_columns: u32,
+    /// Register cap of the radix-4 NTT kernel (0: ptxas's choice; else 64 to 128, a multiple
+    /// of 8): fewer registers fit more blocks per multiprocessor (compiled in).
+    pub ntt_regs: u32,
 }
 
 impl Default for GpuOptions {
@@ -129,12 +137,13 @@ impl Default for GpuOptions {
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
             ntt_columns: DEFAULT_NTT_COLUMNS,
+            ntt_regs: DEFAULT_NTT_REGS,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 19] = [
+pub const KNOBS: [&str; 20] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -154,6 +163,7 @@ pub const KNOBS: [&str; 19] = [
     "ntt_block",
     "ntt_radix",
     "ntt_columns",
+    "ntt_regs",
 ];
 
 fn whole(v: &str, min: usize) -> Result<usize, String> {
@@ -204,6 +214,7 @@ impl GpuOptions {
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_columns" => self.ntt_columns = whole(v, 0)?.min(u32::MAX as usize) as u32,
+            "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
             "partition" => {
                 self.device_partition = match v.trim() {
                     "device" => true,
@@ -269,6 +280,18 @@ impl GpuOptions {
                 ),
             ));
         }
+        if self.ntt_regs != 0 && !(NTT_REGS.contains(&self.ntt_regs) && self.ntt_regs % 8 == 0) {
+            return Some((
+                "gpu.ntt_regs",
+                format!(
+                    "expected 0 (the compiler's choice) or a multiple of 8 from {} to {} \
+                     (registers of the radix-4 NTT kernel), got {}",
+                    NTT_REGS.start(),
+                    NTT_REGS.end(),
+                    self.ntt_regs
+                ),
+            ));
+        }
         None
     }
 
@@ -319,6 +342,19 @@ mod tests {
             n.set("ntt_radix", bad).expect("parses");
             assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_radix"), "{bad}");
         }
+        let mut n = GpuOptions::default();
+        for (good, cols) in [("0", "0"), ("96", "1"), ("128", "3")] {
+            n.set("ntt_regs", good).expect("ntt_regs");
+            n.set("ntt_columns", cols).expect("ntt_columns");
+            assert_eq!(n.problem(), None, "{good} {cols}");
+        }
+        for bad in ["56", "100", "136"] {
+            n.set("ntt_regs", bad).expect("parses");
+            assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_regs"), "{bad}");
+        }
+        n.set("ntt_regs", "0").expect("ntt_regs");
+        n.set("ntt_columns", "4").expect("parses");
+        assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_columns"));
         let mut p = GpuOptions::default();
         p.set("msm_pieces", "4").expect("msm_pieces");
         assert_eq!(
