@@ -26,6 +26,8 @@ mod sparse;
 
 use baton::backend::{Backend, Bases, CpuBackend, Query};
 use baton::domain::Domain;
+use baton::gpu::options::NTT_COLUMNS_AUTO;
+use baton::gpu::plan::ntt_auto_columns;
 use baton::gpu::sample::{dense_scalars, porep_scalars, DistinctBases};
 use baton::gpu::CudaBackend;
 use blstrs::{G2Affine, G2Projective};
@@ -183,7 +185,8 @@ fn single<T>(f: impl FnOnce() -> T) -> f64 {
 /// NTT rows: checked against the CPU, then timed, for every block size of
 /// `BATON_BENCH_NTT_BLOCKS` (log2 of the elements per `ntt_pass` block, default "10,9,8,7")
 /// under every radix of `BATON_BENCH_NTT_RADIX` (default "2,4") and every column count of
-/// `BATON_BENCH_NTT_COLS` (default: the configured one); the first row of each size is the
+/// `BATON_BENCH_NTT_COLS` (default: the configured one, "auto" unless set; numbers there are
+/// added beside it); the first row of each size is the
 /// configured `gpu.ntt_block`, `gpu.ntt_radix` and `gpu.ntt_columns`.
 fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u32, u32)) {
     let mut blocks = vec![configured.0];
@@ -226,11 +229,16 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u3
             gpu.set_ntt_block(block).expect("NTT block");
             gpu.set_ntt_radix(radix).expect("NTT radix");
             gpu.set_ntt_columns(cols).expect("NTT columns");
+            let cols_label = if cols == NTT_COLUMNS_AUTO {
+                format!("auto ({})", ntt_auto_columns(log, block))
+            } else {
+                cols.to_string()
+            };
             let mut g = v.clone();
             gpu.ntt(&mut g).expect("GPU NTT");
             assert!(
                 g == c,
-                "NTT 2^{log} block 2^{block} radix {radix} columns {cols}: GPU differs from the CPU"
+                "NTT 2^{log} block 2^{block} radix {radix} columns {cols_label}: GPU differs from the CPU"
             );
             let gt = gpu.ntt_timing(log, reps).expect("GPU NTT timing");
             let mark = if (block, radix, cols) == configured {
@@ -240,7 +248,7 @@ fn bench_ntt(gpu: &CudaBackend, t: &mut Table, reps: usize, configured: (u32, u3
             };
             let note = format!(
                 "GPU: CUDA events, data resident; block 2^{block}, radix {radix}, \
-                 columns {cols}{mark}"
+                 columns {cols_label}{mark}"
             );
             t.row(
                 "NTT",

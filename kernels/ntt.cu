@@ -9,9 +9,10 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(fr_t* data, const fr_
 
 // NTT_R4_MAXREG (`gpu.ntt_regs`): 0 leaves ntt_pass_r4's registers to ptxas under its 256-thread
 // bound (118); N caps them at N (`__maxnreg__`, which excludes `__launch_bounds__`), so that more
-// 128-thread blocks fit a multiprocessor (96: five instead of four, 8 bytes spilled; ptxas 13.0).
+// 128-thread blocks fit a multiprocessor (96, the default: five instead of four, 8 bytes
+// spilled; ptxas 13.0).
 #ifndef NTT_R4_MAXREG
-#define NTT_R4_MAXREG 0
+#define NTT_R4_MAXREG 96
 #endif
 #if NTT_R4_MAXREG > 0
 #define NTT_R4_BOUNDS __maxnreg__(NTT_R4_MAXREG)

@@ -20,14 +20,20 @@ pub const NTT_BLOCKS: std::ops::RangeInclusive<u32> = 4..=10;
 /// unless configured, as the radix of its butterflies: 4 (two stages, the `ntt_pass_r4`
 /// kernel), with [`DEFAULT_NTT_BLOCK`].
 pub const DEFAULT_NTT_RADIX: u32 = 4;
+/// `gpu.ntt_columns = "auto"`: per transform, one column where that takes fewer passes than
+/// three, else three ([`crate::gpu::plan::ntt_auto_columns`]).
+pub const NTT_COLUMNS_AUTO: u32 = u32::MAX;
 /// Columns (log2 of the consecutive elements in a row of an `ntt_pass` block) unless
-/// configured: 3, eight elements (256 bytes) read and written together.
-pub const DEFAULT_NTT_COLUMNS: u32 = 3;
-/// The range `gpu.ntt_columns` takes.
+/// configured: "auto". On the H200 (BENCHMARKS.md, twelfth session) one column took 0.93-0.95x
+/// the time of three at 2^22, 2^24 and 2^25, where it saves a pass, and 1.00-1.21x at 2^26
+/// and 2^27, where it does not.
+pub const DEFAULT_NTT_COLUMNS: u32 = NTT_COLUMNS_AUTO;
+/// The range `gpu.ntt_columns` takes besides "auto".
 pub const NTT_COLUMNS: std::ops::RangeInclusive<u32> = 0..=3;
-/// Register cap of `ntt_pass_r4` unless configured: 0, ptxas's choice under the kernel's
-/// 256-thread bound (118 registers, four 128-thread blocks a multiprocessor).
-pub const DEFAULT_NTT_REGS: u32 = 0;
+/// Register cap of `ntt_pass_r4` unless configured: 96, five 128-thread blocks a multiprocessor
+/// (8 bytes spilled). It took 0.93x the time of ptxas's choice (118 registers, four blocks) at
+/// 2^26 and 2^27 on the H200 (BENCHMARKS.md, twelfth session).
+pub const DEFAULT_NTT_REGS: u32 = 96;
 /// The caps `gpu.ntt_regs` takes besides 0 (multiples of 8).
 pub const NTT_REGS: std::ops::RangeInclusive<u32> = 64..=128;
 /// The radixes `gpu.ntt_radix` takes: 2, or 4 (two stages per round trip, four elements a
@@ -106,9 +112,9 @@ pub struct GpuOptions {
     /// Radix of the `ntt_pass` butterflies ([`NTT_RADIXES`]; host side: a flag and the block's
     /// thread count).
     pub ntt_radix: u32,
-    /// Columns of an `ntt_pass` block (log2 of the consecutive elements of a row, 0 to 3):
-    /// fewer columns leave more stages to each pass, so fewer passes (host side: only the
-    /// pass list).
+    /// Columns of an `ntt_pass` block (log2 of the consecutive elements of a row, 0 to 3, or
+    /// [`NTT_COLUMNS_AUTO`]): fewer columns leave more stages to each pass, so fewer passes
+    /// (host side: only the pass list).
     pub ntt_columns: u32,
     /// Register cap of the radix-4 NTT kernel (0: ptxas's choice; else 64 to 128, a multiple
     /// of 8): fewer registers fit more blocks per multiprocessor (compiled in).
@@ -213,7 +219,13 @@ impl GpuOptions {
             "field_sqr" => self.field_sqr = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
-            "ntt_columns" => self.ntt_columns = whole(v, 0)?.min(u32::MAX as usize) as u32,
+            "ntt_columns" => {
+                self.ntt_columns = if v.trim().eq_ignore_ascii_case("auto") {
+                    NTT_COLUMNS_AUTO
+                } else {
+                    whole(v, 0)?.min(u32::MAX as usize - 1) as u32
+                }
+            }
             "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
             "partition" => {
                 self.device_partition = match v.trim() {
@@ -257,12 +269,6 @@ impl GpuOptions {
                 "log2 of the elements per NTT block",
                 self.ntt_block,
             ),
-            (
-                "gpu.ntt_columns",
-                NTT_COLUMNS,
-                "log2 of the consecutive elements in an NTT block's row",
-                self.ntt_columns,
-            ),
         ];
         for (key, range, what, v) in ranged {
             if !range.contains(&v) {
@@ -280,7 +286,21 @@ impl GpuOptions {
                 ),
             ));
         }
-        if self.ntt_regs != 0 && !(NTT_REGS.contains(&self.ntt_regs) && self.ntt_regs % 8 == 0) {
+        if self.ntt_columns != NTT_COLUMNS_AUTO && !NTT_COLUMNS.contains(&self.ntt_columns) {
+            return Some((
+                "gpu.ntt_columns",
+                format!(
+                    "expected \"auto\" or {} to {} (log2 of the consecutive elements in an NTT \
+                     block's row), got {}",
+                    NTT_COLUMNS.start(),
+                    NTT_COLUMNS.end(),
+                    self.ntt_columns
+                ),
+            ));
+        }
+        if self.ntt_regs != 0
+            && !(NTT_REGS.contains(&self.ntt_regs) && self.ntt_regs.is_multiple_of(8))
+        {
             return Some((
                 "gpu.ntt_regs",
                 format!(
@@ -343,7 +363,7 @@ mod tests {
             assert_eq!(n.problem().map(|p| p.0), Some("gpu.ntt_radix"), "{bad}");
         }
         let mut n = GpuOptions::default();
-        for (good, cols) in [("0", "0"), ("96", "1"), ("128", "3")] {
+        for (good, cols) in [("0", "0"), ("96", "1"), ("128", "3"), ("64", "auto")] {
             n.set("ntt_regs", good).expect("ntt_regs");
             n.set("ntt_columns", cols).expect("ntt_columns");
             assert_eq!(n.problem(), None, "{good} {cols}");

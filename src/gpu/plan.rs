@@ -2,7 +2,7 @@
 //! and the level plan of the bucket reduction. Pure and tested on the CPU.
 
 use super::host::{GpuGroup, XYZZ_LIMBS};
-use super::options::{MsmScatterOrder, WindowRule};
+use super::options::{MsmScatterOrder, WindowRule, NTT_COLUMNS_AUTO};
 
 mod pieces;
 mod reduce;
@@ -47,7 +47,11 @@ pub fn ntt_plan_in(log_n: u32, block: u32) -> Vec<Pass> {
 /// contiguous runs in memory.
 pub fn ntt_plan_cols(log_n: u32, block: u32, cols: u32) -> Vec<Pass> {
     let block = block.clamp(4, 10);
-    let cols = cols.min(3);
+    let cols = if cols == NTT_COLUMNS_AUTO {
+        ntt_auto_columns(log_n, block)
+    } else {
+        cols.min(3)
+    };
     if log_n <= block {
         return vec![(log_n, log_n, 0)];
     }
@@ -68,6 +72,18 @@ pub fn ntt_plan_cols(log_n: u32, block: u32, cols: u32) -> Vec<Pass> {
     }
     out.push((s, s, 0));
     out
+}
+
+/// The columns `gpu.ntt_columns = "auto"` picks for a 2^log_n transform: one where that takes
+/// fewer passes than three (2^22 to 2^25 with blocks of 2^9: three passes instead of four),
+/// else three, whose longer runs in memory won wherever the pass count was the same
+/// (BENCHMARKS.md, twelfth session).
+pub fn ntt_auto_columns(log_n: u32, block: u32) -> u32 {
+    if ntt_plan_cols(log_n, block, 1).len() < ntt_plan_cols(log_n, block, 3).len() {
+        1
+    } else {
+        3
+    }
 }
 
 /// Points below which the MSM stays on the CPU.
@@ -291,7 +307,27 @@ mod tests {
             vec![(27, 9, 1), (18, 8, 1), (10, 10, 0)]
         );
         assert_eq!(ntt_plan_cols(27, 9, 3), ntt_plan_in(27, 9));
-        for (block, cols) in (4..=10).flat_map(|b| (0..=3).map(move |c| (b, c))) {
+        // "auto": one column where it saves a pass (2^22, 2^24, 2^25 with blocks of 2^9),
+        // three where it does not (2^26, 2^27, and 2^20 and 2^21: three passes either way).
+        for (log, cols) in [
+            (20, 3),
+            (21, 3),
+            (22, 1),
+            (23, 1),
+            (24, 1),
+            (25, 1),
+            (26, 3),
+            (27, 3),
+        ] {
+            assert_eq!(ntt_auto_columns(log, 9), cols, "2^{log}");
+            assert_eq!(
+                ntt_plan_cols(log, 9, NTT_COLUMNS_AUTO),
+                ntt_plan_cols(log, 9, cols)
+            );
+        }
+        assert_eq!(ntt_plan_cols(24, 9, NTT_COLUMNS_AUTO).len(), 3);
+        let all = [0, 1, 2, 3, NTT_COLUMNS_AUTO];
+        for (block, cols) in (4..=10).flat_map(|b| all.map(move |c| (b, c))) {
             for log in 1..=28 {
                 let p = ntt_plan_cols(log, block, cols);
                 // The stages add up, each pass starts where the previous one ended, and
@@ -301,7 +337,7 @@ mod tests {
                 for &(ps, t, c) in &p {
                     assert_eq!(ps, s, "{block} {log}");
                     assert!(
-                        t >= 1 && t + c <= block && c + t <= ps && c <= cols,
+                        t >= 1 && t + c <= block && c + t <= ps && c <= cols.min(3),
                         "{block} {cols} {log} {p:?}"
                     );
                     s -= t;
