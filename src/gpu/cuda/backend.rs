@@ -66,34 +66,31 @@ impl CudaBackend {
     /// for the transforms that start after it; the GPU bench and the conformance test compare
     /// sizes on one backend with it.
     pub fn set_ntt_block(&self, block: u32) -> Result<()> {
-        check_knob(crate::gpu::options::GpuOptions {
+        let o = crate::gpu::options::GpuOptions {
             ntt_block: block,
             ..Default::default()
-        })?;
-        self.dev.ntt_block.store(block, Ordering::Relaxed);
-        Ok(())
+        };
+        set_knob(o, &self.dev.ntt_block, block)
     }
 
     /// Sets the radix of the NTT butterflies (as `gpu.ntt_radix`) for the transforms that
     /// start after it, as [`CudaBackend::set_ntt_block`] the block.
     pub fn set_ntt_radix(&self, radix: u32) -> Result<()> {
-        check_knob(crate::gpu::options::GpuOptions {
+        let o = crate::gpu::options::GpuOptions {
             ntt_radix: radix,
             ..Default::default()
-        })?;
-        self.dev.ntt_radix.store(radix, Ordering::Relaxed);
-        Ok(())
+        };
+        set_knob(o, &self.dev.ntt_radix, radix)
     }
 
     /// Sets the columns of an NTT block (as `gpu.ntt_columns`) for the transforms that start
     /// after it, as [`CudaBackend::set_ntt_block`] the block.
     pub fn set_ntt_columns(&self, cols: u32) -> Result<()> {
-        check_knob(crate::gpu::options::GpuOptions {
+        let o = crate::gpu::options::GpuOptions {
             ntt_columns: cols,
             ..Default::default()
-        })?;
-        self.dev.ntt_columns.store(cols, Ordering::Relaxed);
-        Ok(())
+        };
+        set_knob(o, &self.dev.ntt_columns, cols)
     }
 
     /// Calls that ran on the CPU because the device memory did not fit them.
@@ -281,12 +278,18 @@ impl Backend for CudaBackend {
 }
 
 /// A host-side NTT knob's value, checked as the config checks it.
-fn check_knob(o: crate::gpu::options::GpuOptions) -> Result<()> {
-    match o.problem() {
-        Some((key, why)) => Err(Error::Backend {
+/// Stores `value` in a host-side knob's slot if `o` (the defaults with that knob set) is valid.
+fn set_knob(
+    o: crate::gpu::options::GpuOptions,
+    slot: &std::sync::atomic::AtomicU32,
+    value: u32,
+) -> Result<()> {
+    if let Some((key, why)) = o.problem() {
+        return Err(Error::Backend {
             backend: "cuda",
             reason: format!("{key}: {why}"),
-        }),
-        None => Ok(()),
+        });
     }
+    slot.store(value, Ordering::Relaxed);
+    Ok(())
 }
