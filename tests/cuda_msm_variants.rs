@@ -297,16 +297,27 @@ fn every_msm_variant_matches_the_cpu() {
     }
     let list = std::env::var("BATON_MSM_VARIANTS").ok();
     let all = variants(&GpuOptions::default(), list.as_deref()).expect("variant list");
+    // Each step named before it runs: a stop (the device watchdog kills a test silent for a
+    // minute) shows where it was.
+    let clock = std::time::Instant::now();
     let inp = inputs();
+    eprintln!(
+        "CPU references ready in {:.1} s",
+        clock.elapsed().as_secs_f64()
+    );
     let mut report = Vec::new();
     for opts in &all {
         let name = opts.msm_label();
         let clock = std::time::Instant::now();
         let mut fails = Failures::new();
+        eprintln!("variant {name}: compiling the kernels");
         match CudaBackend::with_options(0, opts) {
             Ok(gpu) => {
+                eprintln!("variant {name}: MSMs");
                 check_msms(&gpu, &inp, &mut fails);
+                eprintln!("variant {name}: partition");
                 check_partition(&gpu, &inp.part, &mut fails);
+                eprintln!("variant {name}: proof");
                 check_proof(&gpu, &inp.proof, &mut fails);
             }
             Err(e) => fails.push(format!("backend: {e}")),
