@@ -277,8 +277,8 @@ impl Backend for CudaBackend {
     }
 }
 
-/// A host-side NTT knob's value, checked as the config checks it.
-/// Stores `value` in a host-side knob's slot if `o` (the defaults with that knob set) is valid.
+/// Stores `value` in a host-side NTT knob's slot if `o` (the defaults with that knob set) passes
+/// the checks the config applies.
 fn set_knob(
     o: crate::gpu::options::GpuOptions,
     slot: &std::sync::atomic::AtomicU32,
