@@ -23,7 +23,7 @@ CHECK_VARIANTS=${CHECK_VARIANTS:-}
 CANDIDATE=${CANDIDATE:-}
 # The device partition's sizes (the part and partc steps).
 PART_LOGS=${PART_LOGS:-24,26}
-# Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc engine26 trace
+# Steps run, in this order: conformance sppark msm nttc ncu engine24 part partc partp engine26 trace
 # (trace only when named). NTT_LOGS and NTT_BLOCKS: the msm step's NTT sizes and blocks (27, 9);
 # MSM_LOGS its MSM sizes (20,22,24,26; "none" for none).
 STEPS=" ${STEPS:-conformance sppark msm nttc ncu engine24 part partc engine26} "
@@ -125,6 +125,10 @@ has engine24 && engine 24 16 80GiB 35
 has part && bench part BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS"
 [ -n "$CANDIDATE" ] && has partc && bench partc "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
     BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS"
+# Each MSM's steps inside the partition (BATON_MSM_PHASES: a wait after every MSM, so one
+# untimed-of-record run) and the G2 MSMs of G2_LOGS alone, for where the partition's time goes.
+has partp && bench partp BATON_MSM_PHASES=1 BATON_BENCH_REPS=1 BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
+    BATON_BENCH_NTT= BATON_BENCH_PARTITION="${PARTP_LOGS:-26}" BATON_BENCH_G2="${G2_LOGS:-}"
 has engine26 && engine 26 10 84GiB 100
 # Each staged upload's DMA per chunk against the host's copies and waits (BATON_UPLOAD_TRACE):
 # the 2^26 partition from host a/b/c (a, b, c beside the witness's MSMs) and a/b/c alone.
@@ -132,6 +136,7 @@ has trace && bench trace BATON_UPLOAD_TRACE=1 BATON_BENCH_REPS=1 BATON_MSM_VARIA
     BATON_BENCH_NTT= BATON_BENCH_PARTITION=26
 echo; grep "^| " "$OUT/sppark.log" | tail -22
 echo; cat "$OUT"/bench-*.log | grep "^| \|^device partition" | head -100
+[ -f "$OUT/bench-partp.log" ] && { echo "-- phases"; grep "^msm phases" "$OUT/bench-partp.log" | sed 's/msm phases: //' | head -40; }
 
 [ -f "$OUT/ncu.log" ] && grep -E "^  [a-z_]+ \(|Duration|Throughput|Registers|Achieved Occupancy|Issue|pipe|stalled|inst_executed" "$OUT/ncu.log" | head -80
 for f in "$OUT"/engine*.log; do [ -f "$f" ] && { echo "-- $f"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }; done

@@ -12,8 +12,8 @@ use crate::gpu::plan::MsmShape;
 pub(crate) struct PhaseClock<'a> {
     stream: &'a CudaStream,
     marks: Vec<(&'static str, CudaEvent)>,
-    /// n and the shape, for the report line.
-    pub(crate) shape: Option<(usize, MsmShape)>,
+    /// n, the shape and the group ("G1", "G2"), for the report line.
+    pub(crate) shape: Option<(usize, MsmShape, &'static str)>,
 }
 
 impl<'a> PhaseClock<'a> {
@@ -41,10 +41,13 @@ impl<'a> PhaseClock<'a> {
 
     /// Prints the steps' times; call after the stream has synchronized.
     pub(crate) fn report(self) {
-        let Some((n, sh)) = self.shape else {
+        let Some((n, sh, group)) = self.shape else {
             return;
         };
-        let mut line = format!("msm phases: n={n} c={} entries={} (ms)", sh.c, sh.entries);
+        let mut line = format!(
+            "msm phases: {group} n={n} c={} entries={} (ms)",
+            sh.c, sh.entries
+        );
         let mut total = 0.0;
         for pair in self.marks.windows(2) {
             if let Ok(ms) = pair[0].1.elapsed_ms(&pair[1].1) {
@@ -54,6 +57,12 @@ impl<'a> PhaseClock<'a> {
         }
         eprintln!("{line} total {total:.2}");
     }
+}
+
+/// The group's short name for a phase line ("G1", "G2"): the last segment of its type path.
+pub(crate) fn group_name<G>() -> &'static str {
+    let full = std::any::type_name::<G>();
+    full.rsplit("::").next().unwrap_or(full)
 }
 
 /// Marks a step of an MSM on its clock, if it has one.
