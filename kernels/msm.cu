@@ -47,8 +47,7 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 
 // The curve-specific kernels, once per group: G1 (suffix-less names, the
 // hot path) and G2 (`_g2`, the optional B query in G2).
-// COMPACT: msm_ones compacts the ones per warp first (MSM_ONES_COMPACT, G1 only: G2's block
-// reduction fills the static shared memory already).
+// COMPACT: msm_ones compacts the ones per warp first (MSM_ONES_COMPACT, both groups).
 // INL: inline the products of msm_ones' mixed addition (G1, as ACC_INL: with the out-of-line
 // product of `gpu.msm_mul = "call"` its loop is a fifth of the inlined one's code).
 // msm_accumulate: 128 threads per block; MSM_ACC_MINB caps registers so that
@@ -97,6 +96,6 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
     }
 
 BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, (MSM_ACC_MUL != 1), (MSM_ACC_MUL != 1), MSM_ONES_COMPACT)
-BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, true, false, 0)
+BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, true, false, MSM_ONES_COMPACT)
 
 #endif // BATON_MSM_CU

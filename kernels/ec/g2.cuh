@@ -37,7 +37,8 @@ struct Fp2Ops {
     // G2 work is a small share of a proof: always the out-of-line product.
     template <bool INL> static DEVI T mul(const T& a, const T& b) { return fp2_mul_noinline(a, b); }
 #if FIELD_SQR == 1
-    // squarings stay the three-product Fp2 product (no Fp2 squaring yet)
+    // Squarings stay the three-product Fp2 product: a two-product squaring (its own
+    // out-of-line function) made msm_accumulate_g2 1.08x slower on the H200 (kernels/NOTES.md).
     template <bool INL> static DEVI T sqr(const T& a) { return fp2_mul_noinline(a, a); }
 #endif
     static DEVI T ldg(const T* p) { return T{f_ldg<FpParams>(&p->c0), f_ldg<FpParams>(&p->c1)}; }

@@ -396,11 +396,20 @@ DEVI void msm_reduce_level_dev(const ec_xyzz<F>* Tin, const ec_xyzz<F>* Rin, u32
 // 128 x 384-byte G2 points fill the 48 KiB of static shared memory exactly.
 #define MSM_SUM_THREADS 128
 
+// The upper half of the block hands its values to the lower half first, so the shared array
+// holds half the block (G2: 24 KiB, leaving room for msm_ones' queue under the 48 KiB of static
+// shared memory).
 template <class F> DEVI void ec_block_reduce_store(ec_xyzz<F> acc, ec_xyzz<F>* out) {
-    __shared__ ec_xyzz<F> red[MSM_SUM_THREADS];
-    red[threadIdx.x] = acc;
+    constexpr u32 H = MSM_SUM_THREADS / 2;
+    __shared__ ec_xyzz<F> red[H];
+    if (threadIdx.x >= H) red[threadIdx.x - H] = acc;
     __syncthreads();
-    for (u32 s = MSM_SUM_THREADS / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < H) {
+        ec_add(acc, red[threadIdx.x]);
+        red[threadIdx.x] = acc;  // each thread reads and writes only its own slot here
+    }
+    __syncthreads();
+    for (u32 s = H / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s) {
             ec_xyzz<F> a = red[threadIdx.x];
             ec_add(a, red[threadIdx.x + s]);
@@ -423,7 +432,7 @@ DEVI void msm_ones_dev(const ec_affine<F>* bases, const fr_t* scalars, u32 n, ec
     ec_block_reduce_store(acc, partials + blockIdx.x);
 }
 
-// MSM_ONES_COMPACT = 1 (`gpu.msm_ones = "compact"`, G1): the same sum with the ones compacted
+// MSM_ONES_COMPACT = 1 (`gpu.msm_ones = "compact"`, G1 and G2): the same sum with the ones compacted
 // per warp first. In the loop above every lane whose scalar is one adds while the others
 // wait, so with the ~45 % ones of a witness a warp's additions run at under half its lanes.
 // Here each warp reads 32 consecutive scalars per step, queues the indices of the ones in
