@@ -70,6 +70,10 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
                                       ec_xyzz<F>* pfirst, ec_xyzz<F>* plast) {                                   \
         msm_accumulate_dev<F, ACC_INL, true>(bases, keys, vals, starts, nbk, S, buckets, pfirst, plast);        \
     }                                                                                                            \
+    extern "C" __global__ void msm_chains##SUFFIX(const u32* starts, u32 nbk, u32 S, const u32* keys, u32 span,  \
+                                                  ec_xyzz<F>* pfirst) {                                          \
+        msm_chains_dev<F>(starts, nbk, S, keys, span, pfirst);                                                   \
+    }                                                                                                            \
     extern "C" __global__ void msm_finalize##SUFFIX(const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* buckets,      \
                                                     const ec_xyzz<F>* pfirst, const ec_xyzz<F>* plast) {        \
         msm_finalize_dev<F, false>(starts, nbk, S, buckets, pfirst, plast);                                     \

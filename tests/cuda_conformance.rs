@@ -15,7 +15,7 @@ use baton::backend::{Backend, Bases, CpuBackend, Query};
 use baton::circuits::{KnownCircuit, Synthetic};
 use baton::cs::Density;
 use baton::domain::Domain;
-use baton::gpu::sample::{distinct_bases, porep_scalars};
+use baton::gpu::sample::{distinct_bases, porep_scalars, repeated_scalars};
 use baton::gpu::CudaBackend;
 use baton::{Proof, ProvingKey, Scalar};
 use bellperson::groth16 as bp;
@@ -249,6 +249,16 @@ fn msm_g1_large_window() {
         &s,
         None,
     );
+    // One value in 70 % of the scalars: a bucket per window over ~45,000 segments, summed by
+    // every level of msm_chains (groups of 32, 1024 and 32768 segments).
+    let s = repeated_scalars(n, r.gen());
+    check_msm(
+        &gpu,
+        "2^22+1000 one value repeated (c=20)",
+        Bases::loose(&bases),
+        &s,
+        None,
+    );
 }
 
 #[test]
@@ -371,6 +381,14 @@ fn msm_g2_matches_cpu() {
     let big: Vec<G2Affine> = (0..(1usize << 22) + 1000).map(|i| all[i % max]).collect();
     let s = porep_scalars(big.len(), r.gen());
     check_msm_g2(&gpu, "2^22+1000 porep (c=20)", Bases::loose(&big), &s, None);
+    let s = repeated_scalars(max, r.gen());
+    check_msm_g2(
+        &gpu,
+        "2^20 one value repeated",
+        Bases::loose(&all),
+        &s,
+        None,
+    );
     assert_eq!(gpu.fallbacks(), 0);
 }
 

@@ -17,8 +17,8 @@ use baton::circuits::{KnownCircuit, Synthetic};
 use baton::cs::Density;
 use baton::gpu::options::{variants, GpuOptions};
 use baton::gpu::sample::{
-    distinct_bases, fold_tiled, g2_points, porep_scalars, random_density, sample_abc,
-    sample_witness, shaped_key, tiled_bases,
+    distinct_bases, fold_tiled, g2_points, porep_scalars, random_density, repeated_scalars,
+    sample_abc, sample_witness, shaped_key, tiled_bases,
 };
 use baton::gpu::CudaBackend;
 use baton::partition::{AbcInput, PartitionProver};
@@ -85,6 +85,12 @@ fn inputs() -> Inputs {
         big,
     ));
     raw.push(("2^22+1000 dense".into(), random_vec(big, &mut r), None, big));
+    raw.push((
+        "2^22+1000 one value repeated".into(),
+        repeated_scalars(big, r.gen()),
+        None,
+        big,
+    ));
     let n = 1usize << 12;
     let x = Scalar::random(&mut r);
     for (what, v) in [

@@ -335,8 +335,55 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
     msm_flush<F>(cur, acc, seg_lo, seg_hi, first, starts, buckets, pfirst, plast, seg);
 }
 
+// ---- long buckets: their segments summed in a tree (msm_chains) -------------------------
+// A bucket holding many entries (a value the witness repeats, e.g. small packed integers)
+// crosses many segments, and msm_finalize's one thread per bucket would add their pieces one
+// after another: 6 ms of a 2^26 partition's L pieces went there. msm_chains runs first, a level
+// per span (MSM_CHAIN_SPAN, its square, ...; launch::msm_chain_spans): the thread of each
+// aligned group of `span` segments that one bucket's pieces fill, from a bucket begun before
+// the group, adds the group's pfirst values (each the sum of its group at the level below) into
+// the group's first. Such a group's pfirst values belong to that bucket alone, and msm_finalize
+// takes the same group whole under the same condition (msm_chain_step).
+#define MSM_CHAIN_SPAN 32u
+#define MSM_CHAIN_MAX (MSM_CHAIN_SPAN * MSM_CHAIN_SPAN * MSM_CHAIN_SPAN)
+
+// Whether the aligned group of `span` segments from segment s lies in the bucket [lo, hi) (of
+// entries), which began before it: s0 = lo / S < s and s1 = (hi - 1) / S >= s + span - 1.
+DEVI bool msm_chain_whole(u64 lo, u64 hi, u64 s, u32 span, u32 S) {
+    return s % span == 0 && lo < s * S && hi > (s + span - 1) * S;
+}
+
+// keys as msm_accumulate's: with MSM_KEYLESS each segment's first bucket, else every entry's.
+template <class F>
+DEVI void msm_chains_dev(const u32* starts, u32 nbk, u32 S, const u32* keys, u32 span,
+                         ec_xyzz<F>* pfirst) {
+    const u64 s = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * span;
+    if ((s + span - 1) * S >= starts[nbk]) return;  // the group's last segment holds no entry
+#if MSM_KEYLESS
+    const u32 b = keys[s];
+#else
+    const u32 b = keys[s * S];
+#endif
+    if (!msm_chain_whole(starts[b], starts[b + 1], s, span, S)) return;
+    const u32 step = span / MSM_CHAIN_SPAN;
+    ec_xyzz<F> acc = ec_load(pfirst + s);
+    for (u32 k = 1; k < MSM_CHAIN_SPAN; k++) ec_add(acc, ec_load(pfirst + s + (u64)k * step));
+    ec_store(pfirst + s, acc);
+}
+
+// How far msm_finalize moves after adding pfirst[s] of the bucket [lo, hi): the largest span
+// whose group from s msm_chains summed into pfirst[s], else one segment.
+DEVI u32 msm_chain_step(u64 lo, u64 hi, u64 s, u32 S) {
+    u32 step = 1;
+    for (u32 span = MSM_CHAIN_SPAN; span <= MSM_CHAIN_MAX && msm_chain_whole(lo, hi, s, span, S);
+         span *= MSM_CHAIN_SPAN)
+        step = span;
+    return step;
+}
+
 // One thread per bucket: empty -> infinity (with SEED: left as the earlier pieces left it);
-// crossing segments -> sum pieces (the first of which started from the seed).
+// crossing segments -> sum pieces (the first of which started from the seed; whole groups of
+// segments as msm_chains left them).
 template <class F, bool SEED>
 DEVI void msm_finalize_dev(const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* buckets, const ec_xyzz<F>* pfirst,
                            const ec_xyzz<F>* plast) {
@@ -350,7 +397,7 @@ DEVI void msm_finalize_dev(const u32* starts, u32 nbk, u32 S, ec_xyzz<F>* bucket
     const u32 s0 = lo / S, s1 = (hi - 1) / S;
     if (s0 == s1) return;  // written by msm_accumulate
     ec_xyzz<F> acc = ec_load(lo == s0 * S ? pfirst + s0 : plast + s0);
-    for (u32 s = s0 + 1; s <= s1; s++) ec_add(acc, ec_load(pfirst + s));
+    for (u32 s = s0 + 1; s <= s1; s += msm_chain_step(lo, hi, s, S)) ec_add(acc, ec_load(pfirst + s));
     ec_store(buckets + b, acc);
 }
 

@@ -125,6 +125,19 @@ pub fn porep_scalars(n: usize, seed: u64) -> Vec<Scalar> {
     })
 }
 
+/// n scalars of which 70 % are one random value (seeded) and the rest PoRep-like: in every
+/// window the bucket of that value's digit holds most of the entries, a bucket that crosses
+/// thousands of accumulation segments (the long buckets `msm_chains` sums in a tree).
+pub fn repeated_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    let x = Scalar::random(ChaCha8Rng::seed_from_u64(seed ^ 0x7e9));
+    scalars_with(n, seed, move |r| match r.gen_range(0..100) {
+        0..=69 => x,
+        70..=79 => Scalar::random(r),
+        80..=89 => Scalar::ONE,
+        _ => Scalar::ZERO,
+    })
+}
+
 /// `count` random G2 points (for tiling: G2 points are costly to make one by one).
 pub fn g2_points(count: usize, seed: u64) -> Vec<G2Affine> {
     let proj: Vec<G2Projective> = (0..count)

@@ -56,6 +56,8 @@ pub(crate) struct Kernels {
 /// The MSM kernels that depend on the group (kernels/msm.cu, one set per group).
 pub(crate) struct GroupKernels {
     pub accumulate: CudaFunction,
+    /// The long buckets' segments summed a level at a time before `finalize` (`msm_chains`).
+    pub chains: CudaFunction,
     pub finalize: CudaFunction,
     /// The two above for a piece that adds to buckets earlier pieces left (`_seeded`).
     pub accumulate_seeded: CudaFunction,
@@ -179,6 +181,7 @@ impl Device {
             let pick = |g1: &'static str, g2name: &'static str| f(if g2 { g2name } else { g1 });
             Ok(GroupKernels {
                 accumulate: pick("msm_accumulate", "msm_accumulate_g2")?,
+                chains: pick("msm_chains", "msm_chains_g2")?,
                 finalize: pick("msm_finalize", "msm_finalize_g2")?,
                 accumulate_seeded: pick("msm_accumulate_seeded", "msm_accumulate_seeded_g2")?,
                 finalize_seeded: pick("msm_finalize_seeded", "msm_finalize_seeded_g2")?,

@@ -385,6 +385,14 @@ impl Device {
         phase(clock, "accumulate");
         // Every scratch buffer of the sequence is alive here: the call's peak.
         self.note_usage();
+        for span in launch::msm_chain_spans(sh) {
+            let l = launch::msm_chains(sh, span, acc_keys, counts.len(), seg_lens[0]);
+            self.launch(&gk.chains, l, |b| {
+                b.arg(&counts).arg(&nbk).arg(&seg).arg(&keys).arg(&span);
+                b.arg(&mut pfirst);
+            })?;
+        }
+        phase(clock, "chains");
         let l = launch::msm_finalize(sh, counts.len(), buckets.len(), seg_lens);
         self.launch(finalize, l, |b| {
             b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut *buckets);

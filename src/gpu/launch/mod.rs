@@ -14,8 +14,8 @@ pub use check::{
 };
 pub use fr::{density_gather, density_popc, elementwise, ntt_pass, scan};
 pub use msm::{
-    ec_sum, msm_accumulate, msm_count_store, msm_digits, msm_finalize, msm_nontrivial, msm_ones,
-    msm_reduce_level, msm_scatter_stored, msm_seg_keys, AccKeys,
+    ec_sum, msm_accumulate, msm_chain_spans, msm_chains, msm_count_store, msm_digits, msm_finalize,
+    msm_nontrivial, msm_ones, msm_reduce_level, msm_scatter_stored, msm_seg_keys, AccKeys,
 };
 pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 
@@ -35,6 +35,37 @@ mod tests {
             Ok(())
         });
         (r, count.get())
+    }
+
+    #[test]
+    fn chain_levels_follow_the_segments() {
+        // Every span that fits in the segments, and none that does not: msm_finalize takes a
+        // group whole only at a span these launched.
+        for (n, c) in [(100usize, 8u32), (1 << 12, 12), (1 << 16, 14), (1 << 22, 16)] {
+            let sh = MsmShape::new(n, c);
+            let spans: Vec<u32> = msm_chain_spans(&sh).collect();
+            let want: Vec<u32> = [32, 1024, 32768]
+                .into_iter()
+                .filter(|&s| s <= sh.nseg)
+                .collect();
+            assert_eq!(spans, want, "2^{} points", n.ilog2());
+            for span in spans {
+                let keys = AccKeys::Segments(sh.nseg as usize);
+                let pfirst = sh.nseg as usize * sh.xyzz_limbs;
+                let l = msm_chains(&sh, span, keys, sh.nbk as usize + 1, pfirst);
+                let threads = l.as_ref().map(|l| u64::from(l.dims().0) * u64::from(l.dims().1));
+                assert!(threads.is_ok_and(|t| t >= u64::from(sh.nseg / span)));
+                let short = msm_chains(&sh, span, keys, sh.nbk as usize + 1, pfirst - 1);
+                assert!(matches!(
+                    short,
+                    Err(GpuError::BufferTooShort { arg: "pfirst", .. })
+                ));
+            }
+        }
+        let sh = MsmShape::new(1 << 16, 14);
+        let keys = AccKeys::Segments(sh.nseg as usize);
+        let bad = msm_chains(&sh, 16, keys, sh.nbk as usize + 1, 1 << 30);
+        assert!(bad.is_err(), "a span below 32 is refused");
     }
 
     #[test]

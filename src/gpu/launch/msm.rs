@@ -167,6 +167,43 @@ pub fn msm_accumulate(
     .done()
 }
 
+/// The spans of the `msm_chains` levels an MSM of `shape` runs, in order: 32, 1024 and 32768
+/// segments (`MSM_CHAIN_SPAN` and its powers to `MSM_CHAIN_MAX` in kernels/msm/msm.cuh), each
+/// while a group of that span fits in the segments. `msm_finalize` takes a group whole only at a
+/// span launched here, so the two must agree.
+pub fn msm_chain_spans(sh: &MsmShape) -> impl Iterator<Item = u32> {
+    let nseg = sh.nseg;
+    [32u32, 32 * 32, 32 * 32 * 32]
+        .into_iter()
+        .filter(move |&span| span <= nseg)
+}
+
+/// One `msm_chains` level of `span` segments with `shape`; `keys` as [`msm_accumulate`]'s.
+pub fn msm_chains(
+    sh: &MsmShape,
+    span: u32,
+    keys: AccKeys,
+    counts: usize,
+    pfirst: usize,
+) -> GpuResult<Launch> {
+    let (name, have, need) = match keys {
+        AccKeys::Entries(k) => ("keys", k, sh.entries),
+        AccKeys::Segments(k) => ("segkeys", k, sh.nseg as usize),
+    };
+    Check::new(
+        "msm_chains",
+        blocks((sh.nseg / span.max(1)) as usize, ELEMENTWISE_BLOCK),
+        ELEMENTWISE_BLOCK,
+    )
+    .rule(span >= 32 && span <= sh.nseg, || {
+        format!("span {span} for {} segments", sh.nseg)
+    })
+    .buf(name, have, need)
+    .buf("counts", counts, sh.nbk as usize + 1)
+    .buf("pfirst", pfirst, sh.nseg as usize * sh.xyzz_limbs)
+    .done()
+}
+
 /// `msm_finalize` with `shape`.
 pub fn msm_finalize(
     sh: &MsmShape,
