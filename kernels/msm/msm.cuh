@@ -339,13 +339,19 @@ DEVI void msm_accumulate_dev(const ec_affine<F>* bases, const u32* keys, const u
 // A bucket holding many entries (a value the witness repeats, e.g. small packed integers)
 // crosses many segments, and msm_finalize's one thread per bucket would add their pieces one
 // after another: 6 ms of a 2^26 partition's L pieces went there. msm_chains runs first, a level
-// per span (MSM_CHAIN_SPAN, its square, ...; launch::msm_chain_spans): the thread of each
-// aligned group of `span` segments that one bucket's pieces fill, from a bucket begun before
-// the group, adds the group's pfirst values (each the sum of its group at the level below) into
-// the group's first. Such a group's pfirst values belong to that bucket alone, and msm_finalize
-// takes the same group whole under the same condition (msm_chain_step).
+// per span (MSM_CHAIN_SPAN, its square, ..., MSM_CHAIN_LEVELS of them; launch::msm_chain_spans):
+// the thread of each aligned group of `span` segments that one bucket's pieces fill, from a
+// bucket begun before the group, adds the group's pfirst values (each the sum of its group at
+// the level below) into the group's first. Such a group's pfirst values belong to that bucket
+// alone, and msm_finalize takes the same group whole under the same condition
+// (msm_chain_step). The host passes both constants (src/gpu/plan.rs) and launches exactly
+// these levels.
+#ifndef MSM_CHAIN_SPAN
 #define MSM_CHAIN_SPAN 32u
-#define MSM_CHAIN_MAX (MSM_CHAIN_SPAN * MSM_CHAIN_SPAN * MSM_CHAIN_SPAN)
+#endif
+#ifndef MSM_CHAIN_LEVELS
+#define MSM_CHAIN_LEVELS 3
+#endif
 
 // Whether the aligned group of `span` segments from segment s lies in the bucket [lo, hi) (of
 // entries), which began before it: s0 = lo / S < s and s1 = (hi - 1) / S >= s + span - 1.
@@ -374,10 +380,11 @@ DEVI void msm_chains_dev(const u32* starts, u32 nbk, u32 S, const u32* keys, u32
 // How far msm_finalize moves after adding pfirst[s] of the bucket [lo, hi): the largest span
 // whose group from s msm_chains summed into pfirst[s], else one segment.
 DEVI u32 msm_chain_step(u64 lo, u64 hi, u64 s, u32 S) {
-    u32 step = 1;
-    for (u32 span = MSM_CHAIN_SPAN; span <= MSM_CHAIN_MAX && msm_chain_whole(lo, hi, s, span, S);
-         span *= MSM_CHAIN_SPAN)
+    u32 step = 1, span = MSM_CHAIN_SPAN;
+    for (int level = 0; level < MSM_CHAIN_LEVELS && msm_chain_whole(lo, hi, s, span, S); level++) {
         step = span;
+        span *= MSM_CHAIN_SPAN;
+    }
     return step;
 }
 

@@ -46,6 +46,7 @@ const TESTS: [(&str, &str); 2] = [
 ];
 
 use super::options::{FieldSqr, GpuOptions, MsmMul, MsmOnes, MsmScatter};
+use super::plan::{MSM_CHAIN_LEVELS, MSM_CHAIN_SPAN};
 
 /// The concatenated translation unit of `set`.
 pub fn source(set: KernelSet) -> String {
@@ -71,7 +72,8 @@ pub fn source(set: KernelSet) -> String {
 /// `gpu.msm_scatter = "starts"` the keyless scatter (`MSM_KEYLESS`), `gpu.msm_ones =
 /// "compact"` the ones compacted per warp (`MSM_ONES_COMPACT`), `gpu.field_sqr = "pairs"` the
 /// dedicated squaring (`FIELD_SQR`), `gpu.ntt_regs` the register cap of `ntt_pass_r4`
-/// (`NTT_R4_MAXREG`).
+/// (`NTT_R4_MAXREG`); and the levels of `msm_chains` the host launches (`MSM_CHAIN_SPAN`,
+/// `MSM_CHAIN_LEVELS`, from [`super::plan`]).
 pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
     let mul = match opts.msm_mul {
         MsmMul::Inline => 0,
@@ -98,6 +100,8 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
             u32::from(opts.field_sqr == FieldSqr::Pairs)
         ),
         format!("-DNTT_R4_MAXREG={}", opts.ntt_regs),
+        format!("-DMSM_CHAIN_SPAN={}u", MSM_CHAIN_SPAN),
+        format!("-DMSM_CHAIN_LEVELS={}", MSM_CHAIN_LEVELS),
     ]
 }
 

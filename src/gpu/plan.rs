@@ -85,6 +85,12 @@ pub fn msm_scratch_bound<G: GpuGroup>(n: usize, rule: WindowRule) -> u64 {
 /// Segment length of `msm_accumulate`.
 pub const MSM_SEGMENT: usize = 64;
 
+/// Segments per group at the first level of `msm_chains`; each level's groups are this many of
+/// the level below's (kernels/msm/msm.cuh; passed as `-DMSM_CHAIN_SPAN`).
+pub const MSM_CHAIN_SPAN: u32 = 32;
+/// Levels of `msm_chains` at most (`-DMSM_CHAIN_LEVELS`): groups of 32, 1024 and 32768 segments.
+pub const MSM_CHAIN_LEVELS: u32 = 3;
+
 /// Multiprocessors assumed when the device's count is unknown (the H200 has 132).
 pub const DEFAULT_SMS: u32 = 132;
 

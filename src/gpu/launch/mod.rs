@@ -41,7 +41,12 @@ mod tests {
     fn chain_levels_follow_the_segments() {
         // Every span that fits in the segments, and none that does not: msm_finalize takes a
         // group whole only at a span these launched.
-        for (n, c) in [(100usize, 8u32), (1 << 12, 12), (1 << 16, 14), (1 << 22, 16)] {
+        for (n, c) in [
+            (100usize, 8u32),
+            (1 << 12, 12),
+            (1 << 16, 14),
+            (1 << 22, 16),
+        ] {
             let sh = MsmShape::new(n, c);
             let spans: Vec<u32> = msm_chain_spans(&sh).collect();
             let want: Vec<u32> = [32, 1024, 32768]
@@ -53,7 +58,9 @@ mod tests {
                 let keys = AccKeys::Segments(sh.nseg as usize);
                 let pfirst = sh.nseg as usize * sh.xyzz_limbs;
                 let l = msm_chains(&sh, span, keys, sh.nbk as usize + 1, pfirst);
-                let threads = l.as_ref().map(|l| u64::from(l.dims().0) * u64::from(l.dims().1));
+                let threads = l
+                    .as_ref()
+                    .map(|l| u64::from(l.dims().0) * u64::from(l.dims().1));
                 assert!(threads.is_ok_and(|t| t >= u64::from(sh.nseg / span)));
                 let short = msm_chains(&sh, span, keys, sh.nbk as usize + 1, pfirst - 1);
                 assert!(matches!(

@@ -6,7 +6,7 @@ use super::check::{
 };
 use crate::gpu::error::GpuResult;
 use crate::gpu::host::FR_LIMBS;
-use crate::gpu::plan::{MsmShape, MSM_SEGMENT};
+use crate::gpu::plan::{MsmShape, MSM_CHAIN_LEVELS, MSM_CHAIN_SPAN, MSM_SEGMENT};
 
 /// Blocks of `msm_nontrivial` (a grid-stride loop: enough to fill the device).
 const NONTRIVIAL_BLOCKS: usize = 4096;
@@ -167,14 +167,14 @@ pub fn msm_accumulate(
     .done()
 }
 
-/// The spans of the `msm_chains` levels an MSM of `shape` runs, in order: 32, 1024 and 32768
-/// segments (`MSM_CHAIN_SPAN` and its powers to `MSM_CHAIN_MAX` in kernels/msm/msm.cuh), each
-/// while a group of that span fits in the segments. `msm_finalize` takes a group whole only at a
-/// span launched here, so the two must agree.
+/// The spans of the `msm_chains` levels an MSM of `shape` runs, in order: [`MSM_CHAIN_SPAN`]
+/// segments and its powers, [`MSM_CHAIN_LEVELS`] at most (32, 1024, 32768), each while a group of
+/// that span fits in the segments. `msm_finalize` takes a group whole only at such a span; the
+/// kernels get the same two constants as defines (`kernels::nvrtc_options`).
 pub fn msm_chain_spans(sh: &MsmShape) -> impl Iterator<Item = u32> {
     let nseg = sh.nseg;
-    [32u32, 32 * 32, 32 * 32 * 32]
-        .into_iter()
+    (1..=MSM_CHAIN_LEVELS)
+        .map(|k| MSM_CHAIN_SPAN.pow(k))
         .filter(move |&span| span <= nseg)
 }
 
@@ -195,7 +195,7 @@ pub fn msm_chains(
         blocks((sh.nseg / span.max(1)) as usize, ELEMENTWISE_BLOCK),
         ELEMENTWISE_BLOCK,
     )
-    .rule(span >= 32 && span <= sh.nseg, || {
+    .rule(span >= MSM_CHAIN_SPAN && span <= sh.nseg, || {
         format!("span {span} for {} segments", sh.nseg)
     })
     .buf(name, have, need)
