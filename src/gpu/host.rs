@@ -61,6 +61,8 @@ pub trait GpuGroup {
     const AFFINE_LIMBS: usize;
     /// u64 limbs per XYZZ point.
     const XYZZ_LIMBS: usize;
+    /// Its name in reports ("G1", "G2").
+    const NAME: &'static str;
     /// The limbs of affine points as the kernels read them.
     fn affine_limbs(v: &[Self::Affine]) -> &[u64];
     /// One XYZZ point as a blstrs projective point.
@@ -77,6 +79,7 @@ impl GpuGroup for G1 {
     type Proj = G1Projective;
     const AFFINE_LIMBS: usize = AFFINE_LIMBS;
     const XYZZ_LIMBS: usize = XYZZ_LIMBS;
+    const NAME: &'static str = "G1";
     fn affine_limbs(v: &[G1Affine]) -> &[u64] {
         affine_as_u64(v)
     }
@@ -90,6 +93,7 @@ impl GpuGroup for G2 {
     type Proj = G2Projective;
     const AFFINE_LIMBS: usize = G2_AFFINE_LIMBS;
     const XYZZ_LIMBS: usize = G2_XYZZ_LIMBS;
+    const NAME: &'static str = "G2";
     fn affine_limbs(v: &[G2Affine]) -> &[u64] {
         g2_affine_as_u64(v)
     }

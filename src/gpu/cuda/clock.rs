@@ -59,12 +59,6 @@ impl<'a> PhaseClock<'a> {
     }
 }
 
-/// The group's short name for a phase line ("G1", "G2"): the last segment of its type path.
-pub(crate) fn group_name<G>() -> &'static str {
-    let full = std::any::type_name::<G>();
-    full.rsplit("::").next().unwrap_or(full)
-}
-
 /// Marks a step of an MSM on its clock, if it has one.
 pub(crate) fn phase(clock: &mut Option<PhaseClock<'_>>, what: &'static str) {
     if let Some(c) = clock.as_mut() {

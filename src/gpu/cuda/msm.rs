@@ -7,7 +7,7 @@
 
 use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 
-use super::clock::{group_name, phase, PhaseClock};
+use super::clock::{phase, PhaseClock};
 use super::device::{drv, Device, DeviceGroup, Lane};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
@@ -183,7 +183,7 @@ impl Device {
     ) -> GpuResult<(CudaSlice<u64>, Option<PhaseClock<'_>>)> {
         let mut clock = PhaseClock::start(&self.stream, self.msm_phases);
         if let Some(c) = clock.as_mut() {
-            c.shape = Some((n, *sh, group_name::<G>()));
+            c.shape = Some((n, *sh, G::NAME));
         }
         let seeded = run.is_some();
         let r = match run {
@@ -245,7 +245,7 @@ impl Device {
         clock: &mut Option<PhaseClock<'a>>,
     ) -> GpuResult<CudaSlice<u64>> {
         if let Some(c) = clock.as_mut() {
-            c.shape = Some((n, *sh, group_name::<G>()));
+            c.shape = Some((n, *sh, G::NAME));
         }
         let mut buckets = self.alloc_buckets::<G>(sh)?;
         self.msm_buckets::<G>(bases, scalars, n, sh, &mut buckets, false, clock)?;

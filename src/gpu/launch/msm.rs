@@ -130,6 +130,16 @@ pub enum AccKeys {
     Segments(usize),
 }
 
+impl AccKeys {
+    /// The keys' argument name, its length and the length `shape` needs, for a launch check.
+    fn check(self, sh: &MsmShape) -> (&'static str, usize, usize) {
+        match self {
+            AccKeys::Entries(k) => ("keys", k, sh.entries),
+            AccKeys::Segments(k) => ("segkeys", k, sh.nseg as usize),
+        }
+    }
+}
+
 /// `msm_accumulate` over n points (u64 limbs per affine point `affine_limbs`) with `shape`.
 #[allow(clippy::too_many_arguments)]
 pub fn msm_accumulate(
@@ -145,10 +155,7 @@ pub fn msm_accumulate(
 ) -> GpuResult<Launch> {
     let entries = sh.entries;
     let x = sh.xyzz_limbs;
-    let (name, have, need) = match keys {
-        AccKeys::Entries(k) => ("keys", k, entries),
-        AccKeys::Segments(k) => ("segkeys", k, sh.nseg as usize),
-    };
+    let (name, have, need) = keys.check(sh);
     Check::new(
         "msm_accumulate",
         (sh.nseg as u64).div_ceil(ACCUMULATE_BLOCK as u64),
@@ -186,10 +193,7 @@ pub fn msm_chains(
     counts: usize,
     pfirst: usize,
 ) -> GpuResult<Launch> {
-    let (name, have, need) = match keys {
-        AccKeys::Entries(k) => ("keys", k, sh.entries),
-        AccKeys::Segments(k) => ("segkeys", k, sh.nseg as usize),
-    };
+    let (name, have, need) = keys.check(sh);
     Check::new(
         "msm_chains",
         blocks((sh.nseg / span.max(1)) as usize, ELEMENTWISE_BLOCK),
