@@ -365,6 +365,32 @@ template <class P> DEVI void f_redc_row(u32* x, u32* y, bool first) {
     y[N - 1] = ptx_addc(y[N - 1], 0);
 }
 
+// Montgomery reduction of a 2N-word T with T_hi = floor(T/R) < m: T*R^-1 mod m, fully reduced.
+// u = (T_lo + Q*m)/R by N rows on the lanes (e, o) of f_redc_row; u < (R + R*m)/R, so u <= m,
+// and T_hi + u < 2m < 2^(32N) (no carry out of either chain below).
+template <class P> DEVI mont_t<P> f_redc_wide(const u32* T) {
+    constexpr int N = P::N;
+    u32 e[N], o[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) e[j] = T[j];
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+        f_redc_row<P>(e, o, k == 0);
+        f_redc_row<P>(o, e, false);
+    }
+    // the last row ran with x = o (word 0 zero now), y = e: u = e + o[1..]; then T_hi + u
+    u32 r[N];
+    r[0] = ptx_add_cc(e[0], o[1]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(e[j], o[j + 1]);
+    r[N - 1] = ptx_addc(e[N - 1], 0);
+    r[0] = ptx_add_cc(r[0], T[N]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(r[j], T[N + j]);
+    r[N - 1] = ptx_addc(r[N - 1], T[2 * N - 1]);
+    return f_reduce_once<P>(r);
+}
+
 // Montgomery square a*a*R^-1 mod m, fully reduced; the same result as f_mul(a, a) with
 // N(N+1)/2 + N^2 products instead of 2N^2. N even, N >= 4, m < 2^(32N-1).
 template <class P> DEVI mont_t<P> f_sqr_pairs(const mont_t<P>& a) {
@@ -406,31 +432,96 @@ template <class P> DEVI mont_t<P> f_sqr_pairs(const mont_t<P>& a) {
     }
     T[2 * N - 2] = ptx_madc_lo_cc(a.v[N - 1], a.v[N - 1], T[2 * N - 2]);
     T[2 * N - 1] = ptx_madc_hi(a.v[N - 1], a.v[N - 1], T[2 * N - 1]);
-    // u = (T_lo + Q*m)/R by N rows on the lanes (e, o); u < (R + R*m)/R, so u <= m
-    u32 e[N], o[N];
+    // T_hi <= (m-1)^2/R < m
+    return f_redc_wide<P>(T);
+}
+
+// ---- a sum of two products, reduced once (FIELD_LAZY) -------------------------------------
+// a*b + c*d (all < m) is below 2m^2 < m*R (as m < 2^(32N-1)), so it is summed as one 2N-word
+// integer and reduced once by f_redc_wide (its T_hi < 2m^2/R < m): N^2 products for each of the
+// two and N^2 for the reduction, against 2N^2 for each f_mul. The curve formulas' a*b - c*d
+// is f_mul_sum(a, b, c, f_neg(d)).
+//
+// The products in two lanes as the squaring's: a_j*b_i sits at words i + j and i + j + 1, so in
+// row i the even j tile the words of i's parity (one carry chain of limb pairs) and the odd j
+// those of the other parity. A lane's rows come in groups sharing their top pair (rows i and
+// i + 1 of one product, and the same rows of the second): each adds its carry to the word
+// above that pair (at most 4 carries into a word written fresh), and the lane's next group
+// starts two words up, so its chain covers that word. A lane holds part of a*b + c*d < 2^(64N):
+// the carries into word 2N are zero and are not written.
+
+// L += bi * (a_j for j = j0, j0 + 2, ... <= N-1), a_j*bi at words i + j, i + j + 1, and the
+// chain's carry at the word above its top pair. hw: the highest word of L written so far (-1:
+// none; unwritten words read as zero), updated. Compile-time arguments once unrolled.
+template <class P>
+DEVI void f_mul_lane(u32* L, const mont_t<P>& a, const u32 bi, const int i, const int j0, int& hw) {
+    constexpr int N = P::N;
+    const int jtop = j0 + 2 * ((N - 1 - j0) / 2);
+    if (hw < 0) {  // the lane's first row: written, no carries
 #pragma unroll
-    for (int j = 0; j < N; j++) e[j] = T[j];
-#pragma unroll
-    for (int k = 0; k < N; k += 2) {
-        f_redc_row<P>(e, o, k == 0);
-        f_redc_row<P>(o, e, false);
+        for (int j = j0; j <= jtop; j += 2) {
+            const u64 p = (u64)a.v[j] * bi;
+            L[i + j] = (u32)p;
+            L[i + j + 1] = (u32)(p >> 32);
+        }
+        hw = i + jtop + 1;
+        return;
     }
-    // the last row ran with x = o (word 0 zero now), y = e: u = e + o[1..]; then T_hi + u, where
-    // T_hi <= (m-1)^2/R < m, so T_hi + u < 2m < 2^(32N) (no carry out of either chain)
-    u32 r[N];
-    r[0] = ptx_add_cc(e[0], o[1]);
 #pragma unroll
-    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(e[j], o[j + 1]);
-    r[N - 1] = ptx_addc(e[N - 1], 0);
-    r[0] = ptx_add_cc(r[0], T[N]);
+    for (int j = j0; j <= jtop; j += 2) {
+        const int w = i + j;
+        const u32 lo_in = w <= hw ? L[w] : 0u;
+        const u32 hi_in = w + 1 <= hw ? L[w + 1] : 0u;
+        L[w] = j == j0 ? ptx_mad_lo_cc(a.v[j], bi, lo_in) : ptx_madc_lo_cc(a.v[j], bi, lo_in);
+        L[w + 1] = ptx_madc_hi_cc(a.v[j], bi, hi_in);
+    }
+    const int c = i + jtop + 2;
+    if (c >= 2 * N) {  // zero (above)
+        if (c - 1 > hw) hw = c - 1;
+        return;
+    }
+    L[c] = ptx_addc(c <= hw ? L[c] : 0u, 0);
+    if (c > hw) hw = c;
+}
+
+// (a*b + c*d) * R^-1 mod m, fully reduced; equal to f_add(f_mul(a, b), f_mul(c, d)).
+template <class P>
+DEVI mont_t<P> f_mul_sum(const mont_t<P>& a, const mont_t<P>& b, const mont_t<P>& c, const mont_t<P>& d) {
+    constexpr int N = P::N;
+    static_assert(N % 2 == 0, "limb pairs");
+    static_assert(P::m(N - 1) < 0x80000000u, "the bounds above need m < 2^(32N-1)");
+    u32 E[2 * N], O[2 * N];
 #pragma unroll
-    for (int j = 1; j < N - 1; j++) r[j] = ptx_addc_cc(r[j], T[N + j]);
-    r[N - 1] = ptx_addc(r[N - 1], T[2 * N - 1]);
-    return f_reduce_once<P>(r);
+    for (int w = 0; w < 2 * N; w++) E[w] = O[w] = 0;  // never read unwritten (hw); dead stores
+    int hwE = -1, hwO = -1;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        if (i % 2 == 0) {
+            f_mul_lane<P>(E, a, b.v[i], i, 0, hwE);
+            f_mul_lane<P>(O, a, b.v[i], i, 1, hwO);
+            f_mul_lane<P>(E, c, d.v[i], i, 0, hwE);
+            f_mul_lane<P>(O, c, d.v[i], i, 1, hwO);
+        } else {
+            f_mul_lane<P>(O, a, b.v[i], i, 0, hwO);
+            f_mul_lane<P>(E, a, b.v[i], i, 1, hwE);
+            f_mul_lane<P>(O, c, d.v[i], i, 0, hwO);
+            f_mul_lane<P>(E, c, d.v[i], i, 1, hwE);
+        }
+    }
+    // T = E + O (O's word 0 is never written); below 2^(64N): no carry out
+    E[1] = ptx_add_cc(E[1], O[1]);
+#pragma unroll
+    for (int w = 2; w < 2 * N - 1; w++) E[w] = ptx_addc_cc(E[w], O[w]);
+    E[2 * N - 1] = ptx_addc(E[2 * N - 1], O[2 * N - 1]);
+    return f_redc_wide<P>(E);
 }
 
 #ifndef FIELD_SQR
 #define FIELD_SQR 0
+#endif
+// FIELD_LAZY (0 by default): 1 = the curve formulas' a*b - c*d by f_mul_sum (ec/xyzz.cuh).
+#ifndef FIELD_LAZY
+#define FIELD_LAZY 0
 #endif
 
 // FIELD_SQR (0 by default): 1 = f_sqr is the dedicated squaring above, 0 = f_mul(a, a).

@@ -1,7 +1,9 @@
 // Host check of the kernels' field code (no GPU): kernels/field/{mont,fp,fr}.cuh compiled as
 // C++ with the PTX carry-chain wrappers of common.cuh emulated in plain C++ (one carry flag).
 // Compares f_mul_rolled (the plain CIOS rows) with f_mul (the rows in limb pairs), and the
-// squaring f_sqr_pairs with f_mul(a, a), on random and edge operands for Fp and Fr, and prints a
+// squaring f_sqr_pairs with f_mul(a, a), and the once-reduced sum f_mul_sum(a, b, c, d) with
+// f_add(f_mul(a, b), f_mul(c, d)) and, as the curve formulas use it, f_mul_sum(a, b, c, f_neg(d))
+// with f_sub(f_mul(a, b), f_mul(c, d)), on random and edge operands for Fp and Fr, and prints a
 // few f_mul products and f_sqr_pairs squares for scripts/field-host-check.sh to verify against
 // Python integers.
 #include <cstdio>
@@ -67,9 +69,12 @@ template <class P> static mont_t<P> edge(int k) {
     mont_t<P> x = f_zero<P>();
     if (k == 1) x.v[0] = 1;
     if (k == 2) x = f_one<P>();
-    if (k >= 3) {  // m - 1, m - 2
-        for (int i = 0; i < P::N; i++) x.v[i] = P::m(i);
-        x.v[0] -= (u32)(k - 2);
+    if (k >= 3) {  // m - 1, m - 2 (Fr's low limb is 1: the borrow goes up)
+        u32 borrow = (u32)(k - 2);
+        for (int i = 0; i < P::N; i++) {
+            x.v[i] = P::m(i) - borrow;
+            borrow = P::m(i) < borrow ? 1u : 0u;
+        }
     }
     return x;
 }
@@ -98,7 +103,8 @@ template <class P> static void print(const char* tag, const mont_t<P>& x) {
 
 template <class P> static int check(const char* name, int count) {
     std::mt19937_64 r(12345);
-    int bad = 0, sqr_bad = 0;
+    int bad = 0, sqr_bad = 0, sum_bad = 0;
+    mont_t<P> pa = edge<P>(3), pb = edge<P>(3);  // the previous pair (m - 1 first)
     for (int k = 0; k < count + 25; k++) {
         mont_t<P> a = k < 25 ? edge<P>(k / 5) : random_elem<P>(r);
         mont_t<P> b = k < 25 ? edge<P>(k % 5) : random_elem<P>(r);
@@ -106,6 +112,12 @@ template <class P> static int check(const char* name, int count) {
         if (!f_eq<P>(x, y)) bad++;
         if (!f_eq<P>(f_sqr_pairs<P>(a), f_mul<P>(a, a))) sqr_bad++;
         if (!f_eq<P>(f_sqr_pairs<P>(b), f_mul<P>(b, b))) sqr_bad++;
+        // the sums: the previous pair as c, d (edge pairs meet edge pairs and random ones)
+        if (!f_eq<P>(f_mul_sum<P>(a, b, pa, pb), f_add<P>(x, f_mul<P>(pa, pb)))) sum_bad++;
+        if (!f_eq<P>(f_mul_sum<P>(a, b, pa, f_neg<P>(pb)), f_sub<P>(x, f_mul<P>(pa, pb)))) sum_bad++;
+        if (!f_eq<P>(f_mul_sum<P>(a, a, b, b), f_add<P>(f_sqr_pairs<P>(a), f_sqr_pairs<P>(b)))) sum_bad++;
+        pa = a;
+        pb = b;
         if (k >= 25 && k < 29) {
             printf("%s", name);
             print(" a", a);
@@ -127,7 +139,8 @@ template <class P> static int check(const char* name, int count) {
     const int squares = 2 * (count + 25) + SQR_EDGES + 4;
     fprintf(stderr, "%s: %d products, %d rolled mismatches\n", name, count + 25, bad);
     fprintf(stderr, "%s: %d squares, %d sqr_pairs mismatches\n", name, squares, sqr_bad);
-    return bad + sqr_bad;
+    fprintf(stderr, "%s: %d sums, %d mul_sum mismatches\n", name, 3 * (count + 25), sum_bad);
+    return bad + sqr_bad + sum_bad;
 }
 
 int main() {
