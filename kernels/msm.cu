@@ -26,15 +26,15 @@ extern "C" __global__ void msm_scatter_window(const fr_t* scalars, u32 n, u32 c,
 }
 
 // Stored digits (msm/msm.cuh): the count pass that also writes them, and the window-order
-// scatter that reads them (a grid of nwin times msm_count's; msm_scatter's arguments with the
-// digits in place of the scalars, c unused).
+// scatter that reads them (a grid of nwin * parts times msm_count's; msm_scatter's arguments
+// with the digits in place of the scalars, and the parts each window is written in).
 extern "C" __global__ void msm_count_store(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* digits) {
     msm_count_store_dev(scalars, n, c, nwin, counts, digits);
 }
 
 extern "C" __global__ void msm_scatter_stored(const u32* digits, u32 n, u32 c, u32 nwin, u32* counts,
-                                              u32* keys, u32* vals) {
-    msm_scatter_stored_dev(digits, n, nwin, counts, keys, vals);
+                                              u32* keys, u32* vals, u32 parts) {
+    msm_scatter_stored_dev(digits, n, c, nwin, parts, counts, keys, vals);
 }
 
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_block(u32* data, u32 m, u32* block_sums) {

@@ -42,6 +42,14 @@ struct FpOps {
         return fp_sqr_noinline(a);
     }
 #endif
+#if FIELD_LAZY == 1
+    // a*b + c*d reduced once (ec/xyzz.cuh ec_mul_sub), inline or the one out-of-line copy as
+    // mul picks; the rolled build (small code) calls it.
+    template <bool INL> static DEVI T mul_sum(const T& a, const T& b, const T& c, const T& d) {
+        if (INL && MSM_ACC_MUL != 2) return f_mul_sum<FpParams>(a, b, c, d);
+        return fp_mul_sum_noinline(a, b, c, d);
+    }
+#endif
     static DEVI T ldg(const T* p) { return f_ldg<FpParams>(p); }
     static DEVI T load(const T* p) { return f_load<FpParams>(p); }
     static DEVI void store(T* p, const T& a) { f_store<FpParams>(p, a); }

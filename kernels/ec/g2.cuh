@@ -41,6 +41,10 @@ struct Fp2Ops {
     // out-of-line function) made msm_accumulate_g2 1.08x slower on the H200 (kernels/NOTES.md).
     template <bool INL> static DEVI T sqr(const T& a) { return fp2_mul_noinline(a, a); }
 #endif
+    // FIELD_LAZY's a*b + c*d: the two Fp2 products summed (no once-reduced Fp2 form).
+    template <bool INL> static DEVI T mul_sum(const T& a, const T& b, const T& c, const T& d) {
+        return add(fp2_mul_noinline(a, b), fp2_mul_noinline(c, d));
+    }
     static DEVI T ldg(const T* p) { return T{f_ldg<FpParams>(&p->c0), f_ldg<FpParams>(&p->c1)}; }
     static DEVI T load(const T* p) { return T{f_load<FpParams>(&p->c0), f_load<FpParams>(&p->c1)}; }
     static DEVI void store(T* p, const T& a) {

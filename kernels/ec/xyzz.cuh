@@ -43,6 +43,19 @@ template <class F, bool INL> DEVI typename F::T ec_s(const typename F::T& a) { r
 template <class F, bool INL> DEVI typename F::T ec_s(const typename F::T& a) { return F::template mul<INL>(a, a); }
 #endif
 
+// FIELD_LAZY (`gpu.field_lazy = "sum"`, field/mont.cuh): the formulas' one difference of two
+// products (Y3 of every addition and doubling) as a sum of products reduced once, F::mul_sum
+// (f_mul_sum for Fp; G2's Fp2 sums its two products).
+template <class F, bool INL>
+DEVI typename F::T ec_mul_sub(const typename F::T& a, const typename F::T& b, const typename F::T& c,
+                              const typename F::T& d) {
+#if FIELD_LAZY == 1
+    return F::template mul_sum<INL>(a, b, c, F::neg(d));
+#else
+    return F::sub(ec_m<F, INL>(a, b), ec_m<F, INL>(c, d));
+#endif
+}
+
 template <class F> DEVI bool ec_affine_is_inf(const ec_affine<F>& p) { return F::is_zero(p.x) && F::is_zero(p.y); }
 
 template <class F> DEVI ec_affine<F> ec_affine_load(const ec_affine<F>* p) {
@@ -114,7 +127,7 @@ DEVI ec_xyzz<F> ec_dbl_affine_impl(const typename F::T& x, const typename F::T& 
     T xx = ec_s<F, INL>(x);
     T M = F::add(F::dbl(xx), xx);
     T t = F::sub(ec_s<F, INL>(M), F::dbl(S));
-    r.y = F::sub(ec_m<F, INL>(M, F::sub(S, t)), ec_m<F, INL>(W, y));
+    r.y = ec_mul_sub<F, INL>(M, F::sub(S, t), W, y);
     r.x = t;
     r.zz = V;
     r.zzz = W;
@@ -132,7 +145,7 @@ template <class F, bool INL> DEVI ec_xyzz<F> ec_dbl_impl(const ec_xyzz<F>& p) {
     T xx = ec_s<F, INL>(p.x);
     T M = F::add(F::dbl(xx), xx);
     T t = F::sub(ec_s<F, INL>(M), F::dbl(S));
-    r.y = F::sub(ec_m<F, INL>(M, F::sub(S, t)), ec_m<F, INL>(W, p.y));
+    r.y = ec_mul_sub<F, INL>(M, F::sub(S, t), W, p.y);
     r.x = t;
     r.zz = ec_m<F, INL>(V, p.zz);
     r.zzz = ec_m<F, INL>(W, p.zzz);
@@ -178,15 +191,20 @@ DEVI void ec_add_affine_xy_impl(ec_xyzz<F>& acc, const typename F::T& x2, const 
         // below, which the default's machine code was measured with).
         acc.zz = ec_m<F, INL>(acc.zz, PP);
         T X3 = F::sub(F::sub(ec_s<F, INL>(R), PPP), F::dbl(Q));
+#if FIELD_LAZY == 1
+        acc.zzz = ec_m<F, INL>(acc.zzz, PPP);
+        acc.y = ec_mul_sub<F, INL>(R, F::sub(Q, X3), acc.y, PPP);
+#else
         T YP = ec_m<F, INL>(acc.y, PPP);
         acc.zzz = ec_m<F, INL>(acc.zzz, PPP);
         acc.y = F::sub(ec_m<F, INL>(R, F::sub(Q, X3)), YP);
+#endif
         acc.x = X3;
         return;
     }
 #endif
     T X3 = F::sub(F::sub(ec_s<F, INL>(R), PPP), F::dbl(Q));
-    acc.y = F::sub(ec_m<F, INL>(R, F::sub(Q, X3)), ec_m<F, INL>(acc.y, PPP));
+    acc.y = ec_mul_sub<F, INL>(R, F::sub(Q, X3), acc.y, PPP);
     acc.x = X3;
     acc.zz = ec_m<F, INL>(acc.zz, PP);
     acc.zzz = ec_m<F, INL>(acc.zzz, PPP);
@@ -234,7 +252,7 @@ template <class F, bool INL> DEVI void ec_add_impl(ec_xyzz<F>& acc, const ec_xyz
     T PPP = ec_m<F, INL>(P, PP);
     T Q = ec_m<F, INL>(U1, PP);
     T X3 = F::sub(F::sub(ec_s<F, INL>(R), PPP), F::dbl(Q));
-    acc.y = F::sub(ec_m<F, INL>(R, F::sub(Q, X3)), ec_m<F, INL>(S1, PPP));
+    acc.y = ec_mul_sub<F, INL>(R, F::sub(Q, X3), S1, PPP);
     acc.x = X3;
     acc.zz = ec_m<F, INL>(ec_m<F, INL>(acc.zz, q.zz), PP);
     acc.zzz = ec_m<F, INL>(ec_m<F, INL>(acc.zzz, q.zzz), PPP);

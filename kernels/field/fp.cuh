@@ -33,6 +33,12 @@ __device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) { retur
 // The dedicated squaring out of line, for the same callers (ec/g1.cuh FpOps::sqr).
 __device__ __noinline__ fp_t fp_sqr_noinline(const fp_t a) { return f_sqr_pairs<FpParams>(a); }
 #endif
+#if FIELD_LAZY == 1
+// a*b + c*d reduced once, out of line (ec/g1.cuh FpOps::mul_sum).
+__device__ __noinline__ fp_t fp_mul_sum_noinline(const fp_t a, const fp_t b, const fp_t c, const fp_t d) {
+    return f_mul_sum<FpParams>(a, b, c, d);
+}
+#endif
 __device__ __noinline__ fp_t fp_inv_noinline(const fp_t a) {
     fp_t r = f_one<FpParams>();
     for (int i = FpParams::N - 1; i >= 0; i--) {

@@ -165,12 +165,22 @@ DEVI void msm_count_store_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* 
     });
 }
 
-// The window-order scatter (same grid as msm_scatter_window) from stored digits.
-DEVI void msm_scatter_stored_dev(const u32* digits, u32 n, u32 nwin, u32* counts, u32* keys, u32* vals) {
-    u32 w, i;
-    if (!msm_window_slot(n, nwin, w, i)) return;
+// The window-order scatter from stored digits, each window in `parts` slices (`gpu.
+// msm_scatter_parts`): a grid of nwin * parts slices of msm_scatter_window's, slice (w, p)
+// writing the entries of window w whose bucket lies in the p-th of `parts` equal ranges of its
+// 2^(c-1). The blocks in flight then write into 1/parts of the window's stretch of vals (so it
+// can stay in the L2 where a window's n entries would not), and every part reads the window's
+// digits again (4 bytes per scalar, coalesced).
+DEVI void msm_scatter_stored_dev(const u32* digits, u32 n, u32 c, u32 nwin, u32 parts, u32* counts, u32* keys,
+                                 u32* vals) {
+    u32 slice, i;
+    if (!msm_window_slot(n, nwin * parts, slice, i)) return;
+    const u32 w = slice / parts, part = slice - w * parts;
     const u32 key = digits[(u64)w * n + i];
-    if (key != MSM_NO_KEY) msm_place(counts, keys, vals, key & 0x7fffffffu, i, (key >> 31) != 0);
+    if (key == MSM_NO_KEY) return;
+    const u32 k = key & 0x7fffffffu;
+    if ((u32)(((u64)(k - (w << (c - 1))) * parts) >> (c - 1)) != part) return;
+    msm_place(counts, keys, vals, k, i, (key >> 31) != 0);
 }
 
 // ---- inclusive scan of u32 (block of 1024 threads x 4 items) -------------

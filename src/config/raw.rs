@@ -77,8 +77,10 @@ pub(super) struct RawGpu {
     pub(super) memory_pool: Option<String>,
     pub(super) msm_ones: Option<String>,
     pub(super) field_sqr: Option<String>,
+    pub(super) field_lazy: Option<String>,
     pub(super) msm_scatter_order: Option<String>,
     pub(super) msm_scatter_digits: Option<String>,
+    pub(super) msm_scatter_parts: Option<String>,
     pub(super) partition: Option<String>,
     pub(super) ntt_block: Option<String>,
     pub(super) ntt_radix: Option<String>,
@@ -191,7 +193,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 20] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 22] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -213,6 +215,11 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
             "gpu.msm_scatter_digits",
             &raw.msm_scatter_digits,
         ),
+        (
+            "msm_scatter_parts",
+            "gpu.msm_scatter_parts",
+            &raw.msm_scatter_parts,
+        ),
         ("msm_pieces", "gpu.msm_pieces", &raw.msm_pieces),
         (
             "msm_piece_buckets",
@@ -227,6 +234,7 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
         ("memory_pool", "gpu.memory_pool", &raw.memory_pool),
         ("msm_ones", "gpu.msm_ones", &raw.msm_ones),
         ("field_sqr", "gpu.field_sqr", &raw.field_sqr),
+        ("field_lazy", "gpu.field_lazy", &raw.field_lazy),
         ("partition", "gpu.partition", &raw.partition),
         ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
         ("ntt_radix", "gpu.ntt_radix", &raw.ntt_radix),

@@ -45,7 +45,7 @@ const TESTS: [(&str, &str); 2] = [
     ("test.cu", include_str!("../../kernels/test.cu")),
 ];
 
-use super::options::{FieldSqr, GpuOptions, MsmMul, MsmOnes, MsmScatter};
+use super::options::{FieldLazy, FieldSqr, GpuOptions, MsmMul, MsmOnes, MsmScatter};
 use super::plan::{MSM_CHAIN_LEVELS, MSM_CHAIN_SPAN};
 
 /// The concatenated translation unit of `set`.
@@ -71,7 +71,8 @@ pub fn source(set: KernelSet) -> String {
 /// `gpu.msm_mul` the accumulation's products (`MSM_ACC_MUL` 0 inline, 1 call, 2 rolled),
 /// `gpu.msm_scatter = "starts"` the keyless scatter (`MSM_KEYLESS`), `gpu.msm_ones =
 /// "compact"` the ones compacted per warp (`MSM_ONES_COMPACT`), `gpu.field_sqr = "pairs"` the
-/// dedicated squaring (`FIELD_SQR`), `gpu.ntt_regs` the register cap of `ntt_pass_r4`
+/// dedicated squaring (`FIELD_SQR`), `gpu.field_lazy = "sum"` Y3's products summed and reduced
+/// once (`FIELD_LAZY`; "off": two products), `gpu.ntt_regs` the register cap of `ntt_pass_r4`
 /// (`NTT_R4_MAXREG`); and the levels of `msm_chains` the host launches (`MSM_CHAIN_SPAN`,
 /// `MSM_CHAIN_LEVELS`, from [`super::plan`]).
 pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
@@ -98,6 +99,10 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
         format!(
             "-DFIELD_SQR={}",
             u32::from(opts.field_sqr == FieldSqr::Pairs)
+        ),
+        format!(
+            "-DFIELD_LAZY={}",
+            u32::from(opts.field_lazy == FieldLazy::Sum)
         ),
         format!("-DNTT_R4_MAXREG={}", opts.ntt_regs),
         format!("-DMSM_CHAIN_SPAN={}u", MSM_CHAIN_SPAN),
@@ -235,6 +240,7 @@ mod tests {
             msm_window: crate::gpu::options::MsmWindow::Nontrivial,
             msm_ones: MsmOnes::Each,
             field_sqr: FieldSqr::Mul,
+            field_lazy: FieldLazy::Off,
             ..GpuOptions::default()
         };
         let o = nvrtc_options("compute_90", &opts);
@@ -245,6 +251,7 @@ mod tests {
             "-DMSM_KEYLESS=1",
             "-DMSM_ONES_COMPACT=0",
             "-DFIELD_SQR=0",
+            "-DFIELD_LAZY=0",
         ] {
             assert!(o.contains(&d.to_string()), "{d}: {o:?}");
         }
@@ -253,6 +260,7 @@ mod tests {
         assert!(d.contains(&"-DMSM_KEYLESS=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DMSM_ONES_COMPACT=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DFIELD_SQR=1".to_string()), "{d:?}");
+        assert!(d.contains(&"-DFIELD_LAZY=1".to_string()), "{d:?}");
         assert_ne!(
             cache_key("x", &o),
             cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))

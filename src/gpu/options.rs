@@ -59,11 +59,13 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldSqr, MemoryPool, MsmFirstPiece, MsmMul, MsmOnes,
-    MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow, WindowRule,
+    choice_name, parse_choice, Choice, FieldLazy, FieldSqr, MemoryPool, MsmFirstPiece, MsmMul,
+    MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow, WindowRule,
     DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
+
+use super::plan::MAX_SCATTER_PARTS;
 
 /// The CUDA backend's knobs. The defaults are the measured best (BENCHMARKS.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +89,10 @@ pub struct GpuOptions {
     pub msm_scatter_order: MsmScatterOrder,
     /// Where the window-order scatter takes its digits from.
     pub msm_scatter_digits: MsmScatterDigits,
+    /// Slices each window of the stored-digit scatter is written in (1, 2, 4 or 8): a slice
+    /// writes the entries of its share of the window's buckets, so the writes in flight stay
+    /// within a smaller stretch of the sorted entries (and of the L2).
+    pub msm_scatter_parts: u32,
     /// How the sum of the bases whose scalar is one runs (G1).
     pub msm_ones: MsmOnes,
     /// Pieces an MSM of scalars from the host is cut into (1 to [`MAX_MSM_PIECES`], or 0 for
@@ -102,6 +108,8 @@ pub struct GpuOptions {
     pub memory_pool: MemoryPool,
     /// How the kernels square a base-field element.
     pub field_sqr: FieldSqr,
+    /// How the curve formulas compute Y3's difference of two products.
+    pub field_lazy: FieldLazy,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
@@ -133,12 +141,14 @@ impl Default for GpuOptions {
             msm_scatter: MsmScatter::Starts,
             msm_scatter_order: MsmScatterOrder::Auto,
             msm_scatter_digits: MsmScatterDigits::Stored,
+            msm_scatter_parts: 4,
             msm_pieces: 0,
             msm_piece_buckets: MsmPieceBuckets::Shared,
             msm_first_piece: MsmFirstPiece::Equal,
             memory_pool: MemoryPool::Keep,
             msm_ones: MsmOnes::Compact,
             field_sqr: FieldSqr::Pairs,
+            field_lazy: FieldLazy::Sum,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
@@ -149,7 +159,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 20] = [
+pub const KNOBS: [&str; 22] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -159,12 +169,14 @@ pub const KNOBS: [&str; 20] = [
     "msm_scatter",
     "msm_scatter_order",
     "msm_scatter_digits",
+    "msm_scatter_parts",
     "msm_pieces",
     "msm_piece_buckets",
     "msm_first_piece",
     "memory_pool",
     "msm_ones",
     "field_sqr",
+    "field_lazy",
     "partition",
     "ntt_block",
     "ntt_radix",
@@ -205,6 +217,9 @@ impl GpuOptions {
             "msm_scatter" => self.msm_scatter = parse_choice(v)?,
             "msm_scatter_order" => self.msm_scatter_order = parse_choice(v)?,
             "msm_scatter_digits" => self.msm_scatter_digits = parse_choice(v)?,
+            "msm_scatter_parts" => {
+                self.msm_scatter_parts = whole(v, 1)?.min(u32::MAX as usize) as u32
+            }
             "msm_pieces" => {
                 self.msm_pieces = if v.trim().eq_ignore_ascii_case("auto") {
                     0
@@ -217,6 +232,7 @@ impl GpuOptions {
             "memory_pool" => self.memory_pool = parse_choice(v)?,
             "msm_ones" => self.msm_ones = parse_choice(v)?,
             "field_sqr" => self.field_sqr = parse_choice(v)?,
+            "field_lazy" => self.field_lazy = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_columns" => {
@@ -275,6 +291,15 @@ impl GpuOptions {
                 let (lo, hi) = (range.start(), range.end());
                 return Some((key, format!("expected {lo} to {hi} ({what}), got {v}")));
             }
+        }
+        let parts = self.msm_scatter_parts;
+        if !(parts.is_power_of_two() && parts <= MAX_SCATTER_PARTS) {
+            return Some((
+                "gpu.msm_scatter_parts",
+                format!(
+                    "expected 1, 2, 4 or {MAX_SCATTER_PARTS} (slices each window of the bucket                      sort's scatter is written in), got {parts}"
+                ),
+            ));
         }
         if !NTT_RADIXES.contains(&self.ntt_radix) {
             return Some((
@@ -383,6 +408,23 @@ mod tests {
         );
         p.set("msm_pieces", "9").expect("parses");
         assert_eq!(p.problem().map(|p| p.0), Some("gpu.msm_pieces"));
+        let mut s = GpuOptions::default();
+        s.set("msm_scatter_parts", "2").expect("msm_scatter_parts");
+        s.set("field_lazy", "off").expect("field_lazy");
+        assert_eq!(
+            (s.problem(), s.msm_label()),
+            (None, "field_lazy=off,msm_scatter_parts=2".into())
+        );
+        for bad in ["3", "16"] {
+            s.set("msm_scatter_parts", bad).expect("parses");
+            assert_eq!(
+                s.problem().map(|p| p.0),
+                Some("gpu.msm_scatter_parts"),
+                "{bad}"
+            );
+        }
+        assert!(s.set("msm_scatter_parts", "0").is_err());
+        assert!(s.set("field_lazy", "lazy").is_err());
         let mut n = GpuOptions::default();
         n.set("msm_window_large", "22").expect("msm_window_large");
         assert_eq!((n.window_rule().large, n.problem()), (22, None));

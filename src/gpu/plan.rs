@@ -88,6 +88,8 @@ pub const MSM_SEGMENT: usize = 64;
 /// Segments per group at the first level of `msm_chains`; each level's groups are this many of
 /// the level below's (kernels/msm/msm.cuh; passed as `-DMSM_CHAIN_SPAN`).
 pub const MSM_CHAIN_SPAN: u32 = 32;
+/// The most slices one window of the stored-digit scatter is written in (`gpu.msm_scatter_parts`).
+pub const MAX_SCATTER_PARTS: u32 = 8;
 /// Levels of `msm_chains` at most (`-DMSM_CHAIN_LEVELS`): groups of 32, 1024 and 32768 segments.
 pub const MSM_CHAIN_LEVELS: u32 = 3;
 

@@ -124,6 +124,8 @@ pub(crate) struct Device {
     pub scatter_order: MsmScatterOrder,
     /// Where the window-order scatter takes its digits from (`gpu.msm_scatter_digits`).
     pub scatter_digits: MsmScatterDigits,
+    /// Slices of each window of the stored-digit scatter (`gpu.msm_scatter_parts`).
+    pub scatter_parts: u32,
     /// Whether an MSM's pieces share their buckets (`gpu.msm_piece_buckets`).
     pub piece_buckets: MsmPieceBuckets,
     /// How the first piece is sized (`gpu.msm_first_piece`).
@@ -243,6 +245,7 @@ impl Device {
             keyless: opts.msm_scatter == MsmScatter::Starts,
             scatter_order: opts.msm_scatter_order,
             scatter_digits: opts.msm_scatter_digits,
+            scatter_parts: opts.msm_scatter_parts,
             piece_buckets: opts.msm_piece_buckets,
             first_piece: opts.msm_first_piece,
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),

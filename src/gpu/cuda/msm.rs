@@ -311,10 +311,12 @@ impl Device {
         self.scan(&mut counts, nbk as usize + 1)?;
         phase(clock, "scan");
         let null = 0u64;
+        // A window of c bits has 2^(c-1) buckets to share out.
+        let parts = self.scatter_parts.min(1 << (c - 1));
         let kv = ((!self.keyless).then_some(keys.len()), vals.len());
         // The three scatters take the same arguments but their source: scalars, or digits.
         let (scatter, l) = if stored {
-            let l = launch::msm_scatter_stored(n, sh, digits, counts.len(), kv);
+            let l = launch::msm_scatter_stored(n, sh, digits, counts.len(), kv, parts);
             (&self.k.msm_scatter_stored, l)
         } else if sh.by_window {
             let l = launch::msm_digits(
@@ -343,6 +345,9 @@ impl Device {
                 b.arg(&mut keys);
             }
             b.arg(&mut vals);
+            if stored {
+                b.arg(&parts);
+            }
         })?;
         phase(clock, "scatter");
         let acc_keys = if self.keyless {

@@ -23,7 +23,7 @@ pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 mod tests {
     use super::*;
     use crate::gpu::error::GpuError;
-    use crate::gpu::plan::MsmShape;
+    use crate::gpu::plan::{MsmShape, MAX_SCATTER_PARTS};
     use crate::gpu::GpuResult;
     use std::cell::Cell;
 
@@ -181,7 +181,7 @@ mod tests {
             Err(GpuError::BufferTooShort { arg: "digits", .. })
         ));
         let stored =
-            |d: usize, vals: usize| msm_scatter_stored(1 << 16, &few, d, counts, (None, vals));
+            |d: usize, vals: usize| msm_scatter_stored(1 << 16, &few, d, counts, (None, vals), 1);
         assert_eq!(
             stored(digits, few.entries).map(|l| l.dims().0).ok(),
             by_window
@@ -189,8 +189,20 @@ mod tests {
         assert!(stored(digits - 1, few.entries).is_err());
         assert!(stored(digits, few.entries - 1).is_err());
         assert!(
-            msm_scatter_stored(1 << 16, &few, digits, counts - 1, (None, few.entries)).is_err()
+            msm_scatter_stored(1 << 16, &few, digits, counts - 1, (None, few.entries), 1).is_err()
         );
+        // Parts: the grid grows by them; a power of two, at most MAX_SCATTER_PARTS.
+        let parted = |p: u32| {
+            msm_scatter_stored(1 << 16, &few, digits, counts, (None, few.entries), p)
+                .map(|l| l.dims().0)
+        };
+        assert_eq!(parted(4).ok(), by_window.map(|g| g * 4));
+        for bad in [0, 3, 2 * MAX_SCATTER_PARTS] {
+            assert!(
+                matches!(parted(bad), Err(GpuError::BadLaunch { .. })),
+                "{bad} parts"
+            );
+        }
         assert!(msm_seg_keys(&few, counts, few.nseg as usize).is_ok());
         assert!(msm_seg_keys(&few, counts, few.nseg as usize - 1).is_err());
         let seg = |k: AccKeys| {

@@ -165,6 +165,22 @@ impl Choice for FieldSqr {
         &[("mul", FieldSqr::Mul), ("pairs", FieldSqr::Pairs)];
 }
 
+/// How the curve formulas compute their one difference of two products, Y3 = a·b − c·d of every
+/// addition and doubling (`gpu.field_lazy`; define `FIELD_LAZY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldLazy {
+    /// Two Montgomery products, then their difference.
+    Off,
+    /// `f_mul_sum`: a·b + c·(−d) summed unreduced (below 2p², so it fits twice the limbs) and
+    /// reduced once: 420 instead of 550 wide multiply-adds in Fp (G1 only; G2 keeps two products).
+    Sum,
+}
+
+impl Choice for FieldLazy {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("off", FieldLazy::Off), ("sum", FieldLazy::Sum)];
+}
+
 /// The order in which the bucket sort's scatter writes its entries (`gpu.msm_scatter_order`;
 /// host side: which of `msm_scatter` and `msm_scatter_window` runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

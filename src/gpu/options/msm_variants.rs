@@ -24,6 +24,9 @@ impl GpuOptions {
         if self.field_sqr != d.field_sqr {
             parts.push(format!("field_sqr={}", choice_name(self.field_sqr)));
         }
+        if self.field_lazy != d.field_lazy {
+            parts.push(format!("field_lazy={}", choice_name(self.field_lazy)));
+        }
         if self.msm_pieces != d.msm_pieces {
             match self.msm_pieces {
                 0 => parts.push("msm_pieces=auto".into()),
@@ -57,6 +60,9 @@ impl GpuOptions {
                 choice_name(self.msm_scatter_digits)
             ));
         }
+        if self.msm_scatter_parts != d.msm_scatter_parts {
+            parts.push(format!("msm_scatter_parts={}", self.msm_scatter_parts));
+        }
         if self.msm_scatter != d.msm_scatter {
             parts.push(format!("msm_scatter={}", choice_name(self.msm_scatter)));
         }
@@ -77,7 +83,7 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 17] = [
+pub const MSM_VARIANTS: [&str; 20] = [
     "default",
     "memory_pool=release",
     "msm_scatter_digits=recompute",
@@ -86,6 +92,9 @@ pub const MSM_VARIANTS: [&str; 17] = [
     "msm_scatter_order=scalar",
     "msm_scatter_order=window",
     "field_sqr=mul",
+    "field_lazy=off",
+    "msm_scatter_parts=1",
+    "msm_scatter_parts=8",
     "msm_pieces=1",
     "msm_ones=each",
     "msm_pieces=2",
