@@ -65,7 +65,7 @@ pub use choices::{
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
-use super::plan::MAX_SCATTER_PARTS;
+use super::plan::{scatter_parts_ok, MAX_SCATTER_PARTS};
 
 /// The CUDA backend's knobs. The defaults are the measured best (BENCHMARKS.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -293,11 +293,12 @@ impl GpuOptions {
             }
         }
         let parts = self.msm_scatter_parts;
-        if !(parts.is_power_of_two() && parts <= MAX_SCATTER_PARTS) {
+        if !scatter_parts_ok(parts) {
             return Some((
                 "gpu.msm_scatter_parts",
                 format!(
-                    "expected 1, 2, 4 or {MAX_SCATTER_PARTS} (slices each window of the bucket                      sort's scatter is written in), got {parts}"
+                    "expected 1, 2, 4 or {MAX_SCATTER_PARTS} (slices each window of the bucket \
+                     sort's scatter is written in), got {parts}"
                 ),
             ));
         }

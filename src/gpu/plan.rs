@@ -90,6 +90,12 @@ pub const MSM_SEGMENT: usize = 64;
 pub const MSM_CHAIN_SPAN: u32 = 32;
 /// The most slices one window of the stored-digit scatter is written in (`gpu.msm_scatter_parts`).
 pub const MAX_SCATTER_PARTS: u32 = 8;
+
+/// Whether `parts` is a slice count the stored-digit scatter takes: a power of two up to
+/// [`MAX_SCATTER_PARTS`] (the config's check; the launch also wants it within the window).
+pub fn scatter_parts_ok(parts: u32) -> bool {
+    parts.is_power_of_two() && parts <= MAX_SCATTER_PARTS
+}
 /// Levels of `msm_chains` at most (`-DMSM_CHAIN_LEVELS`): groups of 32, 1024 and 32768 segments.
 pub const MSM_CHAIN_LEVELS: u32 = 3;
 

@@ -6,9 +6,7 @@ use super::check::{
 };
 use crate::gpu::error::GpuResult;
 use crate::gpu::host::FR_LIMBS;
-use crate::gpu::plan::{
-    MsmShape, MAX_SCATTER_PARTS, MSM_CHAIN_LEVELS, MSM_CHAIN_SPAN, MSM_SEGMENT,
-};
+use crate::gpu::plan::{scatter_parts_ok, MsmShape, MSM_CHAIN_LEVELS, MSM_CHAIN_SPAN, MSM_SEGMENT};
 
 /// Blocks of `msm_nontrivial` (a grid-stride loop: enough to fill the device).
 const NONTRIVIAL_BLOCKS: usize = 4096;
@@ -69,8 +67,8 @@ pub fn msm_count_store(
 }
 
 /// `msm_scatter_stored`: the window-order scatter of n scalars' stored digits (`digits`
-/// u32s, as [`msm_count_store`] left them), each window in `parts` slices (a power of two up
-/// to [`MAX_SCATTER_PARTS`], at most the window's 2^(c−1) buckets); `scatter` as for
+/// u32s, as [`msm_count_store`] left them), each window in `parts` slices
+/// ([`scatter_parts_ok`], at most the window's 2^(c−1) buckets); `scatter` as for
 /// [`msm_digits`].
 pub fn msm_scatter_stored(
     n: usize,
@@ -82,7 +80,7 @@ pub fn msm_scatter_stored(
 ) -> GpuResult<Launch> {
     let grid = blocks(n, ELEMENTWISE_BLOCK) * u64::from(sh.nwin) * u64::from(parts);
     let ch = Check::new("msm_scatter_stored", grid, ELEMENTWISE_BLOCK).rule(
-        parts.is_power_of_two() && parts <= MAX_SCATTER_PARTS && parts.trailing_zeros() < sh.c,
+        scatter_parts_ok(parts) && parts.trailing_zeros() < sh.c,
         || format!("{parts} parts of a window of {} bits", sh.c),
     );
     let ch = stored_rules(digit_rules(ch, n, sh, counts), n, sh, digits);
