@@ -3,7 +3,8 @@
 // Compares f_mul_rolled (the plain CIOS rows) with f_mul (the rows in limb pairs), and the
 // squaring f_sqr_pairs with f_mul(a, a), and the once-reduced sum f_mul_sum(a, b, c, d) with
 // f_add(f_mul(a, b), f_mul(c, d)) and, as the curve formulas use it, f_mul_sum(a, b, c, f_neg(d))
-// with f_sub(f_mul(a, b), f_mul(c, d)), on random and edge operands for Fp and Fr, and prints a
+// with f_sub(f_mul(a, b), f_mul(c, d)), and the Karatsuba forms (f_mul_kara, f_mul_sum_kara) with
+// the limb-pair ones, on random and edge operands for Fp and Fr, and prints a
 // few f_mul products and f_sqr_pairs squares for scripts/field-host-check.sh to verify against
 // Python integers.
 #include <cstdio>
@@ -103,13 +104,16 @@ template <class P> static void print(const char* tag, const mont_t<P>& x) {
 
 template <class P> static int check(const char* name, int count) {
     std::mt19937_64 r(12345);
-    int bad = 0, sqr_bad = 0, sum_bad = 0;
+    int bad = 0, sqr_bad = 0, sum_bad = 0, kara_bad = 0;
     mont_t<P> pa = edge<P>(3), pb = edge<P>(3);  // the previous pair (m - 1 first)
     for (int k = 0; k < count + 25; k++) {
         mont_t<P> a = k < 25 ? edge<P>(k / 5) : random_elem<P>(r);
         mont_t<P> b = k < 25 ? edge<P>(k % 5) : random_elem<P>(r);
         mont_t<P> x = f_mul<P>(a, b), y = f_mul_rolled<P>(a, b);
         if (!f_eq<P>(x, y)) bad++;
+        if (!f_eq<P>(f_mul_kara<P>(a, b), x)) kara_bad++;
+        if (!f_eq<P>(f_mul_sum_kara<P>(a, b, pa, pb), f_mul_sum<P>(a, b, pa, pb))) kara_bad++;
+        if (!f_eq<P>(f_mul_sum_kara<P>(a, b, pa, f_neg<P>(pb)), f_sub<P>(x, f_mul<P>(pa, pb)))) kara_bad++;
         if (!f_eq<P>(f_sqr_pairs<P>(a), f_mul<P>(a, a))) sqr_bad++;
         if (!f_eq<P>(f_sqr_pairs<P>(b), f_mul<P>(b, b))) sqr_bad++;
         // the sums: the previous pair as c, d (edge pairs meet edge pairs and random ones)
@@ -136,11 +140,32 @@ template <class P> static int check(const char* name, int count) {
         print(" aa", aa);
         printf("\n");
     }
+    // Karatsuba on every pair of the squaring's edge values (equal halves, all-ones halves, one
+    // half zero: the signs and the zero differences of the middle product) and their negations
+    for (int i = 0; i < 2 * SQR_EDGES + 2; i++) {
+        for (int j = 0; j < 2 * SQR_EDGES + 2; j++) {
+            auto pick = [](int k) {
+                if (k >= 2 * SQR_EDGES) {  // equal halves: a0 = a1 (below m: the top limb small)
+                    mont_t<P> x = f_zero<P>();
+                    for (int w = 0; w < P::N / 2; w++) x.v[w] = x.v[w + P::N / 2] = k % 2 ? 0xffffffffu : 0x12345u + w;
+                    x.v[P::N - 1] = 1;
+                    x.v[P::N / 2 - 1] = 1;
+                    return x;
+                }
+                return k < SQR_EDGES ? sqr_edge<P>(k) : f_neg<P>(sqr_edge<P>(k - SQR_EDGES));
+            };
+            const mont_t<P> a = pick(i), b = pick(j);
+            if (!f_eq<P>(f_mul_kara<P>(a, b), f_mul<P>(a, b))) kara_bad++;
+            if (!f_eq<P>(f_mul_sum_kara<P>(a, b, b, a), f_mul_sum<P>(a, b, b, a))) kara_bad++;
+        }
+    }
     const int squares = 2 * (count + 25) + SQR_EDGES + 4;
     fprintf(stderr, "%s: %d products, %d rolled mismatches\n", name, count + 25, bad);
     fprintf(stderr, "%s: %d squares, %d sqr_pairs mismatches\n", name, squares, sqr_bad);
     fprintf(stderr, "%s: %d sums, %d mul_sum mismatches\n", name, 3 * (count + 25), sum_bad);
-    return bad + sqr_bad + sum_bad;
+    fprintf(stderr, "%s: %d Karatsuba products and sums, %d mismatches\n", name,
+            3 * (count + 25) + 2 * (2 * SQR_EDGES + 2) * (2 * SQR_EDGES + 2), kara_bad);
+    return bad + sqr_bad + sum_bad + kara_bad;
 }
 
 int main() {
