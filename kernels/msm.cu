@@ -54,7 +54,8 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 // that many blocks fit on one SM (tuning knob, see NOTES.md).  G2 points are
 // twice the size: one block per SM is the only bound asked for there.
 // ACC_INL: inline the products of the accumulation's mixed addition; for G1 all
-// but MSM_ACC_MUL == 1 (`gpu.msm_mul = "call"`: one out-of-line product, ec/g1.cuh).
+// but MSM_ACC_MUL == 1 (`gpu.msm_mul = "call"`: one out-of-line product, ec/g1.cuh) and 3
+// ("pairs": the same calls, two independent products or squarings per call where it can).
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 4
 #endif
@@ -99,7 +100,8 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
         ec_sum_dev<F>(in, count, out);                                                                          \
     }
 
-BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, (MSM_ACC_MUL != 1), (MSM_ACC_MUL != 1), MSM_ONES_COMPACT)
+BATON_MSM_CURVE_KERNELS(, FpOps, MSM_ACC_MINB, (MSM_ACC_MUL == 0 || MSM_ACC_MUL == 2), (MSM_ACC_MUL == 0 || MSM_ACC_MUL == 2),
+                        MSM_ONES_COMPACT)
 BATON_MSM_CURVE_KERNELS(_g2, Fp2Ops, 1, true, false, MSM_ONES_COMPACT)
 
 #endif // BATON_MSM_CU

@@ -114,12 +114,17 @@ if has ncu && [ "$(left)" -gt 60 ]; then
         ncu_k=(-k regex:'^msm_(scatter|accumulate)$' -c 2)
     fi
     stalls=$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle no_instruction not_selected selected dispatch_stall barrier branch_resolving drain imc_miss membar sleeping tex_throttle misc)
-    env BATON_MSM_VARIANTS=default "${ncu_sel[@]}" BATON_BENCH_PARTITION=none \
+    # NCU_KNOBS (e.g. "field_karatsuba=mul") profiles those [gpu] knobs instead of the defaults;
+    # NCU_TAG names the log (ncu$NCU_TAG.log), so one call can profile both.
+    ncu_env=()
+    IFS=',' read -ra ncu_parts <<< "${NCU_KNOBS:-}"
+    for kv in "${ncu_parts[@]}"; do k=${kv%%=*}; [ -n "$k" ] && ncu_env+=("BATON_GPU_${k^^}=${kv#*=}"); done
+    env BATON_MSM_VARIANTS=default "${ncu_env[@]}" "${ncu_sel[@]}" BATON_BENCH_PARTITION=none \
       BATON_BENCH_G2=none BATON_BENCH_SPARSE=none BATON_BENCH_REPS=1 BATON_BENCH_CPU_MAX_LOG=0 \
       timeout "$(( $(left) - 5 ))" /usr/local/cuda/bin/ncu --clock-control none "${ncu_k[@]}" \
       --section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis --section WarpStateStats \
       --metrics "${stalls}sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum" \
-      "$here/bench_gpu" > "$OUT/ncu.log" 2>&1; echo "ncu rc=$? at $((SECONDS - t0)) s"
+      "$here/bench_gpu" > "$OUT/ncu${NCU_TAG:-}.log" 2>&1; echo "ncu${NCU_TAG:-} rc=$? at $((SECONDS - t0)) s"
 fi
 has engine24 && engine 24 16 80GiB 35
 has part && bench part BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS"
@@ -138,7 +143,7 @@ echo; grep "^| " "$OUT/sppark.log" | tail -22
 echo; cat "$OUT"/bench-*.log | grep "^| \|^device partition" | head -100
 [ -f "$OUT/bench-partp.log" ] && { echo "-- phases"; grep "^msm phases" "$OUT/bench-partp.log" | sed 's/msm phases: //' | head -40; }
 
-[ -f "$OUT/ncu.log" ] && grep -E "^  [a-z_]+ \(|Duration|Throughput|Registers|Achieved Occupancy|Issue|pipe|stalled|inst_executed" "$OUT/ncu.log" | head -80
+[ -f "$OUT/ncu${NCU_TAG:-}.log" ] && grep -E "^  [a-z_]+ \(|Duration|Throughput|Registers|Achieved Occupancy|Issue|pipe|stalled|inst_executed" "$OUT/ncu${NCU_TAG:-}.log" | head -80
 for f in "$OUT"/engine*.log; do [ -f "$f" ] && { echo "-- $f"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }; done
 # Last, so the call's tail keeps it: every test binary's verdict.
 [ -f "$OUT/bench-trace.log" ] && { echo "-- upload trace"; grep "^upload trace" "$OUT/bench-trace.log" | sed 's/upload trace: //' | head -24; }

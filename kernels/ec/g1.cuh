@@ -50,6 +50,22 @@ struct FpOps {
         return fp_mul_sum_noinline(a, b, c, d);
     }
 #endif
+#if MSM_ACC_MUL == 3
+    // `gpu.msm_mul = "pairs"`: two independent products (squarings) per call (ec/xyzz.cuh).
+    static constexpr bool PAIRS = true;
+    static DEVI void mul2(const T& a, const T& b, const T& c, const T& d, T& r, T& s) {
+        const fp_pair p = fp_mul2_noinline(a, b, c, d);
+        r = p.a;
+        s = p.b;
+    }
+    static DEVI void sqr2(const T& a, const T& c, T& r, T& s) {
+        const fp_pair p = fp_sqr2_noinline(a, c);
+        r = p.a;
+        s = p.b;
+    }
+#else
+    static constexpr bool PAIRS = false;
+#endif
     static DEVI T ldg(const T* p) { return f_ldg<FpParams>(p); }
     static DEVI T load(const T* p) { return f_load<FpParams>(p); }
     static DEVI void store(T* p, const T& a) { f_store<FpParams>(p, a); }

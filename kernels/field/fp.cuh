@@ -27,8 +27,24 @@ struct FpParams {
 
 typedef mont_t<FpParams> fp_t;
 
+// FIELD_KARA (0 by default): the out-of-line product (1), and also the out-of-line sum of two
+// products (2), by one level of Karatsuba (field/mont.cuh f_mul_kara, f_mul_sum_kara). G1's
+// formulas call these copies (ec/g1.cuh FpOps). G2's Fp2 product keeps the limb pairs (in
+// ptxas's SASS its three Karatsuba products cut 105 wide multiply-adds but added 256 other
+// IMADs and 54 local stores), and so does Fr (the NTT's radix-4 pass: 112 fewer wide
+// multiply-adds, 450 more IMAD.X and IMAD.MOV, spills at its 96-register cap).
+#ifndef FIELD_KARA
+#define FIELD_KARA 0
+#endif
+
 // Out-of-line copies (one each in the module) for code that is not hot.
-__device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) { return f_mul<FpParams>(a, b); }
+__device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) {
+#if FIELD_KARA >= 1
+    return f_mul_kara<FpParams>(a, b);
+#else
+    return f_mul<FpParams>(a, b);
+#endif
+}
 #if FIELD_SQR == 1
 // The dedicated squaring out of line, for the same callers (ec/g1.cuh FpOps::sqr).
 __device__ __noinline__ fp_t fp_sqr_noinline(const fp_t a) { return f_sqr_pairs<FpParams>(a); }
@@ -36,7 +52,33 @@ __device__ __noinline__ fp_t fp_sqr_noinline(const fp_t a) { return f_sqr_pairs<
 #if FIELD_LAZY == 1
 // a*b + c*d reduced once, out of line (ec/g1.cuh FpOps::mul_sum).
 __device__ __noinline__ fp_t fp_mul_sum_noinline(const fp_t a, const fp_t b, const fp_t c, const fp_t d) {
+#if FIELD_KARA >= 2
+    return f_mul_sum_kara<FpParams>(a, b, c, d);
+#else
     return f_mul_sum<FpParams>(a, b, c, d);
+#endif
+}
+#endif
+#if MSM_ACC_MUL == 3
+// Two independent products (squarings) in one out-of-line call (`gpu.msm_mul = "pairs"`): one
+// call instead of two, and two dependency chains for ptxas to interleave, so that the latency
+// of each product's carry chains hides behind the other's multiply-adds.
+struct fp_pair {
+    fp_t a, b;
+};
+__device__ __noinline__ fp_pair fp_mul2_noinline(const fp_t a, const fp_t b, const fp_t c, const fp_t d) {
+#if FIELD_KARA >= 1
+    return fp_pair{f_mul_kara<FpParams>(a, b), f_mul_kara<FpParams>(c, d)};
+#else
+    return fp_pair{f_mul<FpParams>(a, b), f_mul<FpParams>(c, d)};
+#endif
+}
+__device__ __noinline__ fp_pair fp_sqr2_noinline(const fp_t a, const fp_t c) {
+#if FIELD_SQR == 1
+    return fp_pair{f_sqr_pairs<FpParams>(a), f_sqr_pairs<FpParams>(c)};
+#else
+    return fp_pair{f_mul<FpParams>(a, a), f_mul<FpParams>(c, c)};
+#endif
 }
 #endif
 __device__ __noinline__ fp_t fp_inv_noinline(const fp_t a) {

@@ -78,6 +78,7 @@ pub(super) struct RawGpu {
     pub(super) msm_ones: Option<String>,
     pub(super) field_sqr: Option<String>,
     pub(super) field_lazy: Option<String>,
+    pub(super) field_karatsuba: Option<String>,
     pub(super) msm_scatter_order: Option<String>,
     pub(super) msm_scatter_digits: Option<String>,
     pub(super) msm_scatter_parts: Option<String>,
@@ -193,7 +194,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 22] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 23] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -235,6 +236,11 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
         ("msm_ones", "gpu.msm_ones", &raw.msm_ones),
         ("field_sqr", "gpu.field_sqr", &raw.field_sqr),
         ("field_lazy", "gpu.field_lazy", &raw.field_lazy),
+        (
+            "field_karatsuba",
+            "gpu.field_karatsuba",
+            &raw.field_karatsuba,
+        ),
         ("partition", "gpu.partition", &raw.partition),
         ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
         ("ntt_radix", "gpu.ntt_radix", &raw.ntt_radix),

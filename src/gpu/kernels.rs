@@ -45,7 +45,7 @@ const TESTS: [(&str, &str); 2] = [
     ("test.cu", include_str!("../../kernels/test.cu")),
 ];
 
-use super::options::{FieldLazy, FieldSqr, GpuOptions, MsmMul, MsmOnes, MsmScatter};
+use super::options::{FieldKara, FieldLazy, FieldSqr, GpuOptions, MsmMul, MsmOnes, MsmScatter};
 use super::plan::{MSM_CHAIN_LEVELS, MSM_CHAIN_SPAN};
 
 /// The concatenated translation unit of `set`.
@@ -72,7 +72,8 @@ pub fn source(set: KernelSet) -> String {
 /// `gpu.msm_scatter = "starts"` the keyless scatter (`MSM_KEYLESS`), `gpu.msm_ones =
 /// "compact"` the ones compacted per warp (`MSM_ONES_COMPACT`), `gpu.field_sqr = "pairs"` the
 /// dedicated squaring (`FIELD_SQR`), `gpu.field_lazy = "sum"` Y3's products summed and reduced
-/// once (`FIELD_LAZY`; "off": two products), `gpu.ntt_regs` the register cap of `ntt_pass_r4`
+/// once (`FIELD_LAZY`; "off": two products), `gpu.field_karatsuba` G1's out-of-line products
+/// by Karatsuba (`FIELD_KARA`: 0 off, 1 the product, 2 also the sum), `gpu.ntt_regs` the register cap of `ntt_pass_r4`
 /// (`NTT_R4_MAXREG`); and the levels of `msm_chains` the host launches (`MSM_CHAIN_SPAN`,
 /// `MSM_CHAIN_LEVELS`, from [`super::plan`]).
 pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
@@ -80,6 +81,7 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
         MsmMul::Inline => 0,
         MsmMul::Call => 1,
         MsmMul::Rolled => 2,
+        MsmMul::Pairs => 3,
     };
     vec![
         format!("--gpu-architecture={arch}"),
@@ -103,6 +105,14 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
         format!(
             "-DFIELD_LAZY={}",
             u32::from(opts.field_lazy == FieldLazy::Sum)
+        ),
+        format!(
+            "-DFIELD_KARA={}",
+            match opts.field_karatsuba {
+                FieldKara::Off => 0,
+                FieldKara::Mul => 1,
+                FieldKara::MulSum => 2,
+            }
         ),
         format!("-DNTT_R4_MAXREG={}", opts.ntt_regs),
         format!("-DMSM_CHAIN_SPAN={}u", MSM_CHAIN_SPAN),
@@ -241,6 +251,7 @@ mod tests {
             msm_ones: MsmOnes::Each,
             field_sqr: FieldSqr::Mul,
             field_lazy: FieldLazy::Off,
+            field_karatsuba: FieldKara::MulSum,
             ..GpuOptions::default()
         };
         let o = nvrtc_options("compute_90", &opts);
@@ -252,6 +263,7 @@ mod tests {
             "-DMSM_ONES_COMPACT=0",
             "-DFIELD_SQR=0",
             "-DFIELD_LAZY=0",
+            "-DFIELD_KARA=2",
         ] {
             assert!(o.contains(&d.to_string()), "{d}: {o:?}");
         }
@@ -261,6 +273,7 @@ mod tests {
         assert!(d.contains(&"-DMSM_ONES_COMPACT=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DFIELD_SQR=1".to_string()), "{d:?}");
         assert!(d.contains(&"-DFIELD_LAZY=1".to_string()), "{d:?}");
+        assert!(d.contains(&"-DFIELD_KARA=0".to_string()), "{d:?}");
         assert_ne!(
             cache_key("x", &o),
             cache_key("x", &nvrtc_options("compute_90", &GpuOptions::default()))

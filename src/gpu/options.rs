@@ -59,9 +59,9 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldLazy, FieldSqr, MemoryPool, MsmFirstPiece, MsmMul,
-    MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow, WindowRule,
-    DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, Choice, FieldKara, FieldLazy, FieldSqr, MemoryPool, MsmFirstPiece,
+    MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow,
+    WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -110,6 +110,8 @@ pub struct GpuOptions {
     pub field_sqr: FieldSqr,
     /// How the curve formulas compute Y3's difference of two products.
     pub field_lazy: FieldLazy,
+    /// Which of G1's out-of-line Fp products take one level of Karatsuba.
+    pub field_karatsuba: FieldKara,
     /// Whether a partition runs as one device call (`gpu.partition = "device"`: a, b, c and
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
@@ -149,6 +151,7 @@ impl Default for GpuOptions {
             msm_ones: MsmOnes::Compact,
             field_sqr: FieldSqr::Pairs,
             field_lazy: FieldLazy::Sum,
+            field_karatsuba: FieldKara::Off,
             device_partition: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
@@ -159,7 +162,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 22] = [
+pub const KNOBS: [&str; 23] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -177,6 +180,7 @@ pub const KNOBS: [&str; 22] = [
     "msm_ones",
     "field_sqr",
     "field_lazy",
+    "field_karatsuba",
     "partition",
     "ntt_block",
     "ntt_radix",
@@ -233,6 +237,7 @@ impl GpuOptions {
             "msm_ones" => self.msm_ones = parse_choice(v)?,
             "field_sqr" => self.field_sqr = parse_choice(v)?,
             "field_lazy" => self.field_lazy = parse_choice(v)?,
+            "field_karatsuba" => self.field_karatsuba = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_columns" => {
@@ -412,9 +417,13 @@ mod tests {
         let mut s = GpuOptions::default();
         s.set("msm_scatter_parts", "2").expect("msm_scatter_parts");
         s.set("field_lazy", "off").expect("field_lazy");
+        s.set("field_karatsuba", "mul").expect("field_karatsuba");
         assert_eq!(
             (s.problem(), s.msm_label()),
-            (None, "field_lazy=off,msm_scatter_parts=2".into())
+            (
+                None,
+                "field_lazy=off,field_karatsuba=mul,msm_scatter_parts=2".into()
+            )
         );
         for bad in ["3", "16"] {
             s.set("msm_scatter_parts", bad).expect("parses");
@@ -426,6 +435,7 @@ mod tests {
         }
         assert!(s.set("msm_scatter_parts", "0").is_err());
         assert!(s.set("field_lazy", "lazy").is_err());
+        assert!(s.set("field_karatsuba", "sum").is_err());
         let mut n = GpuOptions::default();
         n.set("msm_window_large", "22").expect("msm_window_large");
         assert_eq!((n.window_rule().large, n.problem()), (22, None));

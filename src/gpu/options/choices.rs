@@ -40,6 +40,9 @@ pub enum MsmMul {
     /// Every product inlined with its row loop rolled (`f_mul_rolled`: a twelfth of the code,
     /// the same multiply-adds plus register moves); also in the sums of the ones.
     Rolled,
+    /// As `Call`, but G1's mixed addition takes its independent products two per call
+    /// (five calls instead of nine), so each call has two chains to interleave.
+    Pairs,
 }
 
 impl Choice for MsmMul {
@@ -47,6 +50,7 @@ impl Choice for MsmMul {
         ("inline", MsmMul::Inline),
         ("call", MsmMul::Call),
         ("rolled", MsmMul::Rolled),
+        ("pairs", MsmMul::Pairs),
     ];
 }
 
@@ -179,6 +183,27 @@ pub enum FieldLazy {
 impl Choice for FieldLazy {
     const ALL: &'static [(&'static str, Self)] =
         &[("off", FieldLazy::Off), ("sum", FieldLazy::Sum)];
+}
+
+/// Which of G1's out-of-line Fp products take one level of Karatsuba (`gpu.field_karatsuba`;
+/// define `FIELD_KARA`): three half-size products instead of one full one, for ~100 more
+/// additions and logic operations, which pays where the multiplier's pipe is the bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKara {
+    /// The limb-pair products throughout.
+    Off,
+    /// The out-of-line product (`fp_mul_noinline`): 240 instead of 275 wide multiply-adds.
+    Mul,
+    /// The product and the once-reduced sum of two (`fp_mul_sum_noinline`: 348 instead of 420).
+    MulSum,
+}
+
+impl Choice for FieldKara {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("off", FieldKara::Off),
+        ("mul", FieldKara::Mul),
+        ("mul_sum", FieldKara::MulSum),
+    ];
 }
 
 /// The order in which the bucket sort's scatter writes its entries (`gpu.msm_scatter_order`;

@@ -27,6 +27,12 @@ impl GpuOptions {
         if self.field_lazy != d.field_lazy {
             parts.push(format!("field_lazy={}", choice_name(self.field_lazy)));
         }
+        if self.field_karatsuba != d.field_karatsuba {
+            parts.push(format!(
+                "field_karatsuba={}",
+                choice_name(self.field_karatsuba)
+            ));
+        }
         if self.msm_pieces != d.msm_pieces {
             match self.msm_pieces {
                 0 => parts.push("msm_pieces=auto".into()),
@@ -83,7 +89,7 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 20] = [
+pub const MSM_VARIANTS: [&str; 24] = [
     "default",
     "memory_pool=release",
     "msm_scatter_digits=recompute",
@@ -93,6 +99,8 @@ pub const MSM_VARIANTS: [&str; 20] = [
     "msm_scatter_order=window",
     "field_sqr=mul",
     "field_lazy=off",
+    "field_karatsuba=mul",
+    "field_karatsuba=mul_sum",
     "msm_scatter_parts=1",
     "msm_scatter_parts=8",
     "msm_pieces=1",
@@ -103,6 +111,8 @@ pub const MSM_VARIANTS: [&str; 20] = [
     "msm_window=points",
     "msm_window=nontrivial",
     "msm_mul=rolled,msm_acc_minb=4",
+    "msm_mul=pairs",
+    "msm_mul=pairs,field_karatsuba=mul",
     "msm_scatter=keys",
 ];
 
