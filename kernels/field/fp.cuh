@@ -37,14 +37,17 @@ typedef mont_t<FpParams> fp_t;
 #define FIELD_KARA 0
 #endif
 
-// Out-of-line copies (one each in the module) for code that is not hot.
-__device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) {
+// The product G1's out-of-line copies compute (Karatsuba where FIELD_KARA >= 1).
+DEVI fp_t fp_mul_body(const fp_t& a, const fp_t& b) {
 #if FIELD_KARA >= 1
     return f_mul_kara<FpParams>(a, b);
 #else
     return f_mul<FpParams>(a, b);
 #endif
 }
+
+// Out-of-line copies (one each in the module) for code that is not hot.
+__device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) { return fp_mul_body(a, b); }
 #if FIELD_SQR == 1
 // The dedicated squaring out of line, for the same callers (ec/g1.cuh FpOps::sqr).
 __device__ __noinline__ fp_t fp_sqr_noinline(const fp_t a) { return f_sqr_pairs<FpParams>(a); }
@@ -67,18 +70,10 @@ struct fp_pair {
     fp_t a, b;
 };
 __device__ __noinline__ fp_pair fp_mul2_noinline(const fp_t a, const fp_t b, const fp_t c, const fp_t d) {
-#if FIELD_KARA >= 1
-    return fp_pair{f_mul_kara<FpParams>(a, b), f_mul_kara<FpParams>(c, d)};
-#else
-    return fp_pair{f_mul<FpParams>(a, b), f_mul<FpParams>(c, d)};
-#endif
+    return fp_pair{fp_mul_body(a, b), fp_mul_body(c, d)};
 }
 __device__ __noinline__ fp_pair fp_sqr2_noinline(const fp_t a, const fp_t c) {
-#if FIELD_SQR == 1
-    return fp_pair{f_sqr_pairs<FpParams>(a), f_sqr_pairs<FpParams>(c)};
-#else
-    return fp_pair{f_mul<FpParams>(a, a), f_mul<FpParams>(c, c)};
-#endif
+    return fp_pair{f_sqr<FpParams>(a), f_sqr<FpParams>(c)};
 }
 #endif
 __device__ __noinline__ fp_t fp_inv_noinline(const fp_t a) {

@@ -483,9 +483,27 @@ template <int K> DEVI void mp_lane(u32* L, const u32* a, const u32 bi, const int
     if (c > hw) hw = c;
 }
 
-template <class P>
-DEVI void f_mul_lane(u32* L, const mont_t<P>& a, const u32 bi, const int i, const int j0, int& hw) {
-    mp_lane<P::N>(L, a.v, bi, i, j0, hw);
+// Row i of a*b (K words each): a*bi into the lanes E (even words) and O (odd), the a_j of i's
+// parity into the lane of that parity and the others into the other.
+template <int K>
+DEVI void mp_row(u32* E, u32* O, const u32* a, const u32 bi, const int i, int& hwE, int& hwO) {
+    if (i % 2 == 0) {
+        mp_lane<K>(E, a, bi, i, 0, hwE);
+        mp_lane<K>(O, a, bi, i, 1, hwO);
+    } else {
+        mp_lane<K>(O, a, bi, i, 0, hwO);
+        mp_lane<K>(E, a, bi, i, 1, hwE);
+    }
+}
+
+// out = E + O (W words; O's word 0 is never written; out may be E). The lanes hold parts of a
+// value below 2^(32W): no carry out.
+template <int W> DEVI void mp_lanes_sum(u32* out, const u32* E, const u32* O) {
+    out[0] = E[0];
+    out[1] = ptx_add_cc(E[1], O[1]);
+#pragma unroll
+    for (int w = 2; w < W - 1; w++) out[w] = ptx_addc_cc(E[w], O[w]);
+    out[W - 1] = ptx_addc(E[W - 1], O[W - 1]);
 }
 
 // (a*b + c*d) * R^-1 mod m, fully reduced; equal to f_add(f_mul(a, b), f_mul(c, d)).
@@ -500,23 +518,10 @@ DEVI mont_t<P> f_mul_sum(const mont_t<P>& a, const mont_t<P>& b, const mont_t<P>
     int hwE = -1, hwO = -1;
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        if (i % 2 == 0) {
-            f_mul_lane<P>(E, a, b.v[i], i, 0, hwE);
-            f_mul_lane<P>(O, a, b.v[i], i, 1, hwO);
-            f_mul_lane<P>(E, c, d.v[i], i, 0, hwE);
-            f_mul_lane<P>(O, c, d.v[i], i, 1, hwO);
-        } else {
-            f_mul_lane<P>(O, a, b.v[i], i, 0, hwO);
-            f_mul_lane<P>(E, a, b.v[i], i, 1, hwE);
-            f_mul_lane<P>(O, c, d.v[i], i, 0, hwO);
-            f_mul_lane<P>(E, c, d.v[i], i, 1, hwE);
-        }
+        mp_row<N>(E, O, a.v, b.v[i], i, hwE, hwO);
+        mp_row<N>(E, O, c.v, d.v[i], i, hwE, hwO);
     }
-    // T = E + O (O's word 0 is never written); below 2^(64N): no carry out
-    E[1] = ptx_add_cc(E[1], O[1]);
-#pragma unroll
-    for (int w = 2; w < 2 * N - 1; w++) E[w] = ptx_addc_cc(E[w], O[w]);
-    E[2 * N - 1] = ptx_addc(E[2 * N - 1], O[2 * N - 1]);
+    mp_lanes_sum<2 * N>(E, E, O);  // T = E + O, below 2^(64N)
     return f_redc_wide<P>(E);
 }
 
@@ -537,21 +542,8 @@ template <int K> DEVI void mp_mul(u32* out, const u32* a, const u32* b) {
     for (int w = 0; w < 2 * K; w++) E[w] = O[w] = 0;  // never read unwritten (hw); dead stores
     int hwE = -1, hwO = -1;
 #pragma unroll
-    for (int i = 0; i < K; i++) {
-        if (i % 2 == 0) {
-            mp_lane<K>(E, a, b[i], i, 0, hwE);
-            mp_lane<K>(O, a, b[i], i, 1, hwO);
-        } else {
-            mp_lane<K>(O, a, b[i], i, 0, hwO);
-            mp_lane<K>(E, a, b[i], i, 1, hwE);
-        }
-    }
-    // E + O (O's word 0 is never written); below 2^(64K): no carry out
-    out[0] = E[0];
-    out[1] = ptx_add_cc(E[1], O[1]);
-#pragma unroll
-    for (int w = 2; w < 2 * K - 1; w++) out[w] = ptx_addc_cc(E[w], O[w]);
-    out[2 * K - 1] = ptx_addc(E[2 * K - 1], O[2 * K - 1]);
+    for (int i = 0; i < K; i++) mp_row<K>(E, O, a, b[i], i, hwE, hwO);
+    mp_lanes_sum<2 * K>(out, E, O);  // below 2^(64K)
 }
 
 // d = |x - y| (K words); returns all ones if x < y, else 0.
