@@ -55,7 +55,8 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 // twice the size: one block per SM is the only bound asked for there.
 // ACC_INL: inline the products of the accumulation's mixed addition; for G1 all
 // but MSM_ACC_MUL == 1 (`gpu.msm_mul = "call"`: one out-of-line product, ec/g1.cuh) and 3
-// ("pairs": the same calls, two independent products or squarings per call where it can).
+// ("pairs", and 4, "pairs_shared": the same calls, two independent products or squarings per
+// call where it can).
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 4
 #endif

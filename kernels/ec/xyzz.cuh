@@ -21,11 +21,9 @@
 #ifndef BATON_EC_XYZZ_CUH
 #define BATON_EC_XYZZ_CUH
 
-// `gpu.msm_mul` (see ec/g1.cuh); 1 and 3 reorder the out-of-line mixed addition below, 3 with
-// its independent products two per call where F::PAIRS (G1).
-#ifndef MSM_ACC_MUL
-#define MSM_ACC_MUL 0
-#endif
+// `gpu.msm_mul` (see ec/g1.cuh; its default is set in field/fp.cuh); 1, 3 and 4 reorder the
+// out-of-line mixed addition below, 3 and 4 (MSM_ACC_PAIRS) with its independent products two
+// per call where F::PAIRS (G1).
 
 template <class F> struct ec_affine {
     typename F::T x, y;
@@ -174,7 +172,7 @@ DEVI void ec_add_affine_xy_impl(ec_xyzz<F>& acc, const typename F::T& x2, const 
         return;
     }
     T U2, S2;
-#if MSM_ACC_MUL == 3
+#if MSM_ACC_PAIRS
     if constexpr (!INL && F::PAIRS) F::mul2(x2, acc.zz, y2, acc.zzz, U2, S2);
     else
 #endif
@@ -189,12 +187,16 @@ DEVI void ec_add_affine_xy_impl(ec_xyzz<F>& acc, const typename F::T& x2, const 
         else ec_set_inf(acc);
         return;
     }
-#if MSM_ACC_MUL == 3
+#if MSM_ACC_PAIRS
     if constexpr (!INL && F::PAIRS) {
         // `gpu.msm_mul = "pairs"`: P^2 beside R^2, P*PP beside X1*PP, ZZ1*PP beside ZZZ1*PPP
         T PP, RR, PPP, Q, ZZ3, ZZZ3;
         F::sqr2(P, R, PP, RR);
+#if MSM_ACC_MUL == 4
+        F::mul2s(P, acc.x, PP, PPP, Q);  // "pairs_shared": PP passed once
+#else
         F::mul2(P, PP, acc.x, PP, PPP, Q);
+#endif
         F::mul2(acc.zz, PP, acc.zzz, PPP, ZZ3, ZZZ3);
         const T X3 = F::sub(F::sub(RR, PPP), F::dbl(Q));
         acc.y = ec_mul_sub<F, INL>(R, F::sub(Q, X3), acc.y, PPP);
@@ -207,7 +209,7 @@ DEVI void ec_add_affine_xy_impl(ec_xyzz<F>& acc, const typename F::T& x2, const 
     T PP = ec_s<F, INL>(P);
     T PPP = ec_m<F, INL>(P, PP);
     T Q = ec_m<F, INL>(acc.x, PP);
-#if MSM_ACC_MUL == 1 || MSM_ACC_MUL == 3
+#if MSM_ACC_MUL == 1 || MSM_ACC_PAIRS
     if (!INL) {
         // `gpu.msm_mul = "call"`: the same products, each factor's last use as early as it can
         // come, so fewer values stay live across the calls (inlined code keeps the order

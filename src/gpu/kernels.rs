@@ -82,6 +82,7 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
         MsmMul::Call => 1,
         MsmMul::Rolled => 2,
         MsmMul::Pairs => 3,
+        MsmMul::PairsShared => 4,
     };
     vec![
         format!("--gpu-architecture={arch}"),

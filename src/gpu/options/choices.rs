@@ -43,6 +43,9 @@ pub enum MsmMul {
     /// As `Call`, but G1's mixed addition takes its independent products two per call
     /// (five calls instead of nine), so each call has two chains to interleave.
     Pairs,
+    /// As `Pairs`, but P·PP and X1·PP go through a body that takes PP once: no spill at the
+    /// call (ptxas), one more out-of-line body in the loop.
+    PairsShared,
 }
 
 impl Choice for MsmMul {
@@ -51,6 +54,7 @@ impl Choice for MsmMul {
         ("call", MsmMul::Call),
         ("rolled", MsmMul::Rolled),
         ("pairs", MsmMul::Pairs),
+        ("pairs_shared", MsmMul::PairsShared),
     ];
 }
 
