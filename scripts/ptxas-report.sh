@@ -2,15 +2,16 @@
 # Registers, stack frame, spills and code size of the MSM kernels under each variant of the
 # [gpu] MSM knobs, on a machine without a GPU: the production kernels through NVRTC
 # (scripts/kernel_check.py, the options the backend passes), then ptxas -arch=sm_90 -v.
-# Needs NVRTC and ptxas from PyPI (nvidia-cuda-nvrtc, nvidia-cuda-nvcc 13.0; .ci/run installs
-# NVRTC into target/nvrtc, and `pip install --target target/nvrtc "nvidia-cuda-nvcc==13.0.*"`
-# adds ptxas there).
+# Needs NVRTC and ptxas from PyPI (nvidia-cuda-nvrtc, nvidia-cuda-nvcc 13.0): .ci/run installs
+# NVRTC into target/nvrtc; ptxas goes into a folder of its own, since pip will not add to a
+# folder that already holds an nvidia/ tree: `pip install --target target/cudatools
+# "nvidia-cuda-nvcc==13.0.*"` (scripts/sass-same.sh uses the same folder).
 #   scripts/ptxas-report.sh ["MSM_ACC_INLINE=0 MSM_ACC_MINB=5" ...]   (one quoted set per variant)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nv=${NVRTC_DIR:-$PWD/target/nvrtc}/nvidia/cu13
 export LD_LIBRARY_PATH="$nv/lib:${LD_LIBRARY_PATH:-}"
-ptxas=${PTXAS:-$nv/bin/ptxas}
+ptxas=${PTXAS:-${CUDA_TOOLS_DIR:-$PWD/target/cudatools}/nvidia/cu13/bin/ptxas}
 kernels=${KERNELS:-msm_accumulate msm_scatter msm_seg_keys msm_nontrivial msm_accumulate_g2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
