@@ -6,7 +6,7 @@
 # before it (conformance, timings).
 #   scripts/sass-same.sh OLD_REV [NEW_REV]          (NEW_REV: the work tree when left out)
 # DEFINES overrides the define set; the default is the backend's default options
-# (src/gpu/kernels.rs `nvrtc_options`, its default-options test lists them).
+# (src/gpu/kernels.rs `nvrtc_options`; a test there fails when this copy goes stale).
 # Needs NVRTC (.ci/run installs it into target/nvrtc) and, from PyPI into a folder of their
 # own (pip will not add packages to the NVRTC folder): `pip install --target target/cudatools
 # "nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-cuobjdump==13.2.*" "nvidia-cuda-nvdisasm==13.2.*"`.

@@ -282,6 +282,20 @@ mod tests {
     }
 
     #[test]
+    fn sass_same_script_lists_the_default_defines() {
+        // scripts/sass-same.sh compares machine code under a copy of these defines; a stale
+        // copy would vouch for kernels the backend does not build.
+        let script = include_str!("../../scripts/sass-same.sh");
+        let key = "DEFINES=${DEFINES:-\"";
+        let start = script.find(key).expect("DEFINES line") + key.len();
+        let len = script[start..].find('"').expect("closing quote");
+        let listed: Vec<&str> = script[start..start + len].split_whitespace().collect();
+        let opts = nvrtc_options("compute_90", &GpuOptions::default());
+        let want: Vec<&str> = opts.iter().filter_map(|o| o.strip_prefix("-D")).collect();
+        assert_eq!(listed, want);
+    }
+
+    #[test]
     fn cache_key_depends_on_options() {
         let a = cache_key("x", &["-a".into()]);
         assert_ne!(a, cache_key("x", &["-b".into()]));
