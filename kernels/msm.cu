@@ -54,9 +54,7 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
 // that many blocks fit on one SM (tuning knob, see NOTES.md).  G2 points are
 // twice the size: one block per SM is the only bound asked for there.
 // ACC_INL: inline the products of the accumulation's mixed addition; for G1 all
-// but MSM_ACC_MUL == 1 (`gpu.msm_mul = "call"`: one out-of-line product, ec/g1.cuh) and 3
-// ("pairs", and 4, "pairs_shared": the same calls, two independent products or squarings per
-// call where it can).
+// but MSM_ACC_MUL == 1 (`gpu.msm_mul = "call"`: one out-of-line product, ec/g1.cuh).
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 4
 #endif

@@ -8,9 +8,8 @@
 
 // MSM_ACC_MUL (`gpu.msm_mul`): how the G1 MSM's hot mixed additions (bucket accumulation,
 // sums of the ones) compute their products. 0: inlined f_mul; 1: the accumulation calls the
-// one out-of-line copy (msm.cu); 2: inlined f_mul_rolled (small code, the same rows); 3 and 4:
-// as 1 with the products two per call (4: one pair's shared operand passed once). Defaults to
-// 0 in field/fp.cuh, its first user.
+// one out-of-line copy (msm.cu); 2: inlined f_mul_rolled (small code, the same rows). Defaults
+// to 0 in field/fp.cuh, its first user.
 
 // Fp as the coordinate field of ec/xyzz.cuh.
 struct FpOps {
@@ -50,28 +49,6 @@ struct FpOps {
         if (INL && MSM_ACC_MUL != 2) return f_mul_sum<FpParams>(a, b, c, d);
         return fp_mul_sum_noinline(a, b, c, d);
     }
-#endif
-#if MSM_ACC_PAIRS
-    // `gpu.msm_mul = "pairs"` / "pairs_shared": two independent products (squarings) per call
-    // (ec/xyzz.cuh); mul2s(a, c, b) is a*b and c*b.
-    static constexpr bool PAIRS = true;
-    static DEVI void mul2(const T& a, const T& b, const T& c, const T& d, T& r, T& s) {
-        const fp_pair p = fp_mul2_noinline(a, b, c, d);
-        r = p.a;
-        s = p.b;
-    }
-    static DEVI void mul2s(const T& a, const T& c, const T& b, T& r, T& s) {
-        const fp_pair p = fp_mul2s_noinline(a, c, b);
-        r = p.a;
-        s = p.b;
-    }
-    static DEVI void sqr2(const T& a, const T& c, T& r, T& s) {
-        const fp_pair p = fp_sqr2_noinline(a, c);
-        r = p.a;
-        s = p.b;
-    }
-#else
-    static constexpr bool PAIRS = false;
 #endif
     static DEVI T ldg(const T* p) { return f_ldg<FpParams>(p); }
     static DEVI T load(const T* p) { return f_load<FpParams>(p); }

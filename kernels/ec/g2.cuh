@@ -45,7 +45,6 @@ struct Fp2Ops {
     template <bool INL> static DEVI T mul_sum(const T& a, const T& b, const T& c, const T& d) {
         return add(fp2_mul_noinline(a, b), fp2_mul_noinline(c, d));
     }
-    static constexpr bool PAIRS = false;  // no paired products (ec/xyzz.cuh)
     static DEVI T ldg(const T* p) { return T{f_ldg<FpParams>(&p->c0), f_ldg<FpParams>(&p->c1)}; }
     static DEVI T load(const T* p) { return T{f_load<FpParams>(&p->c0), f_load<FpParams>(&p->c1)}; }
     static DEVI void store(T* p, const T& a) {

@@ -21,9 +21,8 @@
 #ifndef BATON_EC_XYZZ_CUH
 #define BATON_EC_XYZZ_CUH
 
-// `gpu.msm_mul` (see ec/g1.cuh; its default is set in field/fp.cuh); 1, 3 and 4 reorder the
-// out-of-line mixed addition below, 3 and 4 (MSM_ACC_PAIRS) with its independent products two
-// per call where F::PAIRS (G1).
+// `gpu.msm_mul` (see ec/g1.cuh; its default is set in field/fp.cuh); 1 reorders the out-of-line
+// mixed addition below.
 
 template <class F> struct ec_affine {
     typename F::T x, y;
@@ -171,15 +170,8 @@ DEVI void ec_add_affine_xy_impl(ec_xyzz<F>& acc, const typename F::T& x2, const 
         acc.zzz = acc.zz;
         return;
     }
-    T U2, S2;
-#if MSM_ACC_PAIRS
-    if constexpr (!INL && F::PAIRS) F::mul2(x2, acc.zz, y2, acc.zzz, U2, S2);
-    else
-#endif
-    {
-        U2 = ec_m<F, INL>(x2, acc.zz);
-        S2 = ec_m<F, INL>(y2, acc.zzz);
-    }
+    T U2 = ec_m<F, INL>(x2, acc.zz);
+    T S2 = ec_m<F, INL>(y2, acc.zzz);
     T P = F::sub(U2, acc.x);
     T R = F::sub(S2, acc.y);
     if (F::is_zero(P)) {
@@ -187,29 +179,10 @@ DEVI void ec_add_affine_xy_impl(ec_xyzz<F>& acc, const typename F::T& x2, const 
         else ec_set_inf(acc);
         return;
     }
-#if MSM_ACC_PAIRS
-    if constexpr (!INL && F::PAIRS) {
-        // `gpu.msm_mul = "pairs"`: P^2 beside R^2, P*PP beside X1*PP, ZZ1*PP beside ZZZ1*PPP
-        T PP, RR, PPP, Q, ZZ3, ZZZ3;
-        F::sqr2(P, R, PP, RR);
-#if MSM_ACC_MUL == 4
-        F::mul2s(P, acc.x, PP, PPP, Q);  // "pairs_shared": PP passed once
-#else
-        F::mul2(P, PP, acc.x, PP, PPP, Q);
-#endif
-        F::mul2(acc.zz, PP, acc.zzz, PPP, ZZ3, ZZZ3);
-        const T X3 = F::sub(F::sub(RR, PPP), F::dbl(Q));
-        acc.y = ec_mul_sub<F, INL>(R, F::sub(Q, X3), acc.y, PPP);
-        acc.x = X3;
-        acc.zz = ZZ3;
-        acc.zzz = ZZZ3;
-        return;
-    }
-#endif
     T PP = ec_s<F, INL>(P);
     T PPP = ec_m<F, INL>(P, PP);
     T Q = ec_m<F, INL>(acc.x, PP);
-#if MSM_ACC_MUL == 1 || MSM_ACC_PAIRS
+#if MSM_ACC_MUL == 1
     if (!INL) {
         // `gpu.msm_mul = "call"`: the same products, each factor's last use as early as it can
         // come, so fewer values stay live across the calls (inlined code keeps the order

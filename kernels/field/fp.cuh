@@ -37,12 +37,10 @@ typedef mont_t<FpParams> fp_t;
 #define FIELD_KARA 0
 #endif
 
-// MSM_ACC_MUL (`gpu.msm_mul`, see ec/g1.cuh), 0 by default; 3 ("pairs") and 4 ("pairs_shared")
-// take G1's mixed addition's independent products two per out-of-line call.
+// MSM_ACC_MUL (`gpu.msm_mul`, see ec/g1.cuh), 0 by default.
 #ifndef MSM_ACC_MUL
 #define MSM_ACC_MUL 0
 #endif
-#define MSM_ACC_PAIRS (MSM_ACC_MUL == 3 || MSM_ACC_MUL == 4)
 
 // The product G1's out-of-line copies compute (Karatsuba where FIELD_KARA >= 1).
 DEVI fp_t fp_mul_body(const fp_t& a, const fp_t& b) {
@@ -67,25 +65,6 @@ __device__ __noinline__ fp_t fp_mul_sum_noinline(const fp_t a, const fp_t b, con
 #else
     return f_mul_sum<FpParams>(a, b, c, d);
 #endif
-}
-#endif
-#if MSM_ACC_PAIRS
-// Two independent products (squarings) in one out-of-line call (`gpu.msm_mul = "pairs"`): one
-// call instead of two, and two dependency chains for ptxas to interleave, so that the latency
-// of each product's carry chains hides behind the other's multiply-adds.
-struct fp_pair {
-    fp_t a, b;
-};
-__device__ __noinline__ fp_pair fp_mul2_noinline(const fp_t a, const fp_t b, const fp_t c, const fp_t d) {
-    return fp_pair{fp_mul_body(a, b), fp_mul_body(c, d)};
-}
-// a*b and c*b, the shared operand passed once ("pairs_shared": 12 argument registers fewer
-// at the call, where "pairs" spills).
-__device__ __noinline__ fp_pair fp_mul2s_noinline(const fp_t a, const fp_t c, const fp_t b) {
-    return fp_pair{fp_mul_body(a, b), fp_mul_body(c, b)};
-}
-__device__ __noinline__ fp_pair fp_sqr2_noinline(const fp_t a, const fp_t c) {
-    return fp_pair{f_sqr<FpParams>(a), f_sqr<FpParams>(c)};
 }
 #endif
 __device__ __noinline__ fp_t fp_inv_noinline(const fp_t a) {

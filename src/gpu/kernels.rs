@@ -81,8 +81,6 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
         MsmMul::Inline => 0,
         MsmMul::Call => 1,
         MsmMul::Rolled => 2,
-        MsmMul::Pairs => 3,
-        MsmMul::PairsShared => 4,
     };
     vec![
         format!("--gpu-architecture={arch}"),

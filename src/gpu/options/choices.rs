@@ -40,12 +40,6 @@ pub enum MsmMul {
     /// Every product inlined with its row loop rolled (`f_mul_rolled`: a twelfth of the code,
     /// the same multiply-adds plus register moves); also in the sums of the ones.
     Rolled,
-    /// As `Call`, but G1's mixed addition takes its independent products two per call
-    /// (five calls instead of nine), so each call has two chains to interleave.
-    Pairs,
-    /// As `Pairs`, but P·PP and X1·PP go through a body that takes PP once: no spill at the
-    /// call (ptxas), one more out-of-line body in the loop.
-    PairsShared,
 }
 
 impl Choice for MsmMul {
@@ -53,8 +47,6 @@ impl Choice for MsmMul {
         ("inline", MsmMul::Inline),
         ("call", MsmMul::Call),
         ("rolled", MsmMul::Rolled),
-        ("pairs", MsmMul::Pairs),
-        ("pairs_shared", MsmMul::PairsShared),
     ];
 }
 

@@ -89,7 +89,7 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 25] = [
+pub const MSM_VARIANTS: [&str; 22] = [
     "default",
     "memory_pool=release",
     "msm_scatter_digits=recompute",
@@ -111,9 +111,6 @@ pub const MSM_VARIANTS: [&str; 25] = [
     "msm_window=points",
     "msm_window=nontrivial",
     "msm_mul=rolled,msm_acc_minb=4",
-    "msm_mul=pairs",
-    "msm_mul=pairs,field_karatsuba=mul",
-    "msm_mul=pairs_shared",
     "msm_scatter=keys",
 ];
 
