@@ -44,6 +44,8 @@ if [ "${BUILD_FILECOIN:-0}" = 1 ]; then
 fi
 cp scripts/device-check.sh scripts/device-final.sh scripts/device-watch.sh "$out/"
 if command -v strip >/dev/null; then
-    strip "$out"/* 2>/dev/null || true
+    # Debug info only: the symbols stay, so that a stack taken on the device
+    # (device-watch.sh, cuda-gdb) names its functions.
+    strip --strip-debug "$out"/* 2>/dev/null || true
 fi
 du -ch "$out"/* | tail -n 8

@@ -51,6 +51,14 @@ diag() {
         read -r nr a0 a1 a2 a3 a4 a5 sp pc < "$t"/syscall
         echo "tid $tid $(cat "$t"/comm) nr=$nr utime=$(awk '{print $14}' "$t"/stat) futex=[$(where "$pid" "$a0")] op=$a1 pc=[$(where "$pid" "$pc")]"
     done
+    # Every thread's stack (the binaries keep their symbols; the image has cuda-gdb, no gdb).
+    local gdb; gdb=$(command -v cuda-gdb || echo /usr/local/cuda/bin/cuda-gdb)
+    if [ -x "$gdb" ]; then
+        timeout 90 "$gdb" -p "$pid" -batch -ex "set pagination off" -ex "thread apply all bt 40" \
+            > "$OUT/stacks-$pid.log" 2>&1
+        echo "stacks: $OUT/stacks-$pid.log (rc=$?)"
+        grep -E "^Thread |^#" "$OUT/stacks-$pid.log" | grep -v "in ?? ()" | cut -c1-200 | head -120
+    fi
 }
 watched() { # label, seconds-of-silence, command...
     local label=$1 quiet=$2; shift 2
@@ -76,10 +84,13 @@ if has conformance; then
     # (BENCHMARKS.md, calls G-J; again in the tenth session's first call). A stopped run is
     # rerun whole, once.
     watched conformance 45 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture
-    if [ $? -eq 99 ]; then watched conformance_rerun 60 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture; fi
-    watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
+    if [ $? -eq 99 ] && [ -z "${CONF_ONLY:-}" ]; then watched conformance_rerun 60 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture; fi
     unset BATON_TEST_GPU_VARIANT
-    BATON_MSM_VARIANTS="${CHECK_VARIANTS:-$VARIANTS}" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
+    # CONF_ONLY=1: cuda_conformance alone, no rerun (to catch the fresh machine's first-run stall).
+    if [ -z "${CONF_ONLY:-}" ]; then
+        BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
+        BATON_MSM_VARIANTS="${CHECK_VARIANTS:-$VARIANTS}" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
+    fi
     echo "conformance done at $((SECONDS - t0)) s"
 fi
 if has sppark; then
