@@ -54,7 +54,7 @@ diag() {
     # Every thread's stack (the binaries keep their symbols; the image has cuda-gdb, no gdb).
     local gdb; gdb=$(command -v cuda-gdb || echo /usr/local/cuda/bin/cuda-gdb)
     if [ -x "$gdb" ]; then
-        timeout 90 "$gdb" -p "$pid" -batch -ex "set pagination off" -ex "thread apply all bt 40" \
+        timeout 60 "$gdb" -p "$pid" -batch -ex "set pagination off" -ex "thread apply all bt 40" \
             > "$OUT/stacks-$pid.log" 2>&1
         echo "stacks: $OUT/stacks-$pid.log (rc=$?)"
         grep -E "^Thread |^#" "$OUT/stacks-$pid.log" | grep -v "in ?? ()" | cut -c1-200 | head -120
