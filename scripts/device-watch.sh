@@ -79,16 +79,15 @@ watched() { # label, seconds-of-silence, command...
     return $rc
 }
 if has conformance; then
-    export BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}"
+    gv="${CANDIDATE:-default}"  # the knobs the conformance and partition tests run under
     # Modules loaded eagerly: a cold lazy load stalled a fresh machine's first test before
     # (BENCHMARKS.md, calls G-J; again in the tenth session's first call). A stopped run is
     # rerun whole, once.
-    watched conformance 45 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture
-    if [ $? -eq 99 ] && [ -z "${CONF_ONLY:-}" ]; then watched conformance_rerun 60 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture; fi
-    unset BATON_TEST_GPU_VARIANT
     # CONF_ONLY=1: cuda_conformance alone, no rerun (to catch the fresh machine's first-run stall).
+    BATON_TEST_GPU_VARIANT=$gv watched conformance 45 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture
+    if [ $? -eq 99 ] && [ -z "${CONF_ONLY:-}" ]; then BATON_TEST_GPU_VARIANT=$gv watched conformance_rerun 60 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture; fi
     if [ -z "${CONF_ONLY:-}" ]; then
-        BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
+        BATON_TEST_GPU_VARIANT=$gv watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
         BATON_MSM_VARIANTS="${CHECK_VARIANTS:-$VARIANTS}" watched variants 60 "$here/cuda_msm_variants" --test-threads 1 --nocapture
     fi
     echo "conformance done at $((SECONDS - t0)) s"

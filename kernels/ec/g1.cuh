@@ -8,8 +8,8 @@
 
 // MSM_ACC_MUL (`gpu.msm_mul`): how the G1 MSM's hot mixed additions (bucket accumulation,
 // sums of the ones) compute their products. 0: inlined f_mul; 1: the accumulation calls the
-// one out-of-line copy (msm.cu); 2: inlined f_mul_rolled (small code, the same rows). Defaults
-// to 0 in field/fp.cuh, its first user.
+// one out-of-line copy (msm.cu); 2: inlined f_mul_rolled (small code, the same rows).
+// Defaults to 0 in ec/xyzz.cuh, its first user.
 
 // Fp as the coordinate field of ec/xyzz.cuh.
 struct FpOps {

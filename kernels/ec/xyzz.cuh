@@ -21,8 +21,10 @@
 #ifndef BATON_EC_XYZZ_CUH
 #define BATON_EC_XYZZ_CUH
 
-// `gpu.msm_mul` (see ec/g1.cuh; its default is set in field/fp.cuh); 1 reorders the out-of-line
-// mixed addition below.
+// `gpu.msm_mul` (see ec/g1.cuh); 1 reorders the out-of-line mixed addition below.
+#ifndef MSM_ACC_MUL
+#define MSM_ACC_MUL 0
+#endif
 
 template <class F> struct ec_affine {
     typename F::T x, y;

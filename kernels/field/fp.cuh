@@ -37,22 +37,14 @@ typedef mont_t<FpParams> fp_t;
 #define FIELD_KARA 0
 #endif
 
-// MSM_ACC_MUL (`gpu.msm_mul`, see ec/g1.cuh), 0 by default.
-#ifndef MSM_ACC_MUL
-#define MSM_ACC_MUL 0
-#endif
-
-// The product G1's out-of-line copies compute (Karatsuba where FIELD_KARA >= 1).
-DEVI fp_t fp_mul_body(const fp_t& a, const fp_t& b) {
+// Out-of-line copies (one each in the module) for code that is not hot.
+__device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) {
 #if FIELD_KARA >= 1
     return f_mul_kara<FpParams>(a, b);
 #else
     return f_mul<FpParams>(a, b);
 #endif
 }
-
-// Out-of-line copies (one each in the module) for code that is not hot.
-__device__ __noinline__ fp_t fp_mul_noinline(const fp_t a, const fp_t b) { return fp_mul_body(a, b); }
 #if FIELD_SQR == 1
 // The dedicated squaring out of line, for the same callers (ec/g1.cuh FpOps::sqr).
 __device__ __noinline__ fp_t fp_sqr_noinline(const fp_t a) { return f_sqr_pairs<FpParams>(a); }
