@@ -6,9 +6,11 @@ writes what the Rust side must check (proof bytes to verify, job ids) to RESULT.
 """
 
 import argparse
+import atexit
 import base64
 import json
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -26,6 +28,8 @@ def load_stubs():
     import grpc_tools
 
     out = tempfile.mkdtemp(prefix="baton-stubs-")
+    # The generated modules are loaded once; the directory goes when the client exits.
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
     rc = protoc.main([
         "protoc", f"-I{PROTO_DIR}", f"-I{include}", f"--python_out={out}",
