@@ -1,6 +1,7 @@
 //! Tests of the configuration: files, environment, defaults and named errors.
 
 use super::*;
+use crate::gpu::options::HStream;
 
 #[test]
 fn parses_sizes() {
@@ -106,6 +107,7 @@ fn toml_and_env_are_read_and_validated() {
         ("BATON_GPU_MSM_MUL".to_string(), "inline".to_string()),
         ("BATON_GPU_MSM_WINDOW".to_string(), "nontrivial".to_string()),
         ("BATON_GPU_MSM_SCATTER".to_string(), "keys".to_string()),
+        ("BATON_GPU_H_STREAM".to_string(), "compute".to_string()),
         ("BATON_BENCH_MSM".to_string(), "20".to_string()),
         ("BATON_MSM_ACC_MINB".to_string(), "1".to_string()),
     ];
@@ -118,8 +120,10 @@ fn toml_and_env_are_read_and_validated() {
     assert!(c.gpu.msm_prefetch && !c.gpu.device_partition);
     assert_eq!(
         c.gpu.msm_label(),
-        "msm_mul=inline,msm_window=nontrivial,msm_scatter=keys,msm_acc_minb=5,msm_prefetch=true"
+        "msm_mul=inline,msm_window=nontrivial,msm_scatter=keys,msm_acc_minb=5,h_stream=compute,\
+         msm_prefetch=true"
     );
+    assert_eq!(GpuOptions::default().h_stream, HStream::Own);
     assert_eq!(Config::default().gpu, GpuOptions::default());
     let c = Config::from_toml("[gpu]\nhost_threads = \"auto\"\nmsm_acc_minb = 2\n").expect("gpu");
     assert_eq!((c.gpu.host_threads, c.gpu.msm_acc_minb), (None, 2));
@@ -132,6 +136,7 @@ fn toml_and_env_are_read_and_validated() {
         "[gpu]\nmsm_mul = \"asm\"\n",
         "[gpu]\nmsm_window = \"bits\"\n",
         "[gpu]\nmsm_scatter = \"sort\"\n",
+        "[gpu]\nh_stream = \"side\"\n",
     ] {
         let err = Config::from_toml(bad).expect_err(bad);
         assert!(err.to_string().contains("gpu."), "{bad}: {err}");

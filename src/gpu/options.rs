@@ -59,9 +59,9 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldKara, FieldLazy, FieldSqr, MemoryPool, MsmFirstPiece,
-    MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow,
-    WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, Choice, FieldKara, FieldLazy, FieldSqr, HStream, MemoryPool,
+    MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder,
+    MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -116,6 +116,8 @@ pub struct GpuOptions {
     /// the witness uploaded once, densities applied and H kept on the device); `false`
     /// (`"calls"`): one backend call per H and per MSM, as before.
     pub device_partition: bool,
+    /// Which stream a device partition's H transforms run on.
+    pub h_stream: HStream,
     /// Elements (log2) per `ntt_pass` block, 4 to 10: smaller blocks mean more passes over
     /// the data but more blocks resident per multiprocessor (host side: only the pass list).
     pub ntt_block: u32,
@@ -153,6 +155,7 @@ impl Default for GpuOptions {
             field_lazy: FieldLazy::Sum,
             field_karatsuba: FieldKara::Off,
             device_partition: true,
+            h_stream: HStream::Own,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
             ntt_columns: DEFAULT_NTT_COLUMNS,
@@ -162,7 +165,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 23] = [
+pub const KNOBS: [&str; 24] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -182,6 +185,7 @@ pub const KNOBS: [&str; 23] = [
     "field_lazy",
     "field_karatsuba",
     "partition",
+    "h_stream",
     "ntt_block",
     "ntt_radix",
     "ntt_columns",
@@ -238,6 +242,7 @@ impl GpuOptions {
             "field_sqr" => self.field_sqr = parse_choice(v)?,
             "field_lazy" => self.field_lazy = parse_choice(v)?,
             "field_karatsuba" => self.field_karatsuba = parse_choice(v)?,
+            "h_stream" => self.h_stream = parse_choice(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_columns" => {

@@ -85,7 +85,8 @@ impl CudaBackend {
         let [da, db, dc] = &mut bufs[..] else {
             return Err(GpuError::Internal("H buffer count".into()));
         };
-        self.dev.h_pipeline(da, db, dc, tw, tabs, log_n)?;
+        self.dev
+            .h_pipeline(Lane::Compute, da, db, dc, tw, tabs, log_n)?;
         // From here `a` changes, so no failure may fall back to the CPU (which would read it).
         self.dev
             .stream

@@ -16,8 +16,8 @@ use crate::gpu::host::{self, GpuGroup};
 use crate::gpu::kernels;
 use crate::gpu::launch::{launch_checked, Launch};
 use crate::gpu::options::{
-    GpuOptions, MsmFirstPiece, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder,
-    WindowRule,
+    GpuOptions, HStream, MsmFirstPiece, MsmPieceBuckets, MsmScatter, MsmScatterDigits,
+    MsmScatterOrder, WindowRule,
 };
 
 /// Maps a driver error of `call` to [`GpuError::Driver`].
@@ -85,7 +85,7 @@ impl DeviceGroup for host::G2 {
     }
 }
 
-/// Which of the device's two streams.
+/// Which of the device's streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Lane {
     /// Kernels, downloads, and uploads nothing waits on.
@@ -93,6 +93,9 @@ pub(crate) enum Lane {
     /// Uploads of partition data, so they overlap the kernels (cudarc orders the kernels that
     /// read a buffer after its upload through the buffer's events).
     Copy,
+    /// A device partition's H transforms with `gpu.h_stream = "own"`: the device's highest
+    /// priority, beside the witness's MSMs on the compute stream.
+    H,
 }
 
 /// An open device: context, its streams, and the loaded kernels.
@@ -105,6 +108,12 @@ pub(crate) struct Device {
     pub stream: Arc<CudaStream>,
     /// The upload stream of partition data.
     pub copy: Arc<CudaStream>,
+    /// The stream of a device partition's H transforms (`gpu.h_stream`): the compute stream's
+    /// own `Arc` with `"compute"`, a stream of the highest priority with `"own"`.
+    pub h: Arc<CudaStream>,
+    /// Whether `h` is a stream of its own (`gpu.h_stream = "own"`): a partition then queues
+    /// all of H as soon as a, b, c are up, beside the witness's MSMs.
+    pub h_own: bool,
     /// The most device bytes seen in use (sampled at each call's peak).
     pub peak_used: std::sync::atomic::AtomicU64,
     pub k: Kernels,
@@ -218,6 +227,16 @@ impl Device {
         // A second stream puts cudarc in multi-stream mode: every buffer then carries events
         // that order its uses across the two streams.
         let copy = ctx.new_stream().map_err(drv("cuStreamCreate"))?;
+        let h = match opts.h_stream {
+            HStream::Compute => stream.clone(),
+            HStream::Own => {
+                // Lower is higher: (least, greatest).
+                let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
+                    .map_err(drv("cuCtxGetStreamPriorityRange"))?;
+                ctx.new_stream_with_priority(greatest)
+                    .map_err(drv("cuStreamCreateWithPriority"))?
+            }
+        };
         let host_pool = match opts.host_threads {
             Some(n) => Some(
                 rayon::ThreadPoolBuilder::new()
@@ -235,6 +254,8 @@ impl Device {
             ctx,
             stream,
             copy,
+            h,
+            h_own: opts.h_stream == HStream::Own,
             peak_used: std::sync::atomic::AtomicU64::new(0),
             k,
             sms: sms.max(1) as u32,
@@ -332,6 +353,7 @@ impl Device {
         match lane {
             Lane::Compute => &self.stream,
             Lane::Copy => &self.copy,
+            Lane::H => &self.h,
         }
     }
 

@@ -6,7 +6,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, CudaViewMut, PushKernelArg};
 use ff::Field;
 
-use super::device::{drv, Device};
+use super::device::{drv, Device, Lane};
 use crate::domain::Domain;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
@@ -114,6 +114,21 @@ impl Device {
         inverse: bool,
         scale: Option<(&CudaSlice<u64>, u32)>,
     ) -> GpuResult<()> {
+        self.ntt_passes_on(Lane::Compute, data, tw, log_n, dit, inverse, scale)
+    }
+
+    /// [`Device::ntt_passes`] on the stream of `lane`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ntt_passes_on(
+        &self,
+        lane: Lane,
+        data: &mut CudaSlice<u64>,
+        tw: &Twiddles,
+        log_n: u32,
+        dit: bool,
+        inverse: bool,
+        scale: Option<(&CudaSlice<u64>, u32)>,
+    ) -> GpuResult<()> {
         let block = self.ntt_block.load(std::sync::atomic::Ordering::Relaxed);
         let radix4 = self.ntt_radix.load(std::sync::atomic::Ordering::Relaxed) == 4;
         let cols = self.ntt_columns.load(std::sync::atomic::Ordering::Relaxed);
@@ -150,7 +165,7 @@ impl Device {
             } else {
                 &self.k.ntt_pass
             };
-            self.launch(kernel, l, |b| {
+            self.launch_on(lane, kernel, l, |b| {
                 b.arg(&mut *data).arg(&tw.table).arg(&log_n).arg(&log_tw);
                 b.arg(&s).arg(&t).arg(&c).arg(&fl);
                 match scale {
@@ -162,9 +177,10 @@ impl Device {
         Ok(())
     }
 
-    /// `out[rev(i)] = input[i]` for the first 2^log_n elements.
+    /// `out[rev(i)] = input[i]` for the first 2^log_n elements, on the stream of `lane`.
     pub(crate) fn bitrev(
         &self,
+        lane: Lane,
         out: &mut CudaSlice<u64>,
         input: &CudaSlice<u64>,
         log_n: u32,
@@ -176,15 +192,17 @@ impl Device {
             n,
             &[("out", out.len(), need), ("in", input.len(), need)],
         );
-        self.launch(&self.k.fr_bitrev, l, |b| {
+        self.launch_on(lane, &self.k.fr_bitrev, l, |b| {
             b.arg(&mut *out).arg(input).arg(&log_n);
         })
     }
 
-    /// H from a, b, c (natural-order evaluations, zero-padded to n): leaves h's natural-order
-    /// coefficients in `b`.
+    /// H from a, b, c (natural-order evaluations, zero-padded to n) on the stream of `lane`:
+    /// leaves h's natural-order coefficients in `b`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn h_pipeline(
         &self,
+        lane: Lane,
         a: &mut CudaSlice<u64>,
         b: &mut CudaSlice<u64>,
         c: &mut CudaSlice<u64>,
@@ -193,29 +211,33 @@ impl Device {
         log_n: u32,
     ) -> GpuResult<()> {
         for d in [&mut *a, &mut *b, &mut *c] {
-            self.h_to_coset(d, tw, tabs, log_n)?;
+            self.h_to_coset(lane, d, tw, tabs, log_n)?;
         }
-        self.h_finish(a, b, c, tw, tabs, log_n)
+        self.h_finish(lane, a, b, c, tw, tabs, log_n)
     }
 
     /// The first step of H for one of a, b, c: evaluations on the domain to evaluations on
-    /// the coset (inverse NTT with (1/n)·g^i folded into its last pass, then a forward NTT).
+    /// the coset (inverse NTT with (1/n)·g^i folded into its last pass, then a forward NTT),
+    /// on the stream of `lane`.
     pub(crate) fn h_to_coset(
         &self,
+        lane: Lane,
         d: &mut CudaSlice<u64>,
         tw: &Twiddles,
         tabs: &HTables,
         log_n: u32,
     ) -> GpuResult<()> {
         let store = flags::SCALE_STORE | flags::SCALE_BITREV;
-        self.ntt_passes(d, tw, log_n, false, true, Some((&tabs.fwd, store)))?;
-        self.ntt_passes(d, tw, log_n, true, false, None)
+        self.ntt_passes_on(lane, d, tw, log_n, false, true, Some((&tabs.fwd, store)))?;
+        self.ntt_passes_on(lane, d, tw, log_n, true, false, None)
     }
 
     /// The rest of H once a, b, c are on the coset: (a·b − c)/Z, back to coefficients, into
-    /// `b` in natural order.
+    /// `b` in natural order, on the stream of `lane`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn h_finish(
         &self,
+        lane: Lane,
         a: &mut CudaSlice<u64>,
         b: &mut CudaSlice<u64>,
         c: &CudaSlice<u64>,
@@ -237,11 +259,11 @@ impl Device {
                 ("zinv", tabs.zinv.len(), FR_LIMBS),
             ],
         );
-        self.launch(&self.k.ntt_coset_h, l, |bl| {
+        self.launch_on(lane, &self.k.ntt_coset_h, l, |bl| {
             bl.arg(&mut *a).arg(&*b).arg(c).arg(&tabs.zinv).arg(&n32);
         })?;
-        self.ntt_passes(a, tw, log_n, false, true, Some((&tabs.inv, store)))?;
-        self.bitrev(b, a, log_n)
+        self.ntt_passes_on(lane, a, tw, log_n, false, true, Some((&tabs.inv, store)))?;
+        self.bitrev(lane, b, a, log_n)
     }
 
     /// Forward NTT, natural order in and out (DIF, then `fr_bitrev`).
@@ -250,7 +272,7 @@ impl Device {
         self.ntt_passes(&mut d, tw, log_n, false, false, None)?;
         // Written whole by `fr_bitrev`.
         let mut out = self.alloc_scratch::<u64>(v.len() * FR_LIMBS, "NTT output")?;
-        self.bitrev(&mut out, &d, log_n)?;
+        self.bitrev(Lane::Compute, &mut out, &d, log_n)?;
         self.stream
             .memcpy_dtoh(&out, host::scalars_as_u64_mut(v))
             .map_err(drv("download NTT"))?;

@@ -290,3 +290,22 @@ impl Choice for MsmPieceBuckets {
         ("own", MsmPieceBuckets::Own),
     ];
 }
+
+/// Where a device partition runs H's transforms (`gpu.h_stream`; host side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HStream {
+    /// On the compute stream, between the witness's MSM kernels.
+    Compute,
+    /// On a stream of their own at the device's highest priority, beside the witness's MSMs,
+    /// whose short kernels (count, scan, finalize, the reduction's small grids) leave
+    /// multiprocessors idle. The default: on the H200 the partition from device a/b/c took
+    /// 0.986x (2^26) and 0.980x (2^27) the time of `Compute`, from host buffers 0.996-1.002x
+    /// (BENCHMARKS.md, twentieth session). The MSMs' accumulation holds every multiprocessor's
+    /// registers, so the transforms overlap little more than those short kernels.
+    Own,
+}
+
+impl Choice for HStream {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("compute", HStream::Compute), ("own", HStream::Own)];
+}

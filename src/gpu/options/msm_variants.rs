@@ -75,6 +75,9 @@ impl GpuOptions {
         if self.msm_acc_minb != d.msm_acc_minb {
             parts.push(format!("msm_acc_minb={}", self.msm_acc_minb));
         }
+        if self.h_stream != d.h_stream {
+            parts.push(format!("h_stream={}", choice_name(self.h_stream)));
+        }
         if self.msm_prefetch != d.msm_prefetch {
             parts.push(format!("msm_prefetch={}", self.msm_prefetch));
         }

@@ -2,7 +2,9 @@
 //! MSM, each piece's kernels starting once its part is up, where L runs in pieces), the MSMs
 //! that need only it (L, A, B_G1, B_G2; the A and B densities applied on the device) run while a, b, c
 //! upload on the copy stream from a second thread (each transformed to the coset as soon as
-//! it is there), then H finished and kept on the device for its MSM; only the window sums of
+//! it is there), then H finished and kept on the device for its MSM (with `gpu.h_stream =
+//! "own"`, the default, all of H runs on a stream of its own as soon as a, b, c are up,
+//! beside the witness's MSMs, and H's MSM waits for it); only the window sums of
 //! each MSM come back. The few public-input terms run on the CPU. Memory for the whole call is
 //! asked of the memory policy before anything is uploaded, so a partition that does not fit
 //! fails with out-of-memory with the caller's buffers untouched (the stage then falls back).
@@ -20,10 +22,10 @@ use cudarc::driver::CudaSlice;
 use self::shape::{queries, Shape};
 pub use self::upload::DeviceAbc;
 pub(crate) use self::upload::DeviceAux;
-use self::upload::{AbcSource, HostClock};
+use self::upload::{AbcSource, HDone, HostClock};
 use super::backend::CudaBackend;
 use super::calls::no_fallback;
-use super::device::drv;
+use super::device::{drv, Lane};
 use super::memory::{staging_of, State};
 use super::witness::density_words;
 use crate::error::Result;
@@ -83,6 +85,15 @@ impl CudaBackend {
                 no_fallback(GpuError::Internal("twiddles or H tables missing".into())).into(),
             );
         };
+        let dev = &self.dev;
+        let log_n = sh.log_n;
+        // With H on its own stream, a, b, c already on the device go through all of H now,
+        // beside the witness's upload and MSMs.
+        if host_abc.is_none() && dev.h_own {
+            let [a, b, c] = &mut bufs;
+            dev.h_pipeline(Lane::H, a, b, c, tw, tabs, log_n)
+                .map_err(no_fallback)?;
+        }
         let kept = kept.filter(|k| k.scalars == w.aux.len());
         let l_pieces = plan::msm_pieces(sh.m_aux, self.dev.msm_pieces, sh.m_aux);
         let witness_staging = staging_of(staging, &self.dev);
@@ -105,8 +116,6 @@ impl CudaBackend {
         clock.0 += t;
         // The witness is up (with L in pieces: its last piece queued, the first ones done).
         let witness_up = start.elapsed();
-        let dev = &self.dev;
-        let log_n = sh.log_n;
         let (wit, witness_done, uploaded) = std::thread::scope(|s| {
             let up = host_abc.as_deref().map(|abc| {
                 let bufs = &mut bufs;
@@ -116,11 +125,16 @@ impl CudaBackend {
                     // the witness's MSM kernels, once its copy is done (queued before, it would
                     // hold those kernels back until then): the device then has the work of a
                     // and b in hand while c still uploads, where it would idle.
+                    // With H on its own stream the rest of H follows at once, beside the MSMs.
                     let coset = |d: &mut CudaSlice<u64>| {
                         dev.copy.synchronize().map_err(drv("synchronize"))?;
-                        dev.h_to_coset(d, tw, tabs, log_n)
+                        dev.h_to_coset(Lane::H, d, tw, tabs, log_n)
                     };
                     let host = dev.abc_upload(staging_of(staging, dev), abc, bufs, coset)?;
+                    if dev.h_own {
+                        let [a, b, c] = bufs;
+                        dev.h_finish(Lane::H, a, b, c, tw, tabs, log_n)?;
+                    }
                     Ok((host, t.elapsed()))
                 })
             });
@@ -160,15 +174,20 @@ impl CudaBackend {
         let wit = wit?;
         drop(aux);
         let upload = start.elapsed();
-        let h = self
-            .dev
-            .h_of(bufs, on_coset, tw, tabs, sh.log_n)
+        let done = match (dev.h_own, on_coset) {
+            (true, _) => HDone::All,
+            (false, true) => HDone::Coset,
+            (false, false) => HDone::Nothing,
+        };
+        let h = dev
+            .h_of(bufs, done, tw, tabs, sh.log_n)
             .map_err(no_fallback)?;
-        self.dev.note_usage();
-        self.dev
-            .stream
-            .synchronize()
-            .map_err(|e| no_fallback(drv("synchronize")(e)))?;
+        dev.note_usage();
+        // H's MSM (compute stream) starts once all of H is done.
+        for s in [&dev.h, &dev.stream] {
+            s.synchronize()
+                .map_err(|e| no_fallback(drv("synchronize")(e)))?;
+        }
         let h_done = start.elapsed();
         let hs = self
             .device_msm::<G1>(bases, &keys[0], &h.slice(..), sh.n - 1)

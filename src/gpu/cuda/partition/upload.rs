@@ -119,6 +119,17 @@ impl<'a> AbcSource<'a> {
     }
 }
 
+/// How much of H a partition's a, b, c buffers went through before [`Device::h_of`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum HDone {
+    /// Still evaluations on the domain.
+    Nothing,
+    /// Each on the coset ([`Device::h_to_coset`]).
+    Coset,
+    /// All of H queued ([`Device::h_finish`]): `b` holds it.
+    All,
+}
+
 impl Device {
     /// Three zeroed device buffers of n Fr each, for a, b, c. Taken before any kernel of the
     /// call frees its scratch: a buffer the copy stream took from the pool after a kernel's
@@ -155,24 +166,26 @@ impl Device {
         Ok(host_time)
     }
 
-    /// H from a, b, c on the device (consumed), `on_coset` when they were transformed to the
-    /// coset already: the returned buffer holds h's n coefficients (the last one zero), queued
-    /// on the compute stream.
-    pub(crate) fn h_of(
+    /// H from a, b, c on the device (consumed), as far as `done` says they went already: the
+    /// returned buffer holds h's n coefficients (the last one zero), the rest queued on the
+    /// stream of [`Lane::H`].
+    pub(super) fn h_of(
         &self,
         bufs: [CudaSlice<u64>; 3],
-        on_coset: bool,
+        done: HDone,
         tw: &Twiddles,
         tabs: &HTables,
         log_n: u32,
     ) -> GpuResult<CudaSlice<u64>> {
         let [mut a, mut b, mut c] = bufs;
-        if !on_coset {
+        if done == HDone::Nothing {
             for d in [&mut a, &mut b, &mut c] {
-                self.h_to_coset(d, tw, tabs, log_n)?;
+                self.h_to_coset(Lane::H, d, tw, tabs, log_n)?;
             }
         }
-        self.h_finish(&mut a, &mut b, &c, tw, tabs, log_n)?;
+        if done != HDone::All {
+            self.h_finish(Lane::H, &mut a, &mut b, &c, tw, tabs, log_n)?;
+        }
         Ok(b)
     }
 }
