@@ -104,22 +104,9 @@ impl Device {
 
     /// One transform of the first 2^log_n elements of `data`: the DIF pass list (DIT:
     /// reversed). `scale` carries a table and the SCALE_LOAD / SCALE_STORE / SCALE_BITREV flags,
-    /// applied to the first / last pass.
-    pub(crate) fn ntt_passes(
-        &self,
-        data: &mut CudaSlice<u64>,
-        tw: &Twiddles,
-        log_n: u32,
-        dit: bool,
-        inverse: bool,
-        scale: Option<(&CudaSlice<u64>, u32)>,
-    ) -> GpuResult<()> {
-        self.ntt_passes_on(Lane::Compute, data, tw, log_n, dit, inverse, scale)
-    }
-
-    /// [`Device::ntt_passes`] on the stream of `lane`.
+    /// applied to the first / last pass. Queued on the stream of `lane`.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn ntt_passes_on(
+    pub(crate) fn ntt_passes(
         &self,
         lane: Lane,
         data: &mut CudaSlice<u64>,
@@ -228,8 +215,8 @@ impl Device {
         log_n: u32,
     ) -> GpuResult<()> {
         let store = flags::SCALE_STORE | flags::SCALE_BITREV;
-        self.ntt_passes_on(lane, d, tw, log_n, false, true, Some((&tabs.fwd, store)))?;
-        self.ntt_passes_on(lane, d, tw, log_n, true, false, None)
+        self.ntt_passes(lane, d, tw, log_n, false, true, Some((&tabs.fwd, store)))?;
+        self.ntt_passes(lane, d, tw, log_n, true, false, None)
     }
 
     /// The rest of H once a, b, c are on the coset: (a·b − c)/Z, back to coefficients, into
@@ -262,14 +249,14 @@ impl Device {
         self.launch_on(lane, &self.k.ntt_coset_h, l, |bl| {
             bl.arg(&mut *a).arg(&*b).arg(c).arg(&tabs.zinv).arg(&n32);
         })?;
-        self.ntt_passes_on(lane, a, tw, log_n, false, true, Some((&tabs.inv, store)))?;
+        self.ntt_passes(lane, a, tw, log_n, false, true, Some((&tabs.inv, store)))?;
         self.bitrev(lane, b, a, log_n)
     }
 
     /// Forward NTT, natural order in and out (DIF, then `fr_bitrev`).
     pub(crate) fn ntt_natural(&self, v: &mut [Scalar], tw: &Twiddles, log_n: u32) -> GpuResult<()> {
         let mut d = self.upload_small(host::scalars_as_u64(v))?;
-        self.ntt_passes(&mut d, tw, log_n, false, false, None)?;
+        self.ntt_passes(Lane::Compute, &mut d, tw, log_n, false, false, None)?;
         // Written whole by `fr_bitrev`.
         let mut out = self.alloc_scratch::<u64>(v.len() * FR_LIMBS, "NTT output")?;
         self.bitrev(Lane::Compute, &mut out, &d, log_n)?;
@@ -286,12 +273,12 @@ impl Device {
         let mut d = self.alloc_scratch::<u64>(n * FR_LIMBS, "NTT data")?;
         let x = Scalar::random(&mut rand::thread_rng());
         self.powers_into(&mut d.slice_mut(..), n, x, Some(x))?;
-        self.ntt_passes(&mut d, tw, log_n, false, false, None)?;
+        self.ntt_passes(Lane::Compute, &mut d, tw, log_n, false, false, None)?;
         let mut out = Vec::with_capacity(reps);
         for _ in 0..reps {
             let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
             let start = self.stream.record_event(flags).map_err(drv("event"))?;
-            self.ntt_passes(&mut d, tw, log_n, false, false, None)?;
+            self.ntt_passes(Lane::Compute, &mut d, tw, log_n, false, false, None)?;
             let end = self.stream.record_event(flags).map_err(drv("event"))?;
             end.synchronize().map_err(drv("event sync"))?;
             out.push(start.elapsed_ms(&end).map_err(drv("elapsed"))? as f64);
