@@ -178,13 +178,10 @@ impl Device {
         log_n: u32,
     ) -> GpuResult<CudaSlice<u64>> {
         let [mut a, mut b, mut c] = bufs;
-        if done == HDone::Nothing {
-            for d in [&mut a, &mut b, &mut c] {
-                self.h_to_coset(Lane::H, d, tw, tabs, log_n)?;
-            }
-        }
-        if done != HDone::All {
-            self.h_finish(Lane::H, &mut a, &mut b, &c, tw, tabs, log_n)?;
+        match done {
+            HDone::Nothing => self.h_pipeline(Lane::H, &mut a, &mut b, &mut c, tw, tabs, log_n)?,
+            HDone::Coset => self.h_finish(Lane::H, &mut a, &mut b, &c, tw, tabs, log_n)?,
+            HDone::All => {}
         }
         Ok(b)
     }
