@@ -80,14 +80,17 @@ impl Domain {
         bit_reverse(v);
         let n = v.len();
         let block = (1usize << BLOCK_LOG).min(n);
+        // The table is built here, before any parallel region: built inside one (it is itself
+        // built in parallel), a worker waiting for its pieces could steal another block's job,
+        // reach the same `OnceLock` again and wait on itself forever.
+        let tw = self.twiddles();
         // Early stages: each block of `block` elements is independent.
         v.par_chunks_mut(block)
-            .for_each(|chunk| self.stages(chunk, 1, block / 2));
+            .for_each(|chunk| self.stages(tw, chunk, 1, block / 2));
         // Late stages: one streaming pass per stage, split over butterflies.
         let mut half = block;
         while half < n {
             let stride = n / (2 * half);
-            let tw = self.twiddles();
             v.par_chunks_mut(2 * half).for_each(|pair| {
                 let (lo, hi) = pair.split_at_mut(half);
                 lo.par_chunks_mut(block)
@@ -104,10 +107,10 @@ impl Domain {
         Ok(())
     }
 
-    /// Runs stages with half-sizes `from..=to` on a slice whose length is a power of two.
-    fn stages(&self, v: &mut [Scalar], from: usize, to: usize) {
+    /// Runs stages with half-sizes `from..=to` on a slice whose length is a power of two, with
+    /// the domain's twiddle table `tw`.
+    fn stages(&self, tw: &[Scalar], v: &mut [Scalar], from: usize, to: usize) {
         let n_total = self.size();
-        let tw = self.twiddles();
         let mut half = from;
         while half <= to {
             let stride = n_total / (2 * half);
@@ -282,6 +285,37 @@ mod tests {
             assert_eq!(w[1], naive_eval(&coeffs, g * omega));
             d.coset_intt(&mut w).unwrap();
             assert_eq!(w, coeffs);
+        }
+    }
+
+    /// The first transform of a fresh domain builds its twiddle table. Built lazily inside the
+    /// parallel block stages, a worker building it (itself in parallel) could steal another
+    /// block's job while it waited, reach the same `OnceLock` again and wait on itself forever:
+    /// the stall that `cuda_conformance` kept hitting on the H200 host's 16 cores (BENCHMARKS.md,
+    /// twenty-first session). Before the fix this hung here within the first rounds (2 cores,
+    /// a pool of 16 threads); now 300 fresh 2^17 domains must finish, and transform correctly.
+    #[test]
+    fn first_transform_of_fresh_domains_does_not_hang() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(16)
+                .build()
+                .expect("a rayon pool");
+            let result = pool.install(|| {
+                let coeffs: Vec<Scalar> = (0..1u64 << 17).map(Scalar::from).collect();
+                (0..300).all(|_| {
+                    let d = Domain::for_size(coeffs.len()).expect("a domain");
+                    let mut v = coeffs.clone();
+                    d.ntt(&mut v).expect("ntt");
+                    v[3] == naive_eval(&coeffs, d.root_of_unity().pow_vartime([3u64]))
+                })
+            });
+            let _ = tx.send(result);
+        });
+        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(ok) => assert!(ok, "a transform of a fresh domain was wrong"),
+            Err(_) => panic!("the first transforms of fresh domains did not finish in 120 s"),
         }
     }
 
