@@ -80,10 +80,11 @@ watched() { # label, seconds-of-silence, command...
 }
 if has conformance; then
     gv="${CANDIDATE:-default}"  # the knobs the conformance and partition tests run under
-    # Modules loaded eagerly: a cold lazy load stalled a fresh machine's first test before
-    # (BENCHMARKS.md, calls G-J; again in the tenth session's first call). A stopped run is
-    # rerun whole, once.
-    # CONF_ONLY=1: cuda_conformance alone, no rerun (to catch the fresh machine's first-run stall).
+    # Modules loaded eagerly (first added against a stall blamed on lazy loading; the stall was
+    # the CPU NTT's twiddle table built inside its own parallel stages, a rayon/OnceLock
+    # deadlock fixed in b1f480a: BENCHMARKS.md, twenty-first session). A stopped run is
+    # rerun whole, once, and the watchdog still takes every thread's stack first.
+    # CONF_ONLY=1: cuda_conformance alone, no rerun.
     BATON_TEST_GPU_VARIANT=$gv watched conformance 45 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture
     if [ $? -eq 99 ] && [ -z "${CONF_ONLY:-}" ]; then BATON_TEST_GPU_VARIANT=$gv watched conformance_rerun 60 env CUDA_MODULE_LOADING=EAGER "$here/cuda_conformance" --test-threads 1 --nocapture; fi
     if [ -z "${CONF_ONLY:-}" ]; then
