@@ -294,7 +294,7 @@ mod tests {
     /// the stall that `cuda_conformance` kept hitting on the H200 host's 16 cores (BENCHMARKS.md,
     /// twenty-first session). The hang needs more idle workers than the outer split keeps busy,
     /// hence a pool of 64 threads; 2^16 is the first size whose table is built in parallel.
-    /// Before the fix this hung on the 2-core dev machine (release and test profiles); now 200
+    /// Without the fix this hangs on the 2-core dev machine (test profile, tried); now 200
     /// fresh domains must finish well within the limit, and transform correctly.
     #[test]
     fn first_transform_of_fresh_domains_does_not_hang() {
