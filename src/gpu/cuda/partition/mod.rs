@@ -122,10 +122,11 @@ impl CudaBackend {
                 s.spawn(move || {
                     let t = Instant::now();
                     // Each buffer's transform to the coset is queued on H's stream once its
-                    // copy is done (on the compute stream, with `h_stream = "compute"`, queued
-                    // before it would hold the witness's MSM kernels back until then): the
-                    // device has the work of a and b in hand while c still uploads. With H on
-                    // its own stream the rest of H follows at once, beside the MSMs.
+                    // copy is done, so the device has the work of a and b in hand while c
+                    // still uploads. Under `h_stream = "compute"` that stream is the compute
+                    // stream, where a transform queued before its copy ended would hold the
+                    // witness's MSM kernels back. With H on its own stream, the rest of H
+                    // follows at once, beside the MSMs.
                     let coset = |d: &mut CudaSlice<u64>| {
                         dev.copy.synchronize().map_err(drv("synchronize"))?;
                         dev.h_to_coset(Lane::H, d, tw, tabs, log_n)
