@@ -88,4 +88,14 @@ pub trait PartitionProver: Send + Sync {
         with_b_g2: bool,
         abc_done: &mut dyn FnMut(Abc),
     ) -> Result<PartitionSums>;
+
+    /// Makes `pk`'s bases (B_G2's too with `with_b_g2`) resident ahead of its partitions, so
+    /// that the first one does not wait for their upload: a job's key while its partitions
+    /// synthesize. Only into free device memory (nothing resident is evicted for it). Returns
+    /// the bytes uploaded; 0 when there is nothing to do or no room (the first partition then
+    /// uploads them as always). Backends without resident bases do nothing.
+    fn warm(&self, pk: &ProvingKey, with_b_g2: bool) -> Result<u64> {
+        let _ = (pk, with_b_g2);
+        Ok(0)
+    }
 }

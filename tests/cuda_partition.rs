@@ -2,7 +2,8 @@
 //! `prove_partition` call equal `compute_h` + `g1_msms` + `b_g2_msm` on `CpuBackend`, at
 //! 2^10..2^22 with PoRep-like witnesses and random densities, edge cases (zero and one
 //! witnesses, empty and full densities, infinity and repeated bases), a/b/c handed already on
-//! the device, the out-of-memory refusal that leaves a/b/c untouched, and whole proofs through
+//! the device, the out-of-memory refusal that leaves a/b/c untouched, a key made resident
+//! ahead of its partitions, and whole proofs through
 //! the engine on the GPU that bellperson verifies. Without a GPU every test passes with a note.
 #![cfg(feature = "cuda")]
 
@@ -12,7 +13,7 @@ use support::{gpu_present, test_gpu_options};
 
 use std::sync::OnceLock;
 
-use baton::backend::CpuBackend;
+use baton::backend::{Backend, CpuBackend};
 use baton::circuits::{KnownCircuit, Synthetic};
 use baton::config::{BackendChoice, Bg2Device};
 use baton::gpu::sample::{distinct_bases, g2_points, sample_abc, sample_witness, shaped_key};
@@ -281,6 +282,41 @@ fn device_abc_matches_host_abc_and_oom_leaves_abc() {
         "{:?}",
         r.map(|_| ())
     );
+}
+
+/// A key made resident ahead of its partitions (`warm`) is what they read: the whole queries,
+/// uploaded once, so the partition after it equals the CPU and uploads nothing more, and a
+/// second warm-up uploads nothing. A second key that would fit only by evicting the first is
+/// not made resident, and the first stays.
+#[test]
+fn a_key_warmed_ahead_serves_its_partitions() {
+    if gpu().is_none() {
+        return;
+    }
+    let own = CudaBackend::with_options(0, &test_gpu_options()).expect("backend");
+    let (g1, g2) = points();
+    let n = 1usize << 16;
+    let w = sample_witness(5, n / 2 + 17, 0.45, 77);
+    let pk = shaped_key(n, &w, &g1, &g2);
+    let up = own.warm(&pk, true).expect("warm");
+    let g1_points = pk.h.len() + pk.l.len() + pk.a.len() + pk.b_g1.len();
+    assert_eq!(up, (96 * g1_points + 192 * pk.b_g2.len()) as u64);
+    assert_eq!(own.resident_key_bytes(pk.id()), up);
+    assert_eq!(own.warm(&pk, true).expect("warm again"), 0);
+    check(&own, "warmed key", &pk, sample_abc(n - 3, 78), &w);
+    assert_eq!(
+        own.resident_key_bytes(pk.id()),
+        up,
+        "the partition read the warmed sets"
+    );
+    let w2 = sample_witness(5, n / 2 + 9, 0.45, 79);
+    let pk2 = shaped_key(n, &w2, &g1, &g2);
+    own.set_memory_cap_bytes(Some(own.resident_bytes() + (1 << 20)));
+    assert_eq!(own.warm(&pk2, true).expect("no room"), 0);
+    assert_eq!(own.resident_key_bytes(pk2.id()), 0);
+    assert_eq!(own.resident_key_bytes(pk.id()), up, "nothing evicted");
+    own.set_memory_cap_bytes(None);
+    assert_eq!(own.fallbacks(), 0);
 }
 
 fn bp_check(pk: &ProvingKey, proofs: &[baton::Proof], circuits: &[Synthetic]) {

@@ -75,6 +75,7 @@ pub(super) struct RawGpu {
     pub(super) msm_piece_buckets: Option<String>,
     pub(super) msm_first_piece: Option<String>,
     pub(super) h_stream: Option<String>,
+    pub(super) warm_keys: Option<String>,
     pub(super) memory_pool: Option<String>,
     pub(super) msm_ones: Option<String>,
     pub(super) field_sqr: Option<String>,
@@ -195,7 +196,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
 pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
     let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 24] = [
+    let keys: [(&'static str, &'static str, &Option<String>); 25] = [
         ("host_threads", "gpu.host_threads", &raw.host_threads),
         ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
         ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
@@ -244,6 +245,7 @@ pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
         ),
         ("partition", "gpu.partition", &raw.partition),
         ("h_stream", "gpu.h_stream", &raw.h_stream),
+        ("warm_keys", "gpu.warm_keys", &raw.warm_keys),
         ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
         ("ntt_radix", "gpu.ntt_radix", &raw.ntt_radix),
         ("ntt_columns", "gpu.ntt_columns", &raw.ntt_columns),

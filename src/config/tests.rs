@@ -124,6 +124,9 @@ fn toml_and_env_are_read_and_validated() {
          msm_prefetch=true"
     );
     assert_eq!(GpuOptions::default().h_stream, HStream::Own);
+    assert!(GpuOptions::default().warm_keys);
+    let c = Config::from_toml("[gpu]\nwarm_keys = false\n").expect("warm_keys");
+    assert!(!c.gpu.warm_keys);
     assert_eq!(Config::default().gpu, GpuOptions::default());
     let c = Config::from_toml("[gpu]\nhost_threads = \"auto\"\nmsm_acc_minb = 2\n").expect("gpu");
     assert_eq!((c.gpu.host_threads, c.gpu.msm_acc_minb), (None, 2));
@@ -137,6 +140,7 @@ fn toml_and_env_are_read_and_validated() {
         "[gpu]\nmsm_window = \"bits\"\n",
         "[gpu]\nmsm_scatter = \"sort\"\n",
         "[gpu]\nh_stream = \"side\"\n",
+        "[gpu]\nwarm_keys = \"later\"\n",
     ] {
         let err = Config::from_toml(bad).expect_err(bad);
         assert!(err.to_string().contains("gpu."), "{bad}: {err}");

@@ -118,6 +118,10 @@ pub struct GpuOptions {
     pub device_partition: bool,
     /// Which stream a device partition's H transforms run on.
     pub h_stream: HStream,
+    /// Whether a job's proving key is made resident on the device when the job is admitted,
+    /// while its partitions synthesize (`gpu.warm_keys`, default on), where it fits in free
+    /// device memory without evicting anything; off: the key's first partition uploads it.
+    pub warm_keys: bool,
     /// Elements (log2) per `ntt_pass` block, 4 to 10: smaller blocks mean more passes over
     /// the data but more blocks resident per multiprocessor (host side: only the pass list).
     pub ntt_block: u32,
@@ -156,6 +160,7 @@ impl Default for GpuOptions {
             field_karatsuba: FieldKara::Off,
             device_partition: true,
             h_stream: HStream::Own,
+            warm_keys: true,
             ntt_block: DEFAULT_NTT_BLOCK,
             ntt_radix: DEFAULT_NTT_RADIX,
             ntt_columns: DEFAULT_NTT_COLUMNS,
@@ -165,7 +170,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 24] = [
+pub const KNOBS: [&str; 25] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -186,6 +191,7 @@ pub const KNOBS: [&str; 24] = [
     "field_karatsuba",
     "partition",
     "h_stream",
+    "warm_keys",
     "ntt_block",
     "ntt_radix",
     "ntt_columns",
@@ -243,6 +249,7 @@ impl GpuOptions {
             "field_lazy" => self.field_lazy = parse_choice(v)?,
             "field_karatsuba" => self.field_karatsuba = parse_choice(v)?,
             "h_stream" => self.h_stream = parse_choice(v)?,
+            "warm_keys" => self.warm_keys = flag(v)?,
             "ntt_block" => self.ntt_block = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_radix" => self.ntt_radix = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "ntt_columns" => {

@@ -114,6 +114,8 @@ pub(crate) struct Device {
     /// Whether `h` is a stream of its own (`gpu.h_stream = "own"`): a partition then queues
     /// all of H as soon as a, b, c are up, beside the witness's MSMs.
     pub h_own: bool,
+    /// Whether jobs' keys are made resident ahead of their partitions (`gpu.warm_keys`).
+    pub warm_keys: bool,
     /// The most device bytes seen in use (sampled at each call's peak).
     pub peak_used: std::sync::atomic::AtomicU64,
     pub k: Kernels,
@@ -256,6 +258,7 @@ impl Device {
             copy,
             h,
             h_own: opts.h_stream == HStream::Own,
+            warm_keys: opts.warm_keys,
             peak_used: std::sync::atomic::AtomicU64::new(0),
             k,
             sms: sms.max(1) as u32,

@@ -115,9 +115,43 @@ impl State {
         tw + self.tables.len() as u64 * H_TABLE_BYTES + bases as u64 + recordings
     }
 
-    /// Evicts least recently used bases (never those in `keep`) until `need` more bytes fit:
-    /// under the device's free memory less [`margin_bytes`], and under `cap` counting what is
-    /// resident.
+    /// Whether `need` more bytes fit now without evicting anything: under the device's free
+    /// memory less [`margin_bytes`] (the pool's idle bytes given back to the driver when that
+    /// makes them fit), and under `cap` counting what is resident. `Err(usable)`: they do not;
+    /// the bytes that could be had.
+    pub fn fits(&self, dev: &Device, cap: u64, need: u64) -> GpuResult<Result<(), u64>> {
+        // The pool's rule is this backend's again (another backend of the device may have
+        // set its own).
+        dev.pool.apply().map_err(drv("cuMemPoolSetAttribute"))?;
+        // Freed buffers return to the pool (and, unless it keeps them, to the driver) once
+        // the streams have passed their frees.
+        dev.copy.synchronize().map_err(drv("synchronize"))?;
+        dev.stream.synchronize().map_err(drv("synchronize"))?;
+        let driver_free = |dev: &Device| -> GpuResult<(u64, u64)> {
+            let (f, t) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
+            Ok((f as u64, t as u64))
+        };
+        let (free, total) = driver_free(dev)?;
+        let margin = margin_bytes(total);
+        let under_cap = cap.saturating_sub(self.resident_bytes());
+        if need <= free.saturating_sub(margin) && need <= under_cap {
+            return Ok(Ok(()));
+        }
+        // The pool's idle bytes count as free: when the driver alone has too little, they
+        // go back to it. Idle bytes inside blocks that still back live buffers cannot go
+        // back: if the driver still has too little after the trim, they do not count.
+        let usable = (free + dev.pool.idle_bytes()).saturating_sub(margin);
+        if need <= usable && need <= under_cap {
+            dev.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
+            if need <= driver_free(dev)?.0.saturating_sub(margin) {
+                return Ok(Ok(()));
+            }
+        }
+        Ok(Err(usable.min(under_cap)))
+    }
+
+    /// Evicts least recently used bases (never those in `keep`) until `need` more bytes fit
+    /// ([`State::fits`]).
     pub fn make_room(
         &mut self,
         dev: &Device,
@@ -126,35 +160,11 @@ impl State {
         keep: &[BasesKey],
         what: &'static str,
     ) -> GpuResult<()> {
-        // The pool's rule is this backend's again (another backend of the device may have
-        // set its own).
-        dev.pool.apply().map_err(drv("cuMemPoolSetAttribute"))?;
         loop {
-            // Freed buffers return to the pool (and, unless it keeps them, to the driver) once
-            // the streams have passed their frees.
-            dev.copy.synchronize().map_err(drv("synchronize"))?;
-            dev.stream.synchronize().map_err(drv("synchronize"))?;
-            let driver_free = |dev: &Device| -> GpuResult<(u64, u64)> {
-                let (f, t) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
-                Ok((f as u64, t as u64))
+            let usable = match self.fits(dev, cap, need)? {
+                Ok(()) => return Ok(()),
+                Err(usable) => usable,
             };
-            let (free, total) = driver_free(dev)?;
-            let margin = margin_bytes(total);
-            let under_cap = cap.saturating_sub(self.resident_bytes());
-            if need <= free.saturating_sub(margin) && need <= under_cap {
-                return Ok(());
-            }
-            // The pool's idle bytes count as free: when the driver alone has too little, they
-            // go back to it. Idle bytes inside blocks that still back live buffers cannot go
-            // back: if the driver still has too little after the trim, evict as if they were
-            // not there.
-            let usable = (free + dev.pool.idle_bytes()).saturating_sub(margin);
-            if need <= usable && need <= under_cap {
-                dev.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
-                if need <= driver_free(dev)?.0.saturating_sub(margin) {
-                    return Ok(());
-                }
-            }
             let base = self
                 .bases
                 .iter()
@@ -181,7 +191,7 @@ impl State {
                     return Err(GpuError::OutOfMemory {
                         what,
                         need_bytes: need,
-                        free_bytes: usable.min(under_cap),
+                        free_bytes: usable,
                     })
                 }
             }

@@ -47,12 +47,12 @@ impl CudaBackend {
     ) -> Result<PartitionSums> {
         let start = Instant::now();
         let sh = Shape::of(pk, w, with_b_g2)?;
-        let (g1q, g2q) = queries(pk, &sh, with_b_g2);
+        let (g1q, g2q) = queries(pk, sh.a_split, sh.b_split, with_b_g2);
         let mut clock = HostClock::default();
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
         self.dev.peak_used.store(0, Ordering::Relaxed);
-        let keys = self.prepare(st, pk, &sh, &g1q, g2q.as_ref(), with_b_g2)?;
+        let keys = self.prepare(st, &sh, &g1q, g2q.as_ref(), with_b_g2)?;
         let prepare = start.elapsed();
         // From here the host buffers may be taken: no error may send the call elsewhere.
         let (host_abc, bufs, kept) = match AbcSource::of(input, &sh, self.dev.ordinal) {
@@ -139,17 +139,7 @@ impl CudaBackend {
                     Ok((host, t.elapsed()))
                 })
             });
-            let wit = self.witness_msms(
-                bases,
-                &keys,
-                &sh,
-                w,
-                &aux,
-                l_run,
-                &words,
-                &g1q,
-                g2q.as_ref(),
-            );
+            let wit = self.witness_msms(bases, &sh, w, &aux, l_run, &words, &g1q, g2q.as_ref());
             let witness_done = start.elapsed();
             let uploaded = up.map(|t| {
                 t.join().unwrap_or_else(|_| {
@@ -191,7 +181,7 @@ impl CudaBackend {
         }
         let h_done = start.elapsed();
         let hs = self
-            .device_msm::<G1>(bases, &keys[0], &h.slice(..), sh.n - 1)
+            .device_msm::<G1>(bases, (&keys[0], 0), &h.slice(..), sh.n - 1)
             .map_err(no_fallback)?;
         drop(h);
         let msms = (witness_done - witness_up) + (start.elapsed() - h_done);
@@ -266,5 +256,9 @@ impl PartitionProver for CudaBackend {
             .into());
         }
         self.partition(pk, abc, w, with_b_g2, abc_done)
+    }
+
+    fn warm(&self, pk: &ProvingKey, with_b_g2: bool) -> Result<u64> {
+        Ok(self.warm_key(pk, with_b_g2)?)
     }
 }

@@ -25,11 +25,12 @@ use crate::gpu::plan::{self, MsmShape, MIN_GPU_MSM};
 use crate::prover::Witness;
 
 impl CudaBackend {
-    /// The MSM of the first `k` scalars of `scalars` over resident bases `key`.
+    /// The MSM of the first `k` scalars of `scalars` over resident bases `key` from its
+    /// `skip`-th point on.
     pub(super) fn device_msm<G: DeviceGroup>(
         &self,
         bases: &BaseSets,
-        key: &BasesKey,
+        (key, skip): (&BasesKey, usize),
         scalars: &CudaView<'_, u64>,
         k: usize,
     ) -> GpuResult<G::Proj> {
@@ -41,7 +42,14 @@ impl CudaBackend {
                 reason: format!("{k} points exceed one launch sequence"),
             });
         }
-        let bases = points.slice(..k * G::AFFINE_LIMBS);
+        let (from, to) = (skip * G::AFFINE_LIMBS, (skip + k) * G::AFFINE_LIMBS);
+        if to > points.len() {
+            return Err(GpuError::Internal(format!(
+                "MSM of {k} points from {skip} past its {}-point base set",
+                points.len() / G::AFFINE_LIMBS
+            )));
+        }
+        let bases = points.slice(from..to);
         // Cut as an MSM of host scalars would be (`gpu.msm_pieces`): each piece's scratch and
         // window are a share's, and the pieces share their buckets.
         let pieces = plan::msm_pieces(k, self.dev.msm_pieces, k);
@@ -54,26 +62,24 @@ impl CudaBackend {
         Ok(host::combine_windows::<G>(&out, c))
     }
 
-    /// Σ over the aux variables present in `density` with resident bases `key`: filtered on
-    /// the device, or on the CPU below the GPU threshold.
-    #[allow(clippy::too_many_arguments)]
+    /// Σ over the aux variables present in `density` with the resident bases of `q`:
+    /// filtered on the device, or on the CPU below the GPU threshold.
     pub(super) fn aux_msm<G: DeviceGroup>(
         &self,
         bases: &BaseSets,
-        key: &BasesKey,
+        q: &QueryBases<'_, G::Affine>,
         density: &Density,
         filtered: Option<&CudaSlice<u64>>,
-        host_points: &[G::Affine],
         host_aux: &[Scalar],
         cpu: CpuMsm<G>,
     ) -> Result<G::Proj> {
         let kept = density.count();
         if kept < MIN_GPU_MSM {
-            return cpu(host_points, host_aux, Some(density));
+            return cpu(q.points(), host_aux, Some(density));
         }
         let f = filtered.ok_or_else(|| GpuError::Internal("filtered scalars missing".into()))?;
         Ok(self
-            .device_msm::<G>(bases, key, &f.slice(..), kept)
+            .device_msm::<G>(bases, (&q.key(), q.skip), &f.slice(..), kept)
             .map_err(no_fallback)?)
     }
 
@@ -148,14 +154,13 @@ impl CudaBackend {
 
     /// The MSMs of the witness `aux` (on the device): L over all of it, A and B_G1 (and B_G2
     /// when `g2q` is there) over the variables their densities keep, filtered on the device
-    /// (`words`: the A and B density bitmaps). `keys` are the partition's base sets in the
-    /// order of `g1q` then `g2q` ([`super::shape::queries`]). `l_pieces`: L already queued
-    /// with the witness's upload ([`CudaBackend::witness_with_l`]).
+    /// (`words`: the A and B density bitmaps), each over the resident bases of its query in
+    /// `g1q` and `g2q` ([`super::shape::queries`]). `l_pieces`: L already queued with the
+    /// witness's upload ([`CudaBackend::witness_with_l`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn witness_msms(
         &self,
         bases: &BaseSets,
-        keys: &[BasesKey],
         sh: &Shape,
         w: &Witness,
         aux: &CudaSlice<u64>,
@@ -164,10 +169,6 @@ impl CudaBackend {
         g1q: &[QueryBases<'_, G1Affine>; 4],
         g2q: Option<&QueryBases<'_, G2Affine>>,
     ) -> Result<WitnessSums> {
-        let key = |i: usize| {
-            keys.get(i)
-                .ok_or_else(|| GpuError::Internal(format!("base set {i} missing")))
-        };
         let filter = |d: &Density, w: &[u32]| -> Result<Option<CudaSlice<u64>>> {
             if d.count() < MIN_GPU_MSM {
                 return Ok(None);
@@ -178,18 +179,17 @@ impl CudaBackend {
         };
         let l = match l_pieces {
             Some(p) => self.dev.pieces_sum::<G1>(p).map_err(no_fallback)?,
-            None if sh.m_aux < MIN_GPU_MSM => crate::msm::msm_g1(g1q[1].points, &w.aux, None)?,
+            None if sh.m_aux < MIN_GPU_MSM => crate::msm::msm_g1(g1q[1].points(), &w.aux, None)?,
             None => self
-                .device_msm::<G1>(bases, key(1)?, &aux.slice(..), sh.m_aux)
+                .device_msm::<G1>(bases, (&g1q[1].key(), 0), &aux.slice(..), sh.m_aux)
                 .map_err(no_fallback)?,
         };
         let fa = filter(&w.a_aux_density, &words[0])?;
         let a = self.aux_msm::<G1>(
             bases,
-            key(2)?,
+            &g1q[2],
             &w.a_aux_density,
             fa.as_ref(),
-            g1q[2].points,
             &w.aux,
             crate::msm::msm_g1,
         )?;
@@ -197,20 +197,18 @@ impl CudaBackend {
         let fb = filter(&w.b_aux_density, &words[1])?;
         let b = self.aux_msm::<G1>(
             bases,
-            key(3)?,
+            &g1q[3],
             &w.b_aux_density,
             fb.as_ref(),
-            g1q[3].points,
             &w.aux,
             crate::msm::msm_g1,
         )?;
         let b2 = match g2q {
             Some(q) => Some(self.aux_msm::<G2>(
                 bases,
-                key(4)?,
+                q,
                 &w.b_aux_density,
                 fb.as_ref(),
-                q.points,
                 &w.aux,
                 crate::msm::msm_g2,
             )?),

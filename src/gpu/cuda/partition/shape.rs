@@ -63,6 +63,22 @@ impl Shape {
         })
     }
 
+    /// The largest partition `pk` can have, before any witness says how many variables A and
+    /// B keep: every private variable in both. For room checks ahead of a key's partitions.
+    pub fn largest(pk: &ProvingKey) -> Self {
+        let n = (pk.h.len() + 1).next_power_of_two();
+        let m_aux = pk.l.len();
+        Shape {
+            log_n: n.trailing_zeros(),
+            n,
+            m_aux,
+            a_split: 0,
+            b_split: 0,
+            a_kept: m_aux,
+            b_kept: m_aux,
+        }
+    }
+
     /// Device bytes of the call beyond the resident bases under the window rule `window`: the
     /// witness (with its filtered copies and the bitmaps), a, b, c and the largest scratch of
     /// the witness's MSMs, which run while a, b, c upload; later h and its MSM's scratch.
@@ -89,45 +105,60 @@ impl Shape {
     }
 }
 
-/// One MSM of the call: its resident bases and the host points they stand for.
+/// One MSM of the call: its resident bases and the host points they stand for. A query is
+/// resident whole (its key names the whole query), so that a key can be made resident before
+/// any partition says where A's and B's inputs end; the MSM reads it from `skip` on.
 pub(crate) struct QueryBases<'a, P> {
+    pub key_id: u64,
     pub query: Query,
-    pub offset: usize,
-    pub points: &'a [P],
+    /// The whole query.
+    pub whole: &'a [P],
+    /// Where this MSM's bases start inside it.
+    pub skip: usize,
 }
 
-impl<P> QueryBases<'_, P> {
-    pub fn key(&self, id: u64) -> BasesKey {
-        (id, self.query, self.offset, self.points.len())
+impl<'a, P> QueryBases<'a, P> {
+    /// The resident set: the whole query.
+    pub fn key(&self) -> BasesKey {
+        (self.key_id, self.query, 0, self.whole.len())
+    }
+
+    /// The MSM's own bases on the host.
+    pub fn points(&self) -> &'a [P] {
+        self.whole.get(self.skip..).unwrap_or(&[])
     }
 }
 
-/// The G1 queries of a partition's MSMs (H, L, A's and B's aux parts), in that order, and its
-/// B_G2 aux part when asked for.
-pub(crate) fn queries<'a>(
-    pk: &'a ProvingKey,
-    sh: &Shape,
+/// The G1 queries of a partition's MSMs (H, L, A's and B's aux parts, which start at
+/// `a_split` and `b_split`), in that order, and its B_G2 aux part when asked for.
+pub(crate) fn queries(
+    pk: &ProvingKey,
+    a_split: usize,
+    b_split: usize,
     with_b_g2: bool,
 ) -> (
-    [QueryBases<'a, G1Affine>; 4],
-    Option<QueryBases<'a, G2Affine>>,
+    [QueryBases<'_, G1Affine>; 4],
+    Option<QueryBases<'_, G2Affine>>,
 ) {
-    let q = |query, offset, points| QueryBases {
+    let key_id = pk.id();
+    let q = |query, whole, skip| QueryBases {
+        key_id,
         query,
-        offset,
-        points,
+        whole,
+        skip,
     };
     (
         [
-            q(Query::H, 0, &pk.h[..]),
-            q(Query::L, 0, &pk.l[..]),
-            q(Query::A, sh.a_split, &pk.a[sh.a_split..]),
-            q(Query::BG1, sh.b_split, &pk.b_g1[sh.b_split..]),
+            q(Query::H, &pk.h[..], 0),
+            q(Query::L, &pk.l[..], 0),
+            q(Query::A, &pk.a[..], a_split),
+            q(Query::BG1, &pk.b_g1[..], b_split),
         ],
         with_b_g2.then(|| QueryBases {
+            key_id,
             query: Query::BG2,
-            offset: sh.b_split,
-            points: &pk.b_g2[sh.b_split..],
+            whole: &pk.b_g2[..],
+            skip: b_split,
         }),
     )
 }
