@@ -110,6 +110,16 @@ pub struct Synthesize {
     pub grant: Grant,
 }
 
+/// Supervisor → Gpu: a job was admitted (or its key pinned); make its key ready on the device
+/// ([`crate::pipeline::GpuStage::warm`]) while its partitions synthesize. One per device, into
+/// the shared mailbox: a device that already holds the key finds nothing to do.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Warm {
+    /// The key.
+    pub pk: Arc<ProvingKey>,
+}
+
 /// Synthesis → Gpu: a synthesized partition; a/b/c and the witness move in.
 #[derive(Message)]
 #[rtype(result = "()")]

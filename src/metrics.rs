@@ -82,8 +82,9 @@ pub enum Step {
     Synthesis,
     /// Waiting in front of the GPU actors.
     QueuedGpu,
-    /// Making a key's bases resident on the device for a whole-partition call (a key's first
-    /// partition on each device; zero after that).
+    /// Making a key's bases resident on the device for whole-partition calls: ahead of its
+    /// partitions when a job is admitted, or else in the key's first partition on each device
+    /// (zero in the partitions after that).
     Resident,
     /// The H computation.
     H,

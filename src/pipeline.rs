@@ -44,6 +44,15 @@ pub trait GpuStage: Send {
         let _ = (pk, abc, w, abc_done);
         None
     }
+
+    /// Makes `pk` ready on the device ahead of its partitions (its bases resident), where the
+    /// stage keeps anything there; returns the bytes uploaded. The GPU actor calls it when a
+    /// job is admitted, while the job's partitions synthesize; a failure here costs nothing
+    /// but the head start.
+    fn warm(&mut self, pk: &ProvingKey) -> Result<u64> {
+        let _ = pk;
+        Ok(0)
+    }
 }
 
 /// The CPU's share: the B_G2 MSM and proof assembly.
@@ -190,6 +199,10 @@ impl GpuStage for DeviceStage {
             }
             other => Some(other),
         }
+    }
+
+    fn warm(&mut self, pk: &ProvingKey) -> Result<u64> {
+        self.partition.warm(pk, self.with_b_g2)
     }
 }
 

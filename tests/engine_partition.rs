@@ -2,11 +2,13 @@
 //! stages stands in for the device. Proofs verify and a wrong input fails; B_G2 computed by the
 //! GPU stage reaches the BG2 actor (which then only assembles); a partition the "device"
 //! refuses for memory takes the per-call path with a/b/c intact; the ledger reads zero after.
+//! A job's key is made ready on the device before its first partition arrives there, and a
+//! warm-up that fails or panics costs nothing else.
 
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use baton::backend::CpuBackend;
 use baton::gpu::GpuError;
@@ -16,13 +18,38 @@ use baton::prover::{Abc, G1Sums, Witness};
 use baton::{Engine, Proof, ProvingKey, Request, Result};
 use blstrs::G2Projective;
 
+/// How [`CpuWhole`]'s warm-up ends.
+#[derive(Clone, Copy, Default, PartialEq)]
+enum WarmEnd {
+    #[default]
+    Uploads,
+    Fails,
+    Panics,
+}
+
+/// What the "device" saw, in order: a warm-up (key id, with B_G2) or a partition (key id).
+#[derive(Clone, Debug, PartialEq)]
+enum Seen {
+    Warm(u64, bool),
+    Partition(u64),
+}
+
 /// The CPU stages behind the whole-partition interface; refuses every call for memory when
 /// `oom` (before touching a/b/c, as the device does), or fails it as a bug would when `bug`.
+/// Logs its warm-ups and partitions; a warm-up ends as `warm` says.
 #[derive(Default)]
 struct CpuWhole {
     oom: bool,
     bug: bool,
+    warm: WarmEnd,
     calls: AtomicUsize,
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl CpuWhole {
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().expect("log").clone()
+    }
 }
 
 impl PartitionProver for CpuWhole {
@@ -35,6 +62,10 @@ impl PartitionProver for CpuWhole {
         abc_done: &mut dyn FnMut(Abc),
     ) -> Result<PartitionSums> {
         self.calls.fetch_add(1, Ordering::Relaxed);
+        self.seen
+            .lock()
+            .expect("log")
+            .push(Seen::Partition(pk.id()));
         if self.oom {
             return Err(GpuError::OutOfMemory {
                 what: "test",
@@ -57,6 +88,18 @@ impl PartitionProver for CpuWhole {
         let sums = support::cpu_partition_sums(pk, &mut mine, w, with_b_g2);
         abc_done(mine);
         sums
+    }
+
+    fn warm(&self, pk: &ProvingKey, with_b_g2: bool) -> Result<u64> {
+        self.seen
+            .lock()
+            .expect("log")
+            .push(Seen::Warm(pk.id(), with_b_g2));
+        match self.warm {
+            WarmEnd::Uploads => Ok(pk.heap_bytes()),
+            WarmEnd::Fails => Err(GpuError::Internal("warm-up refused by the test".into()).into()),
+            WarmEnd::Panics => panic!("warm-up panics in the test"),
+        }
     }
 }
 
@@ -163,4 +206,72 @@ fn a_device_bug_fails_the_job_once_and_frees_everything() {
         "a bug is not retried"
     );
     engine.shutdown_blocking();
+}
+
+/// Two jobs of one key on one device: each job's admission asks the device to make the key
+/// ready (with B_G2 as the stage computes it), and that reaches the device before the job's
+/// first partition does.
+#[test]
+fn each_job_warms_its_key_on_the_device_before_its_first_partition() {
+    for with_b_g2 in [true, false] {
+        let pk = support::key();
+        let whole = Arc::new(CpuWhole::default());
+        let (engine, _) = engine_with(whole.clone(), with_b_g2);
+        for range in [700..703, 710..712] {
+            let circuits = support::circuits(range);
+            let proofs = engine
+                .prove_blocking(Request::new(pk.clone(), circuits.clone()))
+                .expect("prove");
+            support::check_proofs(&pk, &proofs, &circuits);
+        }
+        support::wait_settled(&engine);
+        let seen = whole.seen();
+        let warm = Seen::Warm(pk.id(), with_b_g2);
+        let part = Seen::Partition(pk.id());
+        // The second job starts after the first has answered: warm, 3 partitions, warm, 2.
+        let expected = [
+            vec![warm.clone()],
+            vec![part.clone(); 3],
+            vec![warm],
+            vec![part; 2],
+        ];
+        assert_eq!(seen, expected.concat(), "with_b_g2 = {with_b_g2}");
+        assert!(
+            support::metric(&engine, "baton_mailbox_depth{actor=\"gpu\"} 0"),
+            "warm-ups leave the GPU mailbox count where it was"
+        );
+        engine.shutdown_blocking();
+    }
+}
+
+/// A warm-up that fails, or panics (the GPU actor restarts), loses only its head start: every
+/// proof of the job verifies and the ledger settles.
+#[test]
+fn a_failing_or_panicking_warm_up_costs_nothing_else() {
+    for end in [WarmEnd::Fails, WarmEnd::Panics] {
+        let pk = support::key();
+        let whole = Arc::new(CpuWhole {
+            warm: end,
+            ..CpuWhole::default()
+        });
+        let (engine, _) = engine_with(whole.clone(), true);
+        let circuits = support::circuits(720..723);
+        let proofs = engine
+            .prove_blocking(Request::new(pk.clone(), circuits.clone()))
+            .expect("prove");
+        support::check_proofs(&pk, &proofs, &circuits);
+        support::wait_settled(&engine);
+        assert_eq!(
+            whole.calls.load(Ordering::Relaxed),
+            3,
+            "no partition retried"
+        );
+        let restarts = "baton_restarts_total{actor=\"gpu\"} 1";
+        assert_eq!(
+            support::metric(&engine, restarts),
+            end == WarmEnd::Panics,
+            "a panicking warm-up restarts the GPU actor, a failing one does not"
+        );
+        engine.shutdown_blocking();
+    }
 }

@@ -3,15 +3,16 @@
 //! there too when asked; else H, with b and c freed early, then the G1 MSMs) and hands the witness
 //! to the BG2 actor, so it can take the next partition at once.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use actix::{Actor, Addr, Handler, SyncContext};
+use actix::{Actor, ActorContext, Addr, Handler, SyncContext};
 use blstrs::G2Projective;
 
-use super::{post, took, Bg2Actor, Links};
+use super::{panic_text, post, took, Bg2Actor, Links};
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Grant, Stage};
-use crate::messages::{Delivered, FinishProof, HandedOff, Prove};
+use crate::messages::{Delivered, FinishProof, HandedOff, Prove, Warm};
 use crate::metrics::{ActorKind, Step};
 use crate::pipeline::GpuStage;
 use crate::prover::{Abc, G1Sums, Witness};
@@ -162,6 +163,57 @@ impl Handler<Prove> for GpuActor {
                 post(&links.metrics, ActorKind::Bg2, &self.bg2, finish);
             }
             Err(failure) => links.fail(ActorKind::Gpu, part, grant, failure, &abandoned, witness),
+        }
+    }
+}
+
+impl Handler<Warm> for GpuActor {
+    type Result = ();
+
+    /// Makes a job's key ready on this device ahead of its partitions. Best effort: an error
+    /// or a panic here loses only the head start (the first partition uploads the key as
+    /// always); a panic restarts the actor as one in a partition does.
+    fn handle(&mut self, msg: Warm, ctx: &mut SyncContext<Self>) {
+        let links = &self.links;
+        took(&links.metrics, ActorKind::Gpu);
+        let key = msg.pk.id();
+        let t = Instant::now();
+        let stage = self.stage.as_mut();
+        let outcome = catch_unwind(AssertUnwindSafe(|| stage.warm(&msg.pk)));
+        let secs = t.elapsed().as_secs_f64();
+        links
+            .metrics
+            .gpu_busy_seconds
+            .with_label_values(&[&self.device])
+            .inc_by(secs);
+        match outcome {
+            Ok(Ok(0)) => {}
+            Ok(Ok(bytes)) => {
+                links.metrics.observe(Step::Resident, secs);
+                tracing::info!(
+                    device = %self.device,
+                    key,
+                    bytes,
+                    seconds = secs,
+                    "key made resident ahead of its partitions"
+                );
+            }
+            Ok(Err(e)) => tracing::warn!(
+                device = %self.device,
+                key,
+                error = %e,
+                "key not made resident ahead: its first partition uploads it"
+            ),
+            Err(payload) => {
+                links.metrics.restarted(ActorKind::Gpu);
+                tracing::warn!(
+                    device = %self.device,
+                    key,
+                    cause = %panic_text(&*payload),
+                    "GPU actor panicked making a key resident; restarting it"
+                );
+                ctx.stop();
+            }
         }
     }
 }

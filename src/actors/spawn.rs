@@ -66,6 +66,7 @@ pub(crate) fn spawn_actors(
                 links: l.clone(),
             }
         });
+        let warm = gpu.clone().recipient();
         let f = stages.synthesis.clone();
         let syn_counter = Arc::new(AtomicUsize::new(0));
         let synthesis = SyncArbiter::start(workers, move || {
@@ -77,7 +78,7 @@ pub(crate) fn spawn_actors(
             }
         });
         let mut sup = Supervisor::new(parts);
-        sup.attach(synthesis.recipient());
+        sup.attach(synthesis.recipient(), warm, devices);
         sup
     })
 }

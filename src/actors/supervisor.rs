@@ -21,7 +21,9 @@ use crate::key::ProvingKey;
 use crate::ledger::{
     available_memory_bytes, Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage,
 };
-use crate::messages::{Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit, Synthesize};
+use crate::messages::{
+    Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit, Synthesize, Warm,
+};
 use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
@@ -76,6 +78,8 @@ pub struct Supervisor {
     admission: Admission,
     grants: HashMap<GrantId, PartRef>,
     synthesis: Option<Recipient<Synthesize>>,
+    /// The GPU actors' shared mailbox and how many devices read it.
+    gpu: Option<(Recipient<Warm>, usize)>,
     metrics: Metrics,
     recordings: Arc<Recordings>,
     abc_on_device: bool,
@@ -141,6 +145,7 @@ impl Supervisor {
             admission: Admission::new(parts.synthesis_workers, parts.retry_attempts),
             grants: HashMap::new(),
             synthesis: None,
+            gpu: None,
             metrics: parts.metrics,
             recordings: parts.recordings,
             abc_on_device: parts.abc_on_device,
@@ -153,9 +158,27 @@ impl Supervisor {
         }
     }
 
-    /// Connects the synthesis pool (created after the supervisor, since it needs its address).
-    pub fn attach(&mut self, synthesis: Recipient<Synthesize>) {
+    /// Connects the synthesis pool and the GPU actors (`devices` of them on one mailbox),
+    /// created after the supervisor, since they need its address.
+    pub fn attach(
+        &mut self,
+        synthesis: Recipient<Synthesize>,
+        gpu: Recipient<Warm>,
+        devices: usize,
+    ) {
         self.synthesis = Some(synthesis);
+        self.gpu = Some((gpu, devices));
+    }
+
+    /// Asks every device to make `pk` ready ahead of its partitions (one [`Warm`] per device
+    /// into their shared mailbox; a device that holds the key already does nothing).
+    fn warm(&self, pk: &Arc<ProvingKey>) {
+        if let Some((gpu, devices)) = &self.gpu {
+            for _ in 0..*devices {
+                let msg = Warm { pk: pk.clone() };
+                post_to(&self.metrics, ActorKind::Gpu, gpu, msg);
+            }
+        }
     }
 
     /// Starts as many queued partitions as workers, slots and budget allow (admission decides
@@ -352,6 +375,8 @@ impl Handler<Submit> for Supervisor {
             footprint_bytes = footprint.total_bytes(),
             "job admitted"
         );
+        // The devices take the key while the first partitions synthesize.
+        self.warm(&request.pk);
         self.jobs.insert(
             id,
             Job {

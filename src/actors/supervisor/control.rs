@@ -59,6 +59,10 @@ impl Handler<PinKey> for Supervisor {
             Ok(())
         };
         let set_aside = self.ledger.resident_bytes().saturating_sub(before);
+        if r.is_ok() {
+            // Held ready on the devices too, where they have room.
+            self.warm(&msg.pk);
+        }
         let _ = msg.reply.send(
             r.map(|()| set_aside)
                 .map_err(|e| EngineError::Rejected(e.to_string())),
