@@ -61,6 +61,10 @@ struct Args {
     /// Make a real key and verify every proof (small sizes only).
     #[arg(long)]
     verify: bool,
+    /// `[gpu]` knobs for the engine as key=value pairs joined by commas, e.g.
+    /// "warm_keys=false" (the defaults when empty).
+    #[arg(long, default_value = "")]
+    gpu: String,
 }
 
 fn tiled<P: Copy + Send + Sync>(pool: &[P], n: usize) -> Vec<P> {
@@ -161,6 +165,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             },
             synthesis_workers: a.workers.unwrap_or(Config::default().synthesis_workers),
+            gpu: baton::gpu::options::variant(&Config::default().gpu, &a.gpu)
+                .map_err(|e| format!("--gpu: {e}"))?,
             ..Config::default()
         };
         let engine = Engine::start(cfg)?;

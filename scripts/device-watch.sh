@@ -96,11 +96,12 @@ fi
 if has sppark; then
     USE_PREBUILT=1 timeout 100 bash "$here/sppark/run.sh" > "$OUT/sppark.log" 2>&1; echo "sppark rc=$? at $((SECONDS - t0)) s"
 fi
-engine() { # log workers budget need
+engine() { # log workers budget need [gpu knobs [log tag]]
     if [ "$(left)" -lt "$4" ]; then echo "engine $1 skipped: $(left) s left"; return; fi
+    local log="$OUT/engine$1${6:-}.log"
     timeout "$(left)" "$here/05-multi-gpu" --log "$1" --devices 1 --backend cuda --requests 1 \
         --partitions 10 --concurrent 1 --workers "$2" --bg2-workers 2 --budget "$3" \
-        --bg2-device auto > "$OUT/engine$1.log" 2>&1; echo "engine $1 rc=$? at $((SECONDS - t0)) s"
+        --bg2-device auto --gpu "${5:-}" > "$log" 2>&1; echo "engine $1${6:-} rc=$? at $((SECONDS - t0)) s"
 }
 bench() { # label, then env assignments
     local label=$1; shift
@@ -146,6 +147,11 @@ has part && bench part BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_N
 has partp && bench partp BATON_MSM_PHASES=1 BATON_BENCH_REPS=1 BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
     BATON_BENCH_NTT= BATON_BENCH_PARTITION="${PARTP_LOGS:-26}" BATON_BENCH_G2="${G2_LOGS:-}"
 has engine26 && engine 26 10 84GiB 100
+# The 2^26 request again, with and without the key made resident ahead (ENGINE26_AB pairs).
+for i in $(seq 1 "${ENGINE26_AB:-0}"); do
+    has engine26 && engine 26 10 84GiB 100 warm_keys=false "-cold$i"
+    has engine26 && engine 26 10 84GiB 100 "" "-warm$i"
+done
 # Each staged upload's DMA per chunk against the host's copies and waits (BATON_UPLOAD_TRACE):
 # the 2^26 partition from host a/b/c (a, b, c beside the witness's MSMs) and a/b/c alone.
 has trace && bench trace BATON_UPLOAD_TRACE=1 BATON_BENCH_REPS=1 BATON_MSM_VARIANTS=default BATON_BENCH_MSM= \
