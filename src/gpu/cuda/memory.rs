@@ -254,6 +254,11 @@ impl State {
         dev.upload_new(lane, staging, src, what)
     }
 
+    /// Whether the twiddles held (if any) are too short for a domain of 2^log_n.
+    pub fn needs_twiddles(&self, log_n: u32) -> bool {
+        self.twiddles.as_ref().is_none_or(|t| t.log_tw < log_n)
+    }
+
     /// Twiddles serving 2^log_n, made when missing (with room for `extra` more bytes).
     pub fn ensure_twiddles(
         &mut self,
@@ -262,7 +267,7 @@ impl State {
         log_n: u32,
         extra: u64,
     ) -> GpuResult<&Twiddles> {
-        if self.twiddles.as_ref().is_none_or(|t| t.log_tw < log_n) {
+        if self.needs_twiddles(log_n) {
             self.twiddles = None;
             self.make_room(dev, cap, (32u64 << log_n) + extra, &[], "twiddles")?;
             self.twiddles = Some(dev.twiddles(log_n)?);

@@ -73,35 +73,30 @@ impl CudaBackend {
     /// not fit (the first partition then makes room as usual), for a key no partition call
     /// can take, or with `gpu.warm_keys = false`.
     pub(crate) fn warm_key(&self, pk: &ProvingKey, with_b_g2: bool) -> GpuResult<u64> {
-        let sh = Shape::largest(pk);
-        if !self.dev.warm_keys
-            || pk.h.is_empty()
-            || sh.n != pk.h.len() + 1
-            || sh.log_n > MAX_GPU_LOG_N
-        {
+        let Some(sh) = Shape::largest(pk).filter(|sh| sh.log_n <= MAX_GPU_LOG_N) else {
+            return Ok(0);
+        };
+        if !self.dev.warm_keys {
             return Ok(0);
         }
         let (g1, g2) = queries(pk, 0, 0, with_b_g2);
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
-        let missing = |key: BasesKey, limbs: usize| match st.bases.contains_key(&key) {
+        let missing = |key: BasesKey, bytes: usize| match st.bases.contains_key(&key) {
             true => 0,
-            false => 8 * limbs as u64,
+            false => bytes as u64,
         };
         let bases: u64 = g1
             .iter()
-            .map(|q| missing(q.key(), G1::affine_limbs(q.whole).len()))
-            .chain(
-                g2.iter()
-                    .map(|q| missing(q.key(), G2::affine_limbs(q.whole).len())),
-            )
+            .map(|q| missing(q.key(), size_of_val(q.whole)))
+            .chain(g2.iter().map(|q| missing(q.key(), size_of_val(q.whole))))
             .sum();
         if bases == 0 {
             return Ok(0);
         }
-        let twiddles = match &st.twiddles {
-            Some(t) if t.log_tw >= sh.log_n => 0,
-            _ => 32u64 << sh.log_n,
+        let twiddles = match st.needs_twiddles(sh.log_n) {
+            true => 32u64 << sh.log_n,
+            false => 0,
         };
         let tables = match st.tables.contains_key(&sh.log_n) {
             true => 0,

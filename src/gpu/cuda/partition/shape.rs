@@ -27,12 +27,18 @@ fn mismatch(what: &'static str, key: usize, circuit: usize) -> Error {
     Error::KeyMismatch { what, key, circuit }
 }
 
+/// The domain size of `pk`'s partitions: its H query's length + 1, a power of two ≥ 2.
+fn domain_size(pk: &ProvingKey) -> Result<usize> {
+    let n = pk.h.len() + 1;
+    if !n.is_power_of_two() || n < 2 {
+        return Err(mismatch("H query (domain size − 1)", pk.h.len(), n - 1));
+    }
+    Ok(n)
+}
+
 impl Shape {
     pub fn of(pk: &ProvingKey, w: &Witness, with_b_g2: bool) -> Result<Self> {
-        let n = pk.h.len() + 1;
-        if !n.is_power_of_two() || n < 2 {
-            return Err(mismatch("H query (domain size − 1)", pk.h.len(), n - 1));
-        }
+        let n = domain_size(pk)?;
         let (m_in, m_aux) = (w.inputs.len(), w.aux.len());
         let (a_kept, b_kept) = (w.a_aux_density.count(), w.b_aux_density.count());
         let b_in = w.b_input_density.count();
@@ -65,10 +71,11 @@ impl Shape {
 
     /// The largest partition `pk` can have, before any witness says how many variables A and
     /// B keep: every private variable in both. For room checks ahead of a key's partitions.
-    pub fn largest(pk: &ProvingKey) -> Self {
-        let n = (pk.h.len() + 1).next_power_of_two();
+    /// `None` for a key no partition can have (see [`Shape::of`]).
+    pub fn largest(pk: &ProvingKey) -> Option<Self> {
+        let n = domain_size(pk).ok()?;
         let m_aux = pk.l.len();
-        Shape {
+        Some(Shape {
             log_n: n.trailing_zeros(),
             n,
             m_aux,
@@ -76,7 +83,7 @@ impl Shape {
             b_split: 0,
             a_kept: m_aux,
             b_kept: m_aux,
-        }
+        })
     }
 
     /// Device bytes of the call beyond the resident bases under the window rule `window`: the
