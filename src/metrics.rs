@@ -35,6 +35,9 @@ pub struct Metrics {
     /// `baton_grants_lost_total`: grants dropped unsettled (a lost message or a dead actor),
     /// reconciled by the Supervisor.
     pub grants_lost_total: IntCounter,
+    /// `baton_warmups_total{device,result}`: keys made ready on a device ahead of their
+    /// partitions, by [`WarmResult`].
+    pub warmups_total: IntCounterVec,
 }
 
 /// The actor kinds: the `actor` label of `baton_mailbox_depth` and `baton_restarts_total`, and
@@ -147,6 +150,34 @@ impl ProofResult {
     }
 }
 
+/// How a key's warm-up on a device ended: the `result` label of `baton_warmups_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WarmResult {
+    /// Bases (and the domain's tables) were uploaded.
+    Uploaded,
+    /// Nothing to do: already resident, no room without evicting, or not a device key.
+    Skipped,
+    /// The upload failed; the key's first partition uploads it instead.
+    Failed,
+    /// The warm-up panicked; the GPU actor restarted.
+    Panicked,
+}
+
+impl WarmResult {
+    /// Every result.
+    pub const ALL: [WarmResult; 4] = [Self::Uploaded, Self::Skipped, Self::Failed, Self::Panicked];
+
+    /// The label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Uploaded => "uploaded",
+            Self::Skipped => "skipped",
+            Self::Failed => "failed",
+            Self::Panicked => "panicked",
+        }
+    }
+}
+
 impl Metrics {
     /// Creates and registers every metric in a fresh registry.
     pub fn new() -> prometheus::Result<Self> {
@@ -186,6 +217,13 @@ impl Metrics {
             "grants_lost_total",
             "Grants dropped unsettled (a lost message or a dead actor), reconciled",
         )?;
+        let warmups_total = IntCounterVec::new(
+            Opts::new(
+                "warmups_total",
+                "Keys made ready on a device ahead of their partitions, by result",
+            ),
+            &["device", "result"],
+        )?;
         let m = Metrics {
             registry,
             mailbox_depth,
@@ -199,6 +237,7 @@ impl Metrics {
             synthesized_alive,
             restarts_total,
             grants_lost_total,
+            warmups_total,
         };
         let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
             Box::new(m.mailbox_depth.clone()),
@@ -212,6 +251,7 @@ impl Metrics {
             Box::new(m.synthesized_alive.clone()),
             Box::new(m.restarts_total.clone()),
             Box::new(m.grants_lost_total.clone()),
+            Box::new(m.warmups_total.clone()),
         ];
         for c in collectors {
             m.registry.register(c)?;
@@ -231,6 +271,13 @@ impl Metrics {
     pub fn restarted(&self, actor: ActorKind) {
         self.restarts_total
             .with_label_values(&[actor.as_str()])
+            .inc();
+    }
+
+    /// Counts one warm-up on `device` (`baton_warmups_total{device,result}`).
+    pub fn warmed(&self, device: &str, result: WarmResult) {
+        self.warmups_total
+            .with_label_values(&[device, result.as_str()])
             .inc();
     }
 

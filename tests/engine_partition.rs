@@ -208,6 +208,18 @@ fn a_device_bug_fails_the_job_once_and_frees_everything() {
     engine.shutdown_blocking();
 }
 
+/// `baton_warmups_total{result}` summed over devices.
+fn warmups(engine: &baton::Engine, result: &str) -> u64 {
+    let label = format!("result=\"{result}\"");
+    engine
+        .metric_handles()
+        .render()
+        .lines()
+        .filter(|l| l.starts_with("baton_warmups_total{") && l.contains(&label))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
 /// Two jobs of one key on one device: each job's admission asks the device to make the key
 /// ready (with B_G2 as the stage computes it), and that reaches the device before the job's
 /// first partition does.
@@ -240,6 +252,8 @@ fn each_job_warms_its_key_on_the_device_before_its_first_partition() {
             support::metric(&engine, "baton_mailbox_depth{actor=\"gpu\"} 0"),
             "warm-ups leave the GPU mailbox count where it was"
         );
+        assert_eq!(warmups(&engine, "uploaded"), 2, "one upload per job");
+        assert_eq!(warmups(&engine, "failed") + warmups(&engine, "panicked"), 0);
         engine.shutdown_blocking();
     }
 }
@@ -272,6 +286,13 @@ fn a_failing_or_panicking_warm_up_costs_nothing_else() {
             end == WarmEnd::Panics,
             "a panicking warm-up restarts the GPU actor, a failing one does not"
         );
+        let (ended, other) = match end {
+            WarmEnd::Fails => ("failed", "panicked"),
+            _ => ("panicked", "failed"),
+        };
+        assert_eq!(warmups(&engine, ended), 1, "{ended} counted");
+        assert_eq!(warmups(&engine, other), 0, "{other} not counted");
+        assert_eq!(warmups(&engine, "uploaded"), 0);
         engine.shutdown_blocking();
     }
 }

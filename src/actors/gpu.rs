@@ -13,7 +13,7 @@ use super::{panic_text, post, took, Bg2Actor, Links};
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Grant, Stage};
 use crate::messages::{Delivered, FinishProof, HandedOff, Prove, Warm};
-use crate::metrics::{ActorKind, Step};
+use crate::metrics::{ActorKind, Step, WarmResult};
 use crate::pipeline::GpuStage;
 use crate::prover::{Abc, G1Sums, Witness};
 
@@ -186,6 +186,13 @@ impl Handler<Warm> for GpuActor {
             .gpu_busy_seconds
             .with_label_values(&[&self.device])
             .inc_by(secs);
+        let result = match &outcome {
+            Ok(Ok(0)) => WarmResult::Skipped,
+            Ok(Ok(_)) => WarmResult::Uploaded,
+            Ok(Err(_)) => WarmResult::Failed,
+            Err(_) => WarmResult::Panicked,
+        };
+        links.metrics.warmed(&self.device, result);
         match outcome {
             Ok(Ok(0)) => {}
             Ok(Ok(bytes)) => {
