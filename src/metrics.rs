@@ -155,7 +155,8 @@ impl ProofResult {
 pub enum WarmResult {
     /// Bases (and the domain's tables) were uploaded.
     Uploaded,
-    /// Nothing to do: already resident, no room without evicting, or not a device key.
+    /// Nothing uploaded: already resident, no room without evicting, or a stage with nothing to
+    /// make resident (the CPU's, or a key no device partition can take).
     Skipped,
     /// The upload failed; the key's first partition uploads it instead.
     Failed,
@@ -164,9 +165,6 @@ pub enum WarmResult {
 }
 
 impl WarmResult {
-    /// Every result.
-    pub const ALL: [WarmResult; 4] = [Self::Uploaded, Self::Skipped, Self::Failed, Self::Panicked];
-
     /// The label.
     pub const fn as_str(self) -> &'static str {
         match self {
