@@ -186,15 +186,8 @@ impl Handler<Warm> for GpuActor {
             .gpu_busy_seconds
             .with_label_values(&[&self.device])
             .inc_by(secs);
-        let result = match &outcome {
+        let result = match outcome {
             Ok(Ok(0)) => WarmResult::Skipped,
-            Ok(Ok(_)) => WarmResult::Uploaded,
-            Ok(Err(_)) => WarmResult::Failed,
-            Err(_) => WarmResult::Panicked,
-        };
-        links.metrics.warmed(&self.device, result);
-        match outcome {
-            Ok(Ok(0)) => {}
             Ok(Ok(bytes)) => {
                 links.metrics.observe(Step::Resident, secs);
                 tracing::info!(
@@ -204,13 +197,17 @@ impl Handler<Warm> for GpuActor {
                     seconds = secs,
                     "key made resident ahead of its partitions"
                 );
+                WarmResult::Uploaded
             }
-            Ok(Err(e)) => tracing::warn!(
-                device = %self.device,
-                key,
-                error = %e,
-                "key not made resident ahead: its first partition uploads it"
-            ),
+            Ok(Err(e)) => {
+                tracing::warn!(
+                    device = %self.device,
+                    key,
+                    error = %e,
+                    "key not made resident ahead: its first partition uploads it"
+                );
+                WarmResult::Failed
+            }
             Err(payload) => {
                 links.metrics.restarted(ActorKind::Gpu);
                 tracing::warn!(
@@ -220,7 +217,9 @@ impl Handler<Warm> for GpuActor {
                     "GPU actor panicked making a key resident; restarting it"
                 );
                 ctx.stop();
+                WarmResult::Panicked
             }
-        }
+        };
+        links.metrics.warmed(&self.device, result);
     }
 }
