@@ -14,6 +14,7 @@ pub struct Request {
     pub(crate) circuits: Vec<Arc<dyn PartitionCircuit>>,
     footprint: Option<Footprint>,
     priority: Priority,
+    arrival: Option<u64>,
 }
 
 impl Request {
@@ -33,6 +34,7 @@ impl Request {
             circuits,
             footprint: None,
             priority: Priority::Normal,
+            arrival: None,
         }
     }
 
@@ -46,6 +48,19 @@ impl Request {
     /// The admission level.
     pub fn priority(&self) -> Priority {
         self.priority
+    }
+
+    /// Places the job by `arrival` (any increasing count of the caller's) within its level,
+    /// instead of behind everything submitted before it: a caller that prepares several jobs
+    /// at once (keys loading, inputs checked) keeps them in the order it accepted them.
+    pub fn with_arrival(mut self, arrival: u64) -> Self {
+        self.arrival = Some(arrival);
+        self
+    }
+
+    /// The arrival stated by [`with_arrival`](Self::with_arrival), if any.
+    pub fn arrival(&self) -> Option<u64> {
+        self.arrival
     }
 
     /// The proving key.

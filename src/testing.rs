@@ -348,6 +348,7 @@ pub fn submit_detached(engine: &Engine, request: Request) {
 pub struct Paced<C> {
     inner: C,
     delay: Duration,
+    fail_while: Option<std::path::PathBuf>,
 }
 
 impl<C> Paced<C> {
@@ -356,7 +357,15 @@ impl<C> Paced<C> {
         Paced {
             inner,
             delay: Duration::from_millis(delay_ms),
+            fail_while: None,
         }
+    }
+
+    /// Makes its synthesis fail (after the delay) while the file `path` exists: a job that
+    /// fails for a cause outside its request, as a device fault would, for retry tests.
+    pub fn fail_while(mut self, path: std::path::PathBuf) -> Self {
+        self.fail_while = Some(path);
+        self
     }
 }
 
@@ -366,6 +375,9 @@ impl<C: bellperson::Circuit<Scalar>> bellperson::Circuit<Scalar> for Paced<C> {
         cs: &mut CS,
     ) -> std::result::Result<(), bellperson::SynthesisError> {
         std::thread::sleep(self.delay);
+        if self.fail_while.as_ref().is_some_and(|p| p.exists()) {
+            return Err(bellperson::SynthesisError::AssignmentMissing);
+        }
         self.inner.synthesize(cs)
     }
 }

@@ -13,7 +13,7 @@ fn submit_await_prove_status_metrics_preload_evict() {
     let dir = scratch("basic");
     let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
     let r = scenario(&py, "basic", &d, "");
-    assert_eq!(verify_proofs(&d.state, &r), 4);
+    assert_eq!(verify_proofs(&d.state, &r), 5);
 }
 
 #[test]
@@ -68,13 +68,19 @@ fn sigkill_with_jobs_queued_running_and_finished_loses_nothing() {
     let Some(py) = python() else { return };
     let dir = scratch("restart");
     let mut d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
-    scenario(&py, "restart_before", &d, "");
+    scenario_with(&py, "restart_before", &d, &["--curio-proto"]);
     d.kill();
     let before = dir.join("restart_before.json").display().to_string();
     let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts again");
     assert!(d.log().contains("resumed unfinished jobs"), "{}", d.log());
-    let r = scenario_with(&py, "restart_after", &d, &["--prev", &before]);
-    assert_eq!(verify_proofs(&d.state, &r), 4);
+    let r = scenario_with(
+        &py,
+        "restart_after",
+        &d,
+        &["--prev", &before, "--curio-proto"],
+    );
+    // r-done, r-run, r-q1, r-q2, two jobs under r-shared, and r-fail's retry.
+    assert_eq!(verify_proofs(&d.state, &r), 7);
 }
 
 #[test]
@@ -89,11 +95,30 @@ fn sigterm_drains_accepted_jobs_then_exits() {
     assert!(status.success(), "{status:?}\n{}", d.log());
     assert!(d.log().contains("drained and stopped"), "{}", d.log());
     let journal = baton::server::journal::Journal::open(&d.state).expect("journal free again");
-    for id in ["d-1", "d-2"] {
-        let (rec, proof) = journal.get(id).expect("read").expect("journaled");
+    for rid in ["d-1", "d-2"] {
+        let id = journal
+            .newest_of(rid)
+            .expect("read")
+            .expect("its job is indexed");
+        assert!(id.starts_with(&format!("{rid}#")), "{id}");
+        let (rec, proof) = journal.get(&id).expect("read").expect("journaled");
+        assert_eq!(rec.request_id, rid);
         assert_eq!(rec.state, baton::server::journal::JobState::Completed);
         assert_eq!(proof.map(|p| p.len()), Some(192));
     }
+}
+
+/// Curio's request semantics, spoken through Curio's own proto definitions and only `Prove`:
+/// a reorged PoRep under its old id, retries after a failure and a cancel, WindowPoSt
+/// partitions sharing one id at once, an identical request while the first runs.
+#[test]
+fn curio_semantics_a_request_id_is_a_label_and_a_job_is_its_payload() {
+    let Some(py) = python() else { return };
+    let dir = scratch("curio");
+    let d = Daemon::start(&dir, &config(""), "127.0.0.1:0").expect("daemon starts");
+    let r = scenario_with(&py, "curio", &d, &["--curio-proto"]);
+    // Two PoReps, the retry, the re-sent cancel, three WindowPoSt partitions, one WinningPoSt.
+    assert_eq!(verify_proofs(&d.state, &r), 8);
 }
 
 #[test]

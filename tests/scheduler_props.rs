@@ -38,6 +38,28 @@ fn a_critical_job_submitted_last_is_admitted_before_the_low_ones_waiting() {
 }
 
 #[test]
+fn jobs_submitted_out_of_order_wait_in_arrival_order_within_their_level() {
+    let mut s = Scheduler::new(3);
+    // Accepted as 1, 2, 3 at NORMAL; reach the scheduler as 3, 1, 2 (keys loaded at
+    // different speeds); a CRITICAL one arriving last still goes first.
+    assert_eq!(s.submit_at(30, Priority::Normal, 2, 3), Ok(0));
+    assert_eq!(
+        s.submit_at(10, Priority::Normal, 1, 1),
+        Ok(0),
+        "ahead of job 3"
+    );
+    assert_eq!(
+        s.submit_at(20, Priority::Normal, 1, 2),
+        Ok(1),
+        "behind job 1 only"
+    );
+    assert_eq!(s.submit_at(40, Priority::Critical, 1, 4), Ok(0));
+    let order: Vec<(u64, usize)> =
+        std::iter::from_fn(|| s.pop().map(|t| (t.job, t.index))).collect();
+    assert_eq!(order, [(40, 0), (10, 0), (20, 0), (30, 0), (30, 1)]);
+}
+
+#[test]
 fn cancel_says_exactly_whether_anything_had_started() {
     let mut s = Scheduler::new(3);
     s.submit(1, Priority::Normal, 3).expect("new");

@@ -363,7 +363,7 @@ impl Handler<Submit> for Supervisor {
         }
         let n = request.circuits.len();
         let priority = request.priority();
-        if let Err(e) = self.admission.push_job(id, priority, n) {
+        if let Err(e) = self.admission.push_job(id, priority, n, request.arrival()) {
             self.ledger.unuse_key(key);
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
             return;

@@ -101,6 +101,9 @@ pub enum Cancelled {
 #[derive(Debug)]
 struct Job {
     priority: Priority,
+    /// Where it stands in its level: jobs wait in arrival order, whatever order they reached
+    /// the scheduler in.
+    arrival: u64,
     partitions: usize,
     attempts: Vec<u32>,
     /// Partitions finished with a result.
@@ -130,13 +133,27 @@ impl Scheduler {
         }
     }
 
-    /// Queues the `partitions` partitions of job `job` at `priority`. Returns how many
-    /// partitions wait ahead of its first one (at its level or above).
+    /// Queues the `partitions` partitions of job `job` at `priority`, behind every job of its
+    /// level. Returns how many partitions wait ahead of its first one (at its level or above).
     pub fn submit(
         &mut self,
         job: u64,
         priority: Priority,
         partitions: usize,
+    ) -> Result<usize, SchedulerError> {
+        self.submit_at(job, priority, partitions, u64::MAX)
+    }
+
+    /// [`submit`](Self::submit) for a job that arrived at `arrival` (any increasing count):
+    /// it waits behind the jobs of its level that arrived before it and ahead of those that
+    /// arrived after it, so a caller that prepares jobs concurrently (keys loading, inputs
+    /// checked) still has them admitted in the order it accepted them.
+    pub fn submit_at(
+        &mut self,
+        job: u64,
+        priority: Priority,
+        partitions: usize,
+        arrival: u64,
     ) -> Result<usize, SchedulerError> {
         if self.jobs.contains_key(&job) {
             return Err(SchedulerError::Duplicate(job));
@@ -144,20 +161,32 @@ impl Scheduler {
         if partitions == 0 {
             return Err(SchedulerError::Empty(job));
         }
-        let ahead = self.levels[priority as usize..]
+        let jobs = &self.jobs;
+        let level = &mut self.levels[priority as usize];
+        let at = level
+            .iter()
+            .position(|t| jobs.get(&t.job).is_some_and(|j| j.arrival > arrival))
+            .unwrap_or(level.len());
+        let above: usize = self.levels[priority as usize + 1..]
             .iter()
             .map(VecDeque::len)
             .sum();
         let level = &mut self.levels[priority as usize];
-        level.extend((0..partitions).map(|index| Ticket {
-            job,
-            index,
-            attempt: 1,
-        }));
+        for index in (0..partitions).rev() {
+            level.insert(
+                at,
+                Ticket {
+                    job,
+                    index,
+                    attempt: 1,
+                },
+            );
+        }
         self.jobs.insert(
             job,
             Job {
                 priority,
+                arrival,
                 partitions,
                 attempts: vec![1; partitions],
                 done: 0,
@@ -166,7 +195,7 @@ impl Scheduler {
                 abandoned: false,
             },
         );
-        Ok(ahead)
+        Ok(above + at)
     }
 
     /// The partition that should start next: the front of the highest non-empty level.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prost::Message;
 use sha2::{Digest, Sha256};
-use tokio::sync::{mpsc, watch, Notify};
+use tokio::sync::{watch, Notify};
 
 use super::error::CallError;
 use super::journal::{JobRecord, JobState, Journal, Timings};
@@ -54,6 +54,8 @@ struct Live {
 pub struct LiveView {
     /// Job id.
     pub id: String,
+    /// The client's request id (shared by every job sent under it).
+    pub request_id: String,
     /// The wire proof kind.
     pub kind: i32,
     /// The engine's job id (0 while its key loads).
@@ -79,15 +81,14 @@ pub struct Daemon {
     pub(super) failed: AtomicU64,
     draining: AtomicBool,
     idle: Notify,
-    /// One ordered lane per circuit id: its jobs reach the engine in acceptance order (a key
-    /// that is still loading holds back only its own jobs).
-    lanes: Mutex<HashMap<String, mpsc::UnboundedSender<Accepted>>>,
 }
 
 /// An accepted job on its way to the engine.
 pub(super) struct Accepted {
     /// Job id.
     pub id: String,
+    /// Acceptance order: the engine admits a level's jobs in this order.
+    pub seq: u64,
     /// Its work.
     pub spec: JobSpec,
     /// Where its engine id goes.
@@ -98,6 +99,15 @@ pub(super) struct Accepted {
 
 /// The longest request id accepted.
 pub const MAX_REQUEST_ID: usize = 256;
+
+/// The id of the `seq`-th job accepted, sent under `request_id`: unique, and still readable as
+/// the request it came from.
+fn job_id(request_id: &str, seq: u64) -> String {
+    match request_id.is_empty() {
+        true => format!("baton-{seq}"),
+        false => format!("{request_id}#{seq}"),
+    }
+}
 
 impl Daemon {
     /// A daemon around a started engine and an open journal (jobs are resumed separately).
@@ -118,7 +128,6 @@ impl Daemon {
             failed: AtomicU64::new(0),
             draining: AtomicBool::new(false),
             idle: Notify::new(),
-            lanes: Mutex::new(HashMap::new()),
         })
     }
 
@@ -128,8 +137,13 @@ impl Daemon {
     }
 
     /// Accepts a job: checks it, records it in the journal, starts it. Returns its id and how
-    /// many jobs wait ahead of it. The same request id with the same request answers with the
-    /// job already accepted.
+    /// many jobs wait ahead of it.
+    ///
+    /// A job's identity is its request's bytes, not its request id (Curio sends different
+    /// WindowPoSt partitions under one id at once, and a reorged PoRep again under its old id
+    /// with a new seed): a request byte-identical to a live job attaches to that job, one
+    /// byte-identical to a completed job is answered with its proof, and anything else, a
+    /// retry of a failed or cancelled request included, is a new job with an id of its own.
     pub async fn submit(
         self: &Arc<Self>,
         req: SubmitProofRequest,
@@ -152,16 +166,20 @@ impl Daemon {
         }
         let bytes = req.encode_to_vec();
         let digest = hex::encode(Sha256::digest(&bytes));
-        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
-        let id = if req.request_id.is_empty() {
-            format!("baton-{seq}")
-        } else {
-            req.request_id.clone()
-        };
-        if let Some(same) = self.known(&id, &digest).await? {
+        if let Some(same) = live_with(&self.table(), &digest) {
             return Ok((same, 0));
         }
+        let (journal, d) = (self.journal.clone(), digest.clone());
+        let done = tokio::task::spawn_blocking(move || journal.completed_with(&d))
+            .await
+            .map_err(|e| CallError::Internal(e.to_string()))??;
+        if let Some(done) = done {
+            return Ok((done, 0));
+        }
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let id = job_id(&req.request_id, seq);
         let record = JobRecord {
+            request_id: req.request_id.clone(),
             seq,
             kind: req.proof_kind,
             priority: spec.priority as u8,
@@ -174,12 +192,9 @@ impl Daemon {
         };
         let ahead = {
             let mut table = self.table();
-            if let Some(l) = table.get(&id) {
-                // Accepted by a concurrent call since `known` looked.
-                return match l.record.digest == record.digest {
-                    true => Ok((id, 0)),
-                    false => Err(CallError::Conflict(id)),
-                };
+            // Accepted by a concurrent identical call since the first look.
+            if let Some(same) = live_with(&table, &record.digest) {
+                return Ok((same, 0));
             }
             let ahead = table.len();
             table.insert(id.clone(), Live::new(record.clone()));
@@ -202,52 +217,77 @@ impl Daemon {
         CallError::Internal(format!("the journal refused the job: {why}"))
     }
 
-    /// `Some(id)` when a job `id` with this digest is already known (live or journaled).
-    async fn known(&self, id: &str, digest: &str) -> Result<Option<String>, CallError> {
-        let same = |d: &str| match d == digest {
-            true => Ok(Some(id.to_string())),
-            false => Err(CallError::Conflict(id.to_string())),
-        };
-        if let Some(l) = self.table().get(id) {
-            return same(&l.record.digest);
+    /// The job a client names by `name`: a job id, else, for a request id, the oldest live job
+    /// sent under it, else the newest journaled one. `live_only`: only a job not yet ended.
+    async fn resolve(&self, name: &str, live_only: bool) -> Result<Option<String>, CallError> {
+        if name.is_empty() {
+            return Ok(None);
         }
-        let (journal, jid) = (self.journal.clone(), id.to_string());
-        let found = tokio::task::spawn_blocking(move || journal.get(&jid))
-            .await
-            .map_err(|e| CallError::Internal(e.to_string()))??;
-        match found {
-            Some((r, _)) => same(&r.digest),
-            None => Ok(None),
+        {
+            let table = self.table();
+            if table.contains_key(name) {
+                return Ok(Some(name.to_string()));
+            }
+            let oldest = table
+                .iter()
+                .filter(|(_, l)| l.record.request_id == name)
+                .min_by_key(|(_, l)| l.record.seq)
+                .map(|(id, _)| id.clone());
+            if oldest.is_some() || live_only {
+                return Ok(oldest);
+            }
         }
+        let (journal, n) = (self.journal.clone(), name.to_string());
+        tokio::task::spawn_blocking(move || {
+            if journal.get(&n)?.is_some() {
+                return Ok(Some(n));
+            }
+            journal.newest_of(&n)
+        })
+        .await
+        .map_err(|e| CallError::Internal(e.to_string()))?
+        .map_err(CallError::from)
     }
 
-    /// Puts a journaled job in the table and starts it (acceptance and resume after restart).
+    /// Puts a journaled job in the table and starts it (acceptance and resume after restart):
+    /// a task of its own makes it ready (key, inputs) and hands it to the engine, whose
+    /// scheduler is the one queue (priority, then acceptance order).
     pub(super) fn start(self: &Arc<Self>, id: String, spec: JobSpec, record: JobRecord) {
+        let seq = record.seq;
         let engine_job = {
             let mut table = self.table();
             let live = table.entry(id.clone()).or_insert_with(|| Live::new(record));
             live.engine_job.clone()
         };
-        let lane = spec.circuit_id();
         let job = Accepted {
             id,
+            seq,
             spec,
             engine_job,
             since: Instant::now(),
         };
-        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
-        let tx = lanes.entry(lane).or_insert_with(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            let me = self.clone();
-            tokio::spawn(async move { me.lane(rx).await });
-            tx
-        });
-        // The lane lives as long as the daemon, so the send cannot fail.
-        let _ = tx.send(job);
+        let me = self.clone();
+        tokio::spawn(async move { me.run(job).await });
     }
 
-    /// Waits for job `id` to end, at most `timeout` (`None`: forever). `Ok(None)`: timed out.
+    /// Waits for the job `name` names (a job id, or a request id: see [`Daemon::resolve`]) to
+    /// end, at most `timeout` (`None`: forever). Returns the job's id and its outcome
+    /// (`None`: timed out).
     pub async fn wait(
+        &self,
+        name: &str,
+        timeout: Option<Duration>,
+    ) -> Result<(String, Option<Outcome>), CallError> {
+        let Some(id) = self.resolve(name, false).await? else {
+            return Err(CallError::NotFound(format!(
+                "no job {name:?} (never accepted, or pruned after its retention)"
+            )));
+        };
+        let outcome = self.wait_job(&id, timeout).await?;
+        Ok((id, outcome))
+    }
+
+    async fn wait_job(
         &self,
         id: &str,
         timeout: Option<Duration>,
@@ -355,9 +395,16 @@ impl Daemon {
         true
     }
 
-    /// Cancels job `id`. Returns whether some of its work had started; NOT_FOUND when it is not
-    /// live (unknown, or already ended).
-    pub async fn cancel(&self, id: &str) -> Result<bool, CallError> {
+    /// Cancels the live job `name` names (a job id, or a request id: its oldest live job).
+    /// Returns whether some of its work had started; NOT_FOUND when it is not live (unknown,
+    /// or already ended).
+    pub async fn cancel(&self, name: &str) -> Result<bool, CallError> {
+        let Some(id) = self.resolve(name, true).await? else {
+            return Err(CallError::NotFound(format!(
+                "no job {name:?} is queued or running"
+            )));
+        };
+        let id = id.as_str();
         let engine_job = match self.table().get(id) {
             Some(l) if !l.ending => l.engine_job.load(Ordering::SeqCst),
             _ => {
@@ -393,6 +440,7 @@ impl Daemon {
             .iter()
             .map(|(id, l)| LiveView {
                 id: id.clone(),
+                request_id: l.record.request_id.clone(),
                 kind: l.record.kind,
                 engine_job: l.engine_job.load(Ordering::SeqCst),
             })
@@ -415,6 +463,14 @@ impl Daemon {
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
     }
+}
+
+/// The live job (not ending) whose request had digest `digest`.
+fn live_with(table: &HashMap<String, Live>, digest: &str) -> Option<String> {
+    table
+        .iter()
+        .find(|(_, l)| !l.ending && l.record.digest == digest)
+        .map(|(id, _)| id.clone())
 }
 
 impl Live {

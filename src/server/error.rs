@@ -45,9 +45,6 @@ pub enum CallError {
     /// The proof kind is not served by this build (UNIMPLEMENTED).
     #[error("{0}")]
     Unimplemented(String),
-    /// A request id reused for a different request (ALREADY_EXISTS).
-    #[error("request id {0:?} was already used for a different request")]
-    Conflict(String),
     /// No such job or key (NOT_FOUND).
     #[error("{0}")]
     NotFound(String),
@@ -69,7 +66,6 @@ impl From<CallError> for tonic::Status {
         match e {
             CallError::Invalid(_) => tonic::Status::invalid_argument(msg),
             CallError::Unimplemented(_) => tonic::Status::unimplemented(msg),
-            CallError::Conflict(_) => tonic::Status::already_exists(msg),
             CallError::NotFound(_) => tonic::Status::not_found(msg),
             CallError::Draining => tonic::Status::unavailable(msg),
             CallError::Precondition(_) => tonic::Status::failed_precondition(msg),

@@ -13,6 +13,11 @@ const JOBS: TableDefinition<&str, &[u8]> = TableDefinition::new("jobs");
 const REQUESTS: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
 /// Job id → the proof bytes of a completed job.
 const PROOFS: TableDefinition<&str, &[u8]> = TableDefinition::new("proofs");
+/// Request digest → the id of the job that completed it (only completed jobs: a failed or
+/// cancelled request runs again when it is sent again).
+const COMPLETED: TableDefinition<&str, &str> = TableDefinition::new("completed_by_digest");
+/// Request id → the id of the newest job accepted under it (ids are labels, shared by jobs).
+const BY_REQUEST: TableDefinition<&str, &str> = TableDefinition::new("newest_by_request_id");
 
 /// The journal's file name inside the state directory.
 pub const FILE_NAME: &str = "journal.redb";
@@ -77,13 +82,18 @@ pub struct Timings {
 /// What the journal keeps about one job.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRecord {
+    /// The client's request id (a label several jobs may share; empty for jobs journaled
+    /// before job ids and request ids were told apart, whose job id was the request id).
+    #[serde(default)]
+    pub request_id: String,
     /// Acceptance order (resumed jobs are queued again in this order).
     pub seq: u64,
     /// The wire `ProofKind` value.
     pub kind: i32,
     /// The admission level (`Priority as u8`).
     pub priority: u8,
-    /// SHA-256 of the request as received, hex (a repeated request id must match it).
+    /// SHA-256 of the request as received, hex: a job's identity (an identical request
+    /// attaches to it while it is live, and is served its proof once it completed).
     pub digest: String,
     /// Wall-clock acceptance time, ms since the Unix epoch.
     pub accepted_ms: u64,
@@ -129,6 +139,9 @@ impl Journal {
         for table in [JOBS, REQUESTS, PROOFS] {
             tx.open_table(table).map_err(dberr)?;
         }
+        for table in [COMPLETED, BY_REQUEST] {
+            tx.open_table(table).map_err(dberr)?;
+        }
         tx.commit().map_err(dberr)?;
         Ok(Journal { db })
     }
@@ -150,12 +163,17 @@ impl Journal {
         tx.commit().map_err(dberr)
     }
 
-    /// Records an accepted job and its request, durably, before the caller answers.
+    /// Records an accepted job and its request, durably, before the caller answers; the job
+    /// becomes the newest of its request id.
     pub fn accept(&self, id: &str, record: &JobRecord, request: &[u8]) -> Result<(), JournalError> {
         self.write(id, record, |tx| {
             tx.open_table(REQUESTS)
                 .map_err(dberr)?
                 .insert(id, request)
+                .map_err(dberr)?;
+            tx.open_table(BY_REQUEST)
+                .map_err(dberr)?
+                .insert(record.request_id.as_str(), id)
                 .map_err(dberr)?;
             Ok(())
         })
@@ -178,6 +196,10 @@ impl Journal {
                     .map_err(dberr)?
                     .insert(id, p)
                     .map_err(dberr)?;
+                tx.open_table(COMPLETED)
+                    .map_err(dberr)?
+                    .insert(record.digest.as_str(), id)
+                    .map_err(dberr)?;
             }
             Ok(())
         })
@@ -194,6 +216,27 @@ impl Journal {
         let proofs = tx.open_table(PROOFS).map_err(dberr)?;
         let proof = proofs.get(id).map_err(dberr)?.map(|p| p.value().to_vec());
         Ok(Some((record, proof)))
+    }
+
+    /// The id of the completed job whose request had digest `digest`, while it is kept.
+    pub fn completed_with(&self, digest: &str) -> Result<Option<String>, JournalError> {
+        self.lookup(COMPLETED, digest)
+    }
+
+    /// The id of the newest job accepted under request id `request_id`, while it is kept.
+    pub fn newest_of(&self, request_id: &str) -> Result<Option<String>, JournalError> {
+        self.lookup(BY_REQUEST, request_id)
+    }
+
+    fn lookup(
+        &self,
+        table: TableDefinition<&str, &str>,
+        key: &str,
+    ) -> Result<Option<String>, JournalError> {
+        let tx = self.db.begin_read().map_err(dberr)?;
+        let t = tx.open_table(table).map_err(dberr)?;
+        let found = t.get(key).map_err(dberr)?.map(|v| v.value().to_string());
+        Ok(found)
     }
 
     /// Every job accepted and not finished, in acceptance order, with its request.
@@ -242,7 +285,7 @@ impl Journal {
 
     /// Forgets jobs that ended more than `retention_ms` before `now_ms`; returns how many.
     pub fn prune(&self, now_ms: u64, retention_ms: u64) -> Result<usize, JournalError> {
-        let old: Vec<String> = {
+        let old: Vec<(String, JobRecord)> = {
             let tx = self.db.begin_read().map_err(dberr)?;
             let jobs = tx.open_table(JOBS).map_err(dberr)?;
             let mut old = Vec::new();
@@ -252,7 +295,7 @@ impl Journal {
                 if r.finished_ms
                     .is_some_and(|f| f.saturating_add(retention_ms) < now_ms)
                 {
-                    old.push(k.value().to_string());
+                    old.push((k.value().to_string(), r));
                 }
             }
             old
@@ -264,14 +307,35 @@ impl Journal {
         {
             let mut jobs = tx.open_table(JOBS).map_err(dberr)?;
             let mut proofs = tx.open_table(PROOFS).map_err(dberr)?;
-            for id in &old {
+            let mut completed = tx.open_table(COMPLETED).map_err(dberr)?;
+            let mut by_request = tx.open_table(BY_REQUEST).map_err(dberr)?;
+            for (id, r) in &old {
                 jobs.remove(id.as_str()).map_err(dberr)?;
                 proofs.remove(id.as_str()).map_err(dberr)?;
+                // The indexes name this job only if no later job took its place there.
+                remove_if_names(&mut completed, &r.digest, id)?;
+                remove_if_names(&mut by_request, &r.request_id, id)?;
             }
         }
         tx.commit().map_err(dberr)?;
         Ok(old.len())
     }
+}
+
+/// Removes `key` from an index table when it still points at job `id`.
+fn remove_if_names(
+    table: &mut redb::Table<&str, &str>,
+    key: &str,
+    id: &str,
+) -> Result<(), JournalError> {
+    let names = table
+        .get(key)
+        .map_err(dberr)?
+        .is_some_and(|v| v.value() == id);
+    if names {
+        table.remove(key).map_err(dberr)?;
+    }
+    Ok(())
 }
 
 fn encode(id: &str, r: &JobRecord) -> Result<Vec<u8>, JournalError> {
@@ -294,10 +358,11 @@ mod tests {
 
     fn record(seq: u64) -> JobRecord {
         JobRecord {
+            request_id: "rid".into(),
             seq,
             kind: 1001,
             priority: 1,
-            digest: "ab".into(),
+            digest: format!("digest-{seq}"),
             accepted_ms: 1000,
             state: JobState::Accepted,
             finished_ms: None,
@@ -340,6 +405,13 @@ mod tests {
             (JobState::Completed, Some(vec![7u8; 192]))
         );
         assert_eq!(j.last_seq().expect("read"), 3);
+        // Indexes: only the completed job serves its digest; the request id names the newest.
+        assert_eq!(
+            j.completed_with("digest-3").expect("read").as_deref(),
+            Some("c")
+        );
+        assert_eq!(j.completed_with("digest-1").expect("read"), None);
+        assert_eq!(j.newest_of("rid").expect("read").as_deref(), Some("c"));
         assert_eq!(
             j.prune(5000 + 999, 1000).expect("prune"),
             0,
@@ -347,6 +419,12 @@ mod tests {
         );
         assert_eq!(j.prune(5000 + 1001, 1000).expect("prune"), 1);
         assert!(j.get("c").expect("read").is_none());
+        assert_eq!(
+            j.completed_with("digest-3").expect("read"),
+            None,
+            "pruned with its job"
+        );
+        assert_eq!(j.newest_of("rid").expect("read"), None);
         assert_eq!(
             j.unfinished().expect("read").len(),
             2,

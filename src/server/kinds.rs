@@ -149,6 +149,10 @@ struct BuiltinInput {
     /// Test hook: each partition's synthesis sleeps this long first (builds with `test-util`).
     #[serde(default)]
     synth_delay_ms: u64,
+    /// Test hook: each partition's synthesis fails while this file exists (builds with
+    /// `test-util`).
+    #[serde(default)]
+    fail_while: Option<String>,
 }
 
 fn one() -> usize {
@@ -268,7 +272,7 @@ pub fn parse(req: &SubmitProofRequest) -> Result<JobSpec, KindError> {
     let circuits = (0..input.partitions as u64)
         .map(|i| {
             let c = BuiltinCircuit::new(builtin, input.constraints, input.seed.wrapping_add(i));
-            paced(c, input.synth_delay_ms)
+            paced(c, input.synth_delay_ms, input.fail_while.as_deref())
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(JobSpec {
@@ -308,8 +312,13 @@ fn filecoin(kind: ProofKind, _: Priority, _: &SubmitProofRequest) -> Result<JobS
 }
 
 #[cfg(feature = "test-util")]
-fn paced(c: BuiltinCircuit, delay_ms: u64) -> Result<Arc<dyn PartitionCircuit>, KindError> {
-    if delay_ms == 0 {
+fn paced(
+    c: BuiltinCircuit,
+    delay_ms: u64,
+    fail_while: Option<&str>,
+) -> Result<Arc<dyn PartitionCircuit>, KindError> {
+    use crate::testing::Paced;
+    if delay_ms == 0 && fail_while.is_none() {
         return Ok(c.shared());
     }
     if delay_ms > 60_000 {
@@ -317,17 +326,29 @@ fn paced(c: BuiltinCircuit, delay_ms: u64) -> Result<Arc<dyn PartitionCircuit>, 
             "synth_delay_ms is at most 60000, got {delay_ms}"
         )));
     }
+    fn paced_as<C>(c: C, delay_ms: u64, fail_while: Option<&str>) -> Paced<C> {
+        let p = Paced::new(c, delay_ms);
+        match fail_while {
+            Some(f) => p.fail_while(f.into()),
+            None => p,
+        }
+    }
     Ok(match c {
-        BuiltinCircuit::Synthetic(c) => Arc::new(crate::testing::Paced::new(c, delay_ms)),
-        BuiltinCircuit::Mimc(c) => Arc::new(crate::testing::Paced::new(c, delay_ms)),
+        BuiltinCircuit::Synthetic(c) => Arc::new(paced_as(c, delay_ms, fail_while)),
+        BuiltinCircuit::Mimc(c) => Arc::new(paced_as(c, delay_ms, fail_while)),
     })
 }
 
 #[cfg(not(feature = "test-util"))]
-fn paced(c: BuiltinCircuit, delay_ms: u64) -> Result<Arc<dyn PartitionCircuit>, KindError> {
-    if delay_ms != 0 {
+fn paced(
+    c: BuiltinCircuit,
+    delay_ms: u64,
+    fail_while: Option<&str>,
+) -> Result<Arc<dyn PartitionCircuit>, KindError> {
+    if delay_ms != 0 || fail_while.is_some() {
         return Err(KindError::Invalid(
-            "synth_delay_ms is a test hook of builds with the test-util feature".into(),
+            "synth_delay_ms and fail_while are test hooks of builds with the test-util feature"
+                .into(),
         ));
     }
     Ok(c.shared())

@@ -1,13 +1,14 @@
-//! Running jobs on the engine: one lane per circuit id submits its jobs in acceptance order
-//! (key first; a Filecoin job built on a blocking thread), a task per job turns the engine's
-//! outcome into proof bytes (a Filecoin proof verified first); and resuming the journal's
-//! unfinished jobs after a restart (their request bytes parsed again).
+//! Running jobs on the engine: a task per job makes it ready (its key loaded; a Filecoin job
+//! built on a blocking thread), hands it to the engine, whose scheduler is the one queue
+//! (priority, then acceptance order, so that a WinningPoSt never waits behind another job's
+//! key load or build), and turns the engine's outcome into proof bytes (a Filecoin proof
+//! verified first); and resuming the journal's unfinished jobs after a restart (their request
+//! bytes parsed again).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use prost::Message;
-use tokio::sync::mpsc;
 
 use super::daemon::{now_ms, Accepted, Daemon, Outcome};
 use super::journal::{JournalError, Timings};
@@ -37,37 +38,37 @@ struct Ready {
 }
 
 impl Daemon {
-    /// Takes one circuit's accepted jobs in order: makes each ready (key loaded, Filecoin
-    /// inputs checked and built, off the executor), submits it to the engine, and leaves its
-    /// outcome to a task of its own.
-    pub(super) async fn lane(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<Accepted>) {
-        while let Some(job) = rx.recv().await {
-            let ready = match self.ready(&job).await {
-                Ok(r) => r,
-                Err(error) => {
-                    let timings = Timings {
-                        total_ms: job.since.elapsed().as_millis() as u64,
-                        ..Timings::default()
-                    };
-                    self.finish(&job.id, Outcome::Failed { error, timings })
-                        .await;
-                    continue;
-                }
-            };
-            if !self.is_live(&job.id) {
-                continue;
+    /// Runs one accepted job to its end: makes it ready (key loaded, Filecoin inputs checked
+    /// and built, off the executor), submits it to the engine at its acceptance place, waits
+    /// for the outcome and ends the job (unless a cancel ended it first).
+    pub(super) async fn run(self: Arc<Self>, job: Accepted) {
+        let ready = match self.ready(&job).await {
+            Ok(r) => r,
+            Err(error) => {
+                let timings = Timings {
+                    total_ms: job.since.elapsed().as_millis() as u64,
+                    ..Timings::default()
+                };
+                self.finish(&job.id, Outcome::Failed { error, timings })
+                    .await;
+                return;
             }
-            let Ready {
-                request,
-                finish,
-                load_ms,
-                lease,
-            } = ready;
-            let ticket = self.engine.submit(request.with_priority(job.spec.priority));
-            job.engine_job.store(ticket.id, Ordering::SeqCst);
-            let me = self.clone();
-            tokio::spawn(async move { me.run(job, ticket, finish, load_ms, lease).await });
+        };
+        if !self.is_live(&job.id) {
+            return;
         }
+        let Ready {
+            request,
+            finish,
+            load_ms,
+            lease,
+        } = ready;
+        let request = request
+            .with_priority(job.spec.priority)
+            .with_arrival(job.seq);
+        let ticket = self.engine.submit(request);
+        job.engine_job.store(ticket.id, Ordering::SeqCst);
+        self.proved(job, ticket, finish, load_ms, lease).await;
     }
 
     /// The engine request of `job` and how to finish it.
@@ -106,8 +107,8 @@ impl Daemon {
     }
 
     /// Waits for job `job`'s engine outcome and ends it (unless a cancel ended it first).
-    async fn run(
-        self: Arc<Self>,
+    async fn proved(
+        &self,
         job: Accepted,
         ticket: JobTicket,
         finish: Finish,
@@ -158,10 +159,15 @@ impl Daemon {
             let parsed = SubmitProofRequest::decode(u.request.as_slice())
                 .map_err(|e| e.to_string())
                 .and_then(|req| kinds::parse(&req).map_err(|e| e.to_string()));
+            let mut record = u.record;
+            // Journaled before ids and request ids were told apart: the id was the request id.
+            if record.request_id.is_empty() {
+                record.request_id = u.id.clone();
+            }
             match parsed {
-                Ok(spec) => self.start(u.id, spec, u.record),
+                Ok(spec) => self.start(u.id, spec, record),
                 Err(why) => {
-                    let mut r = u.record;
+                    let mut r = record;
                     r.state = super::journal::JobState::Failed;
                     r.error = Some(format!(
                         "after a restart the request no longer parses: {why}"

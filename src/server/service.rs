@@ -84,11 +84,11 @@ impl ProvingEngine for Service {
         request: Request<AwaitProofRequest>,
     ) -> Result<Response<AwaitProofResponse>, Status> {
         let req = request.into_inner();
-        let outcome = self
+        let (id, outcome) = self
             .daemon
             .wait(&req.job_id, timeout_of(req.timeout_ms))
             .await?;
-        Ok(Response::new(answer(&req.job_id, outcome)))
+        Ok(Response::new(answer(&id, outcome)))
     }
 
     async fn prove(
@@ -100,7 +100,7 @@ impl ProvingEngine for Service {
             .submit
             .ok_or_else(|| Status::invalid_argument("ProveRequest.submit is missing"))?;
         let (id, _) = self.daemon.submit(submit).await?;
-        let outcome = self.daemon.wait(&id, None).await?;
+        let (id, outcome) = self.daemon.wait(&id, None).await?;
         Ok(Response::new(ProveResponse {
             result: Some(answer(&id, outcome)),
         }))

@@ -19,7 +19,13 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROTO_DIR = os.path.join(ROOT, "proto")
+# --curio-proto: stubs from Curio's own definitions (tests/python/curio), without baton's
+# extensions, as Curio's client has them; else from baton's .proto.
+CURIO_PROTO = "--curio-proto" in sys.argv
+PROTO_DIR = os.path.join(ROOT, "tests/python/curio") if CURIO_PROTO else os.path.join(ROOT, "proto")
+# baton's built-in kinds, by number: Curio's definitions do not name them (proto3 enums are open).
+BATON_SYNTHETIC = 1001
+BATON_MIMC = 1002
 
 
 def load_stubs():
@@ -35,7 +41,7 @@ def load_stubs():
         "protoc", f"-I{PROTO_DIR}", f"-I{include}", f"--python_out={out}",
         f"--grpc_python_out={out}", os.path.join(PROTO_DIR, "cuzk/v1/proving.proto"),
     ])
-    assert rc == 0, f"grpcio-tools failed on our .proto (exit {rc})"
+    assert rc == 0, f"grpcio-tools failed on {PROTO_DIR} (exit {rc})"
     sys.path.insert(0, out)
     from cuzk.v1 import proving_pb2, proving_pb2_grpc
     return proving_pb2, proving_pb2_grpc
@@ -54,13 +60,16 @@ def channel(addr):
     ])
 
 
-def builtin(constraints=1024, seed=1, partitions=1, delay_ms=0, kind=None, priority=0, rid=""):
+def builtin(constraints=1024, seed=1, partitions=1, delay_ms=0, kind=None, priority=0, rid="",
+            fail_while=None):
     body = {"constraints": constraints, "seed": seed, "partitions": partitions}
     if delay_ms:
         body["synth_delay_ms"] = delay_ms
+    if fail_while:
+        body["fail_while"] = fail_while
     return pb.SubmitProofRequest(
         request_id=rid,
-        proof_kind=kind if kind is not None else pb.BATON_SYNTHETIC,
+        proof_kind=kind if kind is not None else BATON_SYNTHETIC,
         priority=priority,
         vanilla_proof=json.dumps(body).encode(),
     )
@@ -89,7 +98,9 @@ def until_running(stub, seconds=120):
     deadline = time.time() + seconds
     while True:
         st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
-        if st.ledger_charged_bytes > 0 and sum(q.in_progress for q in st.queues) >= 1:
+        # Curio's definitions have no ledger fields (a baton extension): in progress is enough.
+        charged = st.ledger_charged_bytes if hasattr(st, "ledger_charged_bytes") else 1
+        if charged > 0 and sum(q.in_progress for q in st.queues) >= 1:
             return st
         assert time.time() < deadline, f"nothing started: {st}"
         time.sleep(0.02)
@@ -120,20 +131,28 @@ def scenario_basic(stub, args, out):
     proofs = []
     # Submit + Await.
     sub = stub.SubmitProof(builtin(seed=11, partitions=2, rid="basic-submit"), timeout=CALL_TIMEOUT)
-    assert sub.job_id == "basic-submit", sub.job_id
+    assert sub.job_id.startswith("basic-submit#"), sub.job_id
     res = stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id), timeout=CALL_TIMEOUT)
     proofs.append({"job": sub.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 11,
                    "partitions": 2, "proof": completed(res, "submit/await")})
     assert res.total_ms >= res.srs_load_ms
-    # The same request id with the same request: the same job, the same bytes.
+    assert res.job_id == sub.job_id, res.job_id
+    # The same request id with the same request: the same (completed) job, the same bytes.
     again = stub.SubmitProof(builtin(seed=11, partitions=2, rid="basic-submit"), timeout=CALL_TIMEOUT)
     assert again.job_id == sub.job_id
     res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id), timeout=CALL_TIMEOUT)
     assert res2.proof == res.proof, "answered twice with different bytes"
-    expect_error(grpc.StatusCode.ALREADY_EXISTS, stub.SubmitProof,
-                 builtin(seed=12, rid="basic-submit"), needle="basic-submit")
+    # The same request id with another request: a job of its own, with its own proof.
+    other = stub.SubmitProof(builtin(seed=12, rid="basic-submit"), timeout=CALL_TIMEOUT)
+    assert other.job_id != sub.job_id and other.job_id.startswith("basic-submit#"), other.job_id
+    res3 = stub.AwaitProof(pb.AwaitProofRequest(job_id=other.job_id), timeout=CALL_TIMEOUT)
+    proofs.append({"job": other.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 12,
+                   "partitions": 1, "proof": completed(res3, "same id, other request")})
+    # Awaited by its request id once every job under it ended: the newest one.
+    by_rid = stub.AwaitProof(pb.AwaitProofRequest(job_id="basic-submit"), timeout=CALL_TIMEOUT)
+    assert by_rid.job_id == other.job_id and by_rid.proof == res3.proof, by_rid.job_id
     # Prove, MiMC kind, daemon-chosen id.
-    pr = stub.Prove(pb.ProveRequest(submit=builtin(seed=5, kind=pb.BATON_MIMC)), timeout=CALL_TIMEOUT)
+    pr = stub.Prove(pb.ProveRequest(submit=builtin(seed=5, kind=BATON_MIMC)), timeout=CALL_TIMEOUT)
     proofs.append({"job": pr.result.job_id, "circuit": "mimc", "constraints": 1024, "seed": 5,
                    "partitions": 1, "proof": completed(pr.result, "prove")})
     # Preload, status, evict.
@@ -189,14 +208,14 @@ def scenario_bad_input(stub, args, out):
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
                  pb.SubmitProofRequest(vanilla_proof=b"{}"), needle="proof_kind is not set")
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
-                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC), needle="vanilla_proof is empty")
+                 pb.SubmitProofRequest(proof_kind=BATON_SYNTHETIC), needle="vanilla_proof is empty")
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
-                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, vanilla_proof=b"\x00garbage{"),
+                 pb.SubmitProofRequest(proof_kind=BATON_SYNTHETIC, vanilla_proof=b"\x00garbage{"),
                  needle="not the expected JSON")
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
                  builtin(constraints=1 << 30), needle="constraints must be within")
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.SubmitProof,
-                 pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, priority=9,
+                 pb.SubmitProofRequest(proof_kind=BATON_SYNTHETIC, priority=9,
                                        vanilla_proof=b'{"constraints":1024,"seed":1}'),
                  needle="unknown priority 9")
     expect_error(grpc.StatusCode.INVALID_ARGUMENT, stub.Prove, pb.ProveRequest(), needle="submit")
@@ -216,7 +235,7 @@ def scenario_bad_input(stub, args, out):
             assert name in details[1], details
         out.setdefault("kinds", {})[name] = details[0].name
     # Oversized: refused from the frame header, before the message is read.
-    big = pb.SubmitProofRequest(proof_kind=pb.BATON_SYNTHETIC, vanilla_proof=b"x" * (3 << 20))
+    big = pb.SubmitProofRequest(proof_kind=BATON_SYNTHETIC, vanilla_proof=b"x" * (3 << 20))
     expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, stub.SubmitProof, big,
                  needle="max_request_bytes")
     res = stub.AwaitProof(pb.AwaitProofRequest(job_id=good.job_id), timeout=CALL_TIMEOUT)
@@ -271,36 +290,147 @@ def scenario_tls(stub, args, out):
     expect_error(grpc.StatusCode.UNAVAILABLE, stub.GetStatus, pb.GetStatusRequest())
 
 
+def prove(stub, req):
+    """Prove, as Curio calls it; returns the AwaitProofResponse."""
+    return stub.Prove(pb.ProveRequest(submit=req), timeout=CALL_TIMEOUT).result
+
+
+def in_parallel(calls, stagger=0.0):
+    """Runs each zero-argument call on its own thread; returns their results in order."""
+    results = [None] * len(calls)
+    errors = []
+
+    def run(i):
+        try:
+            results[i] = calls[i]()
+        except Exception as e:  # noqa: BLE001 - reported below with its index
+            errors.append((i, e))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+        time.sleep(stagger)
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    return results
+
+
+def flag_file(args, name):
+    """A file beside the result whose existence makes `fail_while` jobs fail."""
+    return os.path.join(os.path.dirname(os.path.abspath(args.out)), name)
+
+
 def scenario_restart_before(stub, args, out):
-    """One job finished, one running, two queued; then the test SIGKILLs the daemon."""
-    done = stub.Prove(pb.ProveRequest(submit=builtin(seed=61, rid="r-done")), timeout=CALL_TIMEOUT)
-    jobs = {"r-done": {"seed": 61, "proof": completed(done.result, "before the kill")}}
-    for rid, seed, delay in (("r-run", 62, 4000), ("r-q1", 63, 300), ("r-q2", 64, 300)):
-        stub.SubmitProof(builtin(seed=seed, delay_ms=delay, rid=rid), timeout=CALL_TIMEOUT)
-        jobs[rid] = {"seed": seed}
+    """Jobs in every state, two of them under one request id, one failed; then the test
+    SIGKILLs the daemon."""
+    done = prove(stub, builtin(seed=61, rid="r-done"))
+    jobs = {done.job_id: {"rid": "r-done", "seed": 61, "delay": 0,
+                          "proof": completed(done, "before the kill")}}
+    flag = flag_file(args, "restart-fail.flag")
+    open(flag, "w").close()
+    failed = prove(stub, builtin(seed=67, rid="r-fail", fail_while=flag))
+    assert failed.status == pb.AwaitProofResponse.FAILED, failed
+    jobs[failed.job_id] = {"rid": "r-fail", "seed": 67, "delay": 0, "failed": flag}
+    for rid, seed, delay in (("r-run", 62, 4000), ("r-q1", 63, 300), ("r-q2", 64, 300),
+                             ("r-shared", 65, 300), ("r-shared", 66, 300)):
+        sub = stub.SubmitProof(builtin(seed=seed, delay_ms=delay, rid=rid), timeout=CALL_TIMEOUT)
+        assert sub.job_id not in jobs, f"{sub.job_id} given twice"
+        jobs[sub.job_id] = {"rid": rid, "seed": seed, "delay": delay}
     until_running(stub)
-    r = stub.AwaitProof(pb.AwaitProofRequest(job_id="r-q2", timeout_ms=50), timeout=CALL_TIMEOUT)
+    last = [j for j, v in jobs.items() if v["seed"] == 66][0]
+    r = stub.AwaitProof(pb.AwaitProofRequest(job_id=last, timeout_ms=50), timeout=CALL_TIMEOUT)
     assert r.status == pb.AwaitProofResponse.TIMEOUT, r.status
     out["jobs"] = jobs
 
 
 def scenario_restart_after(stub, args, out):
-    """After the restart: every job finishes, the finished proof is served unchanged."""
+    """After the restart: every job finishes with the proof of its own request, the finished
+    proof is served unchanged, and the failed request runs again when it is sent again."""
     with open(args.prev) as f:
         jobs = json.load(f)["jobs"]
     proofs = []
-    for rid, j in jobs.items():
-        res = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=CALL_TIMEOUT)
-        hexproof = completed(res, f"{rid} after the restart")
+    for jid, j in jobs.items():
+        req = builtin(seed=j["seed"], delay_ms=j["delay"], rid=j["rid"])
+        if "failed" in j:
+            res = stub.AwaitProof(pb.AwaitProofRequest(job_id=jid), timeout=CALL_TIMEOUT)
+            assert res.status == pb.AwaitProofResponse.FAILED, (jid, res.status)
+            os.remove(j["failed"])
+            retry = prove(stub, builtin(seed=j["seed"], rid=j["rid"], fail_while=j["failed"]))
+            assert retry.job_id != jid, "a failed job was replayed to its retry"
+            proofs.append({"job": retry.job_id, "circuit": "synthetic", "constraints": 1024,
+                           "seed": j["seed"], "partitions": 1,
+                           "proof": completed(retry, f"{jid} retried after the restart")})
+            continue
+        res = stub.AwaitProof(pb.AwaitProofRequest(job_id=jid), timeout=CALL_TIMEOUT)
+        hexproof = completed(res, f"{jid} after the restart")
+        assert res.job_id == jid, (res.job_id, jid)
         if "proof" in j:
-            assert hexproof == j["proof"], f"{rid} answered twice with different bytes"
-        again = stub.SubmitProof(builtin(seed=j["seed"], delay_ms=0 if rid == "r-done" else
-                                         {"r-run": 4000}.get(rid, 300), rid=rid), timeout=CALL_TIMEOUT)
-        assert again.job_id == rid
-        res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=CALL_TIMEOUT)
-        assert res2.proof.hex() == hexproof, f"{rid}: a resubmission changed the answer"
-        proofs.append({"job": rid, "circuit": "synthetic", "constraints": 1024, "seed": j["seed"],
+            assert hexproof == j["proof"], f"{jid} answered twice with different bytes"
+        again = stub.SubmitProof(req, timeout=CALL_TIMEOUT)
+        assert again.job_id == jid, (again.job_id, jid)
+        res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id=jid), timeout=CALL_TIMEOUT)
+        assert res2.proof.hex() == hexproof, f"{jid}: a resubmission changed the answer"
+        proofs.append({"job": jid, "circuit": "synthetic", "constraints": 1024, "seed": j["seed"],
                        "partitions": 1, "proof": hexproof})
+    out["proofs"] = proofs
+
+
+def scenario_curio(stub, args, out):
+    """Curio's request semantics through Curio's own definitions, calling only Prove as
+    Curio does: a request id is a label, a job's identity is its payload."""
+    proofs = []
+
+    def keep(r, seed, what):
+        proofs.append({"job": r.job_id, "circuit": "synthetic", "constraints": 1024,
+                       "seed": seed, "partitions": 1, "proof": completed(r, what)})
+
+    # A reorg: the same sector's PoRep again under its old id, with a new seed.
+    a = prove(stub, builtin(seed=201, rid="porep-1000-7"))
+    b = prove(stub, builtin(seed=202, rid="porep-1000-7"))
+    keep(a, 201, "porep before the reorg")
+    keep(b, 202, "porep after the reorg")
+    assert a.job_id != b.job_id and a.proof != b.proof, "the reorged PoRep got the old proof"
+    # A retry after a failure runs again (never replays the failure), and proves once the
+    # cause is gone.
+    flag = flag_file(args, "curio-fail.flag")
+    open(flag, "w").close()
+    failing = builtin(seed=203, rid="porep-1000-8", fail_while=flag)
+    f1 = prove(stub, failing)
+    f2 = prove(stub, failing)
+    for f in (f1, f2):
+        assert f.status == pb.AwaitProofResponse.FAILED and f.error_message, f
+    assert f1.job_id != f2.job_id, "a failed job was replayed to its retry"
+    os.remove(flag)
+    ok = prove(stub, failing)
+    assert ok.job_id not in (f1.job_id, f2.job_id)
+    keep(ok, 203, "the retry after the failures")
+    # A cancelled job is not replayed either.
+    snap = builtin(seed=204, delay_ms=1500, rid="snap-1000-9")
+    sub = stub.SubmitProof(snap, timeout=CALL_TIMEOUT)
+    stub.CancelProof(pb.CancelProofRequest(job_id=sub.job_id), timeout=CALL_TIMEOUT)
+    again = prove(stub, snap)
+    assert again.job_id != sub.job_id
+    keep(again, 204, "re-sent after a cancel")
+    # WindowPoSt partitions of one deadline: one id, as Curio formats it, different payloads,
+    # all at once; each caller gets the proof of what it sent.
+    rid = "wdpost-1000-0-[12 34 56 78 90 1 2 3]"
+    seeds = [211, 212, 213]
+    parts = in_parallel([lambda s=s: prove(stub, builtin(seed=s, delay_ms=300, rid=rid,
+                                                          priority=pb.HIGH))
+                         for s in seeds])
+    assert len({p.job_id for p in parts}) == 3, [p.job_id for p in parts]
+    for s, p in zip(seeds, parts):
+        keep(p, s, f"WindowPoSt partition seed {s}")
+    # The same bytes while the first call runs: one job, both callers answered with it.
+    win = builtin(seed=221, delay_ms=1500, rid="winpost-1000-0011223344556677")
+    pair = in_parallel([lambda: prove(stub, win), lambda: prove(stub, win)], stagger=0.3)
+    assert pair[0].job_id == pair[1].job_id, [p.job_id for p in pair]
+    assert pair[0].proof == pair[1].proof
+    keep(pair[0], 221, "WinningPoSt sent twice at once")
+    # Sent again once it completed: the same proof, served from the journal.
+    served = prove(stub, win)
+    assert served.job_id == pair[0].job_id and served.proof == pair[0].proof
     out["proofs"] = proofs
 
 
@@ -458,7 +588,7 @@ def scenario_filecoin_before(stub, args, out):
     assert k.size_bytes > (500 << 20) and k.ref_count == 0, k
     # The job: running, its key in use and not evictable.
     sub = stub.SubmitProof(porep(fil, rid="fil-porep"), timeout=CALL_TIMEOUT)
-    assert sub.job_id == "fil-porep", sub
+    assert sub.job_id.startswith("fil-porep#"), sub
     until_running(stub, seconds=300)
     k = keys_of(stub)["porep-2k"]
     assert k.ref_count >= 1, k
@@ -513,7 +643,7 @@ def scenario_filecoin_after(stub, args, out):
     proof = completed(res, "PoRep C2 after the restart")
     assert len(res.proof) == 192, len(res.proof)
     again = stub.SubmitProof(porep(fil, rid="fil-porep"), timeout=CALL_TIMEOUT)
-    assert again.job_id == "fil-porep"
+    assert again.job_id == res.job_id, (again.job_id, res.job_id)
     res2 = stub.AwaitProof(pb.AwaitProofRequest(job_id="fil-porep"), timeout=CALL_TIMEOUT)
     assert res2.proof == res.proof, "answered twice with different bytes"
     out["porep"] = proof
@@ -553,6 +683,7 @@ SCENARIOS = {
     "cancel": scenario_cancel,
     "filecoin_before": scenario_filecoin_before,
     "filecoin_after": scenario_filecoin_after,
+    "curio": scenario_curio,
 }
 
 
@@ -567,6 +698,8 @@ def main():
     p.add_argument("--prev", default="")
     p.add_argument("--pid", default="")
     p.add_argument("--fil", default="")
+    p.add_argument("--curio-proto", action="store_true",
+                   help="stubs from Curio's own definitions (tests/python/curio)")
     args = p.parse_args()
     ch = channel(args.grpc)
     stub = pbg.ProvingEngineStub(ch)

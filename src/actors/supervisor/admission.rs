@@ -51,14 +51,19 @@ impl Admission {
         }
     }
 
-    /// Queues partitions `0..n` of `job` at `priority`; returns how many wait ahead of them.
+    /// Queues partitions `0..n` of `job` at `priority`, by `arrival` within it when stated;
+    /// returns how many wait ahead of them.
     pub(super) fn push_job(
         &mut self,
         job: u64,
         priority: Priority,
         n: usize,
+        arrival: Option<u64>,
     ) -> Result<usize, SchedulerError> {
-        self.scheduler.submit(job, priority, n)
+        match arrival {
+            Some(a) => self.scheduler.submit_at(job, priority, n, a),
+            None => self.scheduler.submit(job, priority, n),
+        }
     }
 
     /// A started partition failed: the scheduler retries it (front of its level) or fails its
