@@ -71,6 +71,10 @@ pub struct Config {
     pub slots: Option<usize>,
     /// Synthesis threads.
     pub synthesis_workers: usize,
+    /// Synthesis threads (and ledger slots) kept for CRITICAL jobs on top of
+    /// `synthesis_workers` (`synthesis.critical_workers`, default 1; 0: none kept), so that a
+    /// WinningPoSt never waits for another job's synthesis to end.
+    pub critical_workers: usize,
     /// Synthesize through recorded R1CS (`synthesis.compiled`, default on): the first
     /// synthesis of a key's circuit records it, later ones run witness-only (`compiled`).
     pub compiled: bool,
@@ -109,6 +113,7 @@ impl Default for Config {
             policy: Policy::Ledger,
             slots: None,
             synthesis_workers: cores.clamp(1, 16),
+            critical_workers: 1,
             compiled: true,
             gpu_devices: vec![0],
             backend: BackendChoice::Auto,
@@ -213,6 +218,9 @@ impl Config {
         let synthesis = raw.synthesis.unwrap_or_default();
         if let Some(w) = synthesis.workers {
             c.synthesis_workers = count("synthesis.workers", &w, 1)?;
+        }
+        if let Some(w) = synthesis.critical_workers {
+            c.critical_workers = count("synthesis.critical_workers", &w, 0)?;
         }
         if let Some(v) = synthesis.compiled {
             c.compiled = flag(&v).map_err(|e| invalid("synthesis.compiled", e))?;
@@ -324,14 +332,15 @@ impl Config {
     }
 
     /// The slot count for this configuration: explicit, or by policy (decided by
-    /// [`ledger::effective_slots`](crate::ledger::effective_slots)).
+    /// [`ledger::effective_slots`](crate::ledger::effective_slots)), plus the slots kept for
+    /// CRITICAL jobs (`critical_workers`).
     pub fn effective_slots(&self) -> usize {
         effective_slots(
             self.slots,
             self.policy,
             self.synthesis_workers,
             self.gpu_devices.len(),
-        )
+        ) + self.critical_workers
     }
 }
 

@@ -24,7 +24,7 @@ use resident::ResidentKeys;
 
 pub use budget::{
     auto_budget_bytes, available_memory_bytes, effective_slots, fits_host, plan_budget, BudgetPlan,
-    KeyBudget, LOOKAHEAD_PER_DEVICE,
+    KeyBudget, Reserve, LOOKAHEAD_PER_DEVICE,
 };
 pub use error::LedgerError;
 pub use grant::{Grant, GrantId, GrantWatch, LostGrant};
@@ -207,14 +207,27 @@ impl Ledger {
     /// slot or for bytes; `Err` means it can never be granted (see [`Ledger::admit`]).
     /// Needs a free slot, and under an enforcing policy charged + footprint ≤ budget.
     pub fn try_grant(&mut self, footprint: &Footprint) -> Result<Option<Grant>, LedgerError> {
+        self.try_grant_leaving(footprint, Reserve::NONE)
+    }
+
+    /// [`try_grant`](Self::try_grant) that also leaves `reserve` free after the grant (the
+    /// slots and bytes kept for more urgent work): a footprint that fits only by using the
+    /// reserve waits.
+    pub fn try_grant_leaving(
+        &mut self,
+        footprint: &Footprint,
+        reserve: Reserve,
+    ) -> Result<Option<Grant>, LedgerError> {
         self.admit(footprint)?;
-        if self.free_slots == 0 {
+        if self.free_slots <= reserve.slots {
             return Ok(None);
         }
         let Some(charged_bytes) = self.charged_bytes.checked_add(footprint.total_bytes()) else {
             return Ok(None);
         };
-        if self.config.policy.enforces_budget() && charged_bytes > self.grantable_bytes() {
+        if self.config.policy.enforces_budget()
+            && charged_bytes.saturating_add(reserve.bytes) > self.grantable_bytes()
+        {
             return Ok(None);
         }
         let id = GrantId(self.next_id);

@@ -144,7 +144,10 @@ fn panicking_synthesis_is_restarted_and_its_partition_retried() {
         synthesis: counted(synthesis.factory(), built.clone()),
         ..cpu_stages()
     };
-    let engine = Engine::start_with(config(64 << 20, workers, None, 3), stages).expect("start");
+    let cfg = config(64 << 20, workers, None, 3);
+    // The pool has the worker kept for CRITICAL jobs too.
+    let threads = workers + cfg.critical_workers;
+    let engine = Engine::start_with(cfg, stages).expect("start");
     let cs = circuits(200..204);
     let proofs = engine
         .prove_blocking(Request::new(pk.clone(), cs.clone()))
@@ -153,12 +156,12 @@ fn panicking_synthesis_is_restarted_and_its_partition_retried() {
     assert_eq!(calls.load(Ordering::SeqCst), cs.len() + 1, "one retry");
     // The panicked actor is rebuilt right after its handler returns; give it a moment.
     let until = Instant::now() + Duration::from_secs(5);
-    while built.load(Ordering::SeqCst) < workers + 1 && Instant::now() < until {
+    while built.load(Ordering::SeqCst) < threads + 1 && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(
         built.load(Ordering::SeqCst),
-        workers + 1,
+        threads + 1,
         "each worker built once, plus one restart"
     );
     wait_settled(&engine);

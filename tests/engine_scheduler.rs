@@ -20,7 +20,13 @@ fn paced(seed: u64, ms: u64) -> Paced<Synthetic> {
 
 #[test]
 fn a_critical_request_overtakes_the_waiting_low_ones_and_low_stays_fifo() {
-    let engine = Engine::start(config(1 << 30, 1, None, 3)).expect("start");
+    // No worker kept for CRITICAL: the queue order alone is under test here (the reserve is,
+    // in a_critical_job_never_waits_for_another_jobs_synthesis).
+    let cfg = baton::Config {
+        critical_workers: 0,
+        ..config(1 << 30, 1, None, 3)
+    };
+    let engine = Engine::start(cfg).expect("start");
     let pk = key();
     let ends: Arc<Mutex<Vec<(Instant, &str)>>> = Arc::default();
     let mut tickets = Vec::new();
@@ -57,6 +63,53 @@ fn a_critical_request_overtakes_the_waiting_low_ones_and_low_stays_fifo() {
     );
     wait_settled(&engine);
     engine.shutdown_blocking();
+}
+
+/// A CRITICAL job arriving while every ordinary worker synthesizes a long partition: with a
+/// worker (and slot) kept for CRITICAL it proves at once, without it it waits for that
+/// synthesis to end.
+#[test]
+fn a_critical_job_never_waits_for_another_jobs_synthesis() {
+    let run = |critical_workers: usize| {
+        let cfg = baton::Config {
+            critical_workers,
+            ..config(1 << 30, 1, None, 3)
+        };
+        let engine = Engine::start(cfg).expect("start");
+        let pk = key();
+        let normal = engine.submit(Request::new(pk.clone(), vec![paced(1, 1500), paced(2, 10)]));
+        wait_for(&engine, Duration::from_secs(10), |st| {
+            st.jobs
+                .iter()
+                .any(|j| j.partitions[0] == PartitionState::At(baton::ledger::Stage::Synthesizing))
+        });
+        let urgent = vec![Synthetic::new(support::CONSTRAINTS, 9)];
+        let sent = Instant::now();
+        let critical = engine
+            .submit(Request::new(pk.clone(), urgent.clone()).with_priority(Priority::Critical));
+        let report = critical.blocking_outcome().expect("proved");
+        let critical_done = Instant::now();
+        check_proofs(&pk, &report.proofs, &urgent);
+        normal.blocking_outcome().expect("proved");
+        let normal_done = Instant::now();
+        wait_settled(&engine);
+        engine.shutdown_blocking();
+        (
+            critical_done.duration_since(sent),
+            critical_done < normal_done,
+        )
+    };
+    let (latency, first) = run(1);
+    assert!(first, "the CRITICAL job ended after the NORMAL one");
+    assert!(
+        latency < Duration::from_millis(1200),
+        "CRITICAL waited {latency:?}: it should not wait for the 1.5 s synthesis"
+    );
+    let (latency, _) = run(0);
+    assert!(
+        latency >= Duration::from_millis(700),
+        "without a reserve CRITICAL waits for the worker ({latency:?})"
+    );
 }
 
 #[test]

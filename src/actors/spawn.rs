@@ -19,7 +19,7 @@ pub(crate) fn spawn_actors(
     parts: SupervisorParts,
     metrics: Metrics,
 ) -> Addr<Supervisor> {
-    let workers = cfg.synthesis_workers;
+    let workers = cfg.synthesis_workers + cfg.critical_workers;
     let devices = cfg.gpu_devices.len();
     let bg2_workers = cfg.bg2_workers;
     Supervisor::create(move |ctx| {

@@ -35,8 +35,10 @@ use crate::status::{EngineError, EngineStatus, JobReport, JobStatus, PartitionSt
 pub struct SupervisorParts {
     /// The ledger (budget, slots, policy).
     pub ledger: Ledger,
-    /// Synthesis workers (concurrent synthesize calls).
+    /// Synthesis workers (concurrent synthesize calls), the CRITICAL ones included.
     pub synthesis_workers: usize,
+    /// Workers (and ledger slots) kept for CRITICAL partitions.
+    pub critical_workers: usize,
     /// Attempts per partition for retryable failures.
     pub retry_attempts: u32,
     /// Metrics.
@@ -142,7 +144,11 @@ impl Supervisor {
         Supervisor {
             ledger: parts.ledger,
             jobs: HashMap::new(),
-            admission: Admission::new(parts.synthesis_workers, parts.retry_attempts),
+            admission: Admission::new(
+                parts.synthesis_workers,
+                parts.critical_workers,
+                parts.retry_attempts,
+            ),
             grants: HashMap::new(),
             synthesis: None,
             gpu: None,
@@ -363,6 +369,9 @@ impl Handler<Submit> for Supervisor {
         }
         let n = request.circuits.len();
         let priority = request.priority();
+        if priority == Priority::Critical {
+            self.admission.note_critical(footprint.total_bytes());
+        }
         if let Err(e) = self.admission.push_job(id, priority, n, request.arrival()) {
             self.ledger.unuse_key(key);
             let _ = reply.send(Err(EngineError::Rejected(e.to_string())));

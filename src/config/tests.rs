@@ -36,14 +36,22 @@ fn toml_and_env_are_read_and_validated() {
     assert_eq!(c.budget_bytes, Some(2 << 30));
     assert_eq!(c.policy, Policy::HoldUntilDelivered);
     assert_eq!(c.synthesis_workers, 3);
-    assert_eq!(c.effective_slots(), 3);
+    assert_eq!(c.effective_slots(), 4, "workers + the CRITICAL one");
     let c = Config {
         policy: Policy::Ledger,
         synthesis_workers: 10,
         gpu_devices: vec![0, 1],
         ..c
     };
-    assert_eq!(c.effective_slots(), 14, "workers + 2 per device");
+    assert_eq!(c.effective_slots(), 15, "workers + 2 per device + CRITICAL");
+    let none = Config {
+        critical_workers: 0,
+        ..c.clone()
+    };
+    assert_eq!(none.effective_slots(), 14, "nothing kept for CRITICAL");
+    let c = Config::from_toml("[synthesis]\ncritical_workers = 0\n").expect("valid");
+    assert_eq!(c.critical_workers, 0);
+    assert!(Config::from_toml("[synthesis]\ncritical_workers = \"x\"\n").is_err());
 
     let env = vec![
         ("BATON_BG2_WORKERS".to_string(), "2".to_string()),

@@ -137,6 +137,21 @@ pub fn available_memory_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Slots and bytes a grant must leave free (kept for more urgent work: see
+/// [`Ledger::try_grant_leaving`](super::Ledger::try_grant_leaving)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reserve {
+    /// Free slots to leave.
+    pub slots: usize,
+    /// Grantable bytes to leave.
+    pub bytes: u64,
+}
+
+impl Reserve {
+    /// Nothing kept.
+    pub const NONE: Reserve = Reserve { slots: 0, bytes: 0 };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

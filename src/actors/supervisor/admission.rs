@@ -3,8 +3,13 @@
 //! FIFO within a level, retries in front), the fit from the ledger, and the head starts when a
 //! synthesis worker is idle and the ledger grants its footprint. A head that does not fit waits:
 //! a lower level never overtakes a higher one.
+//!
+//! CRITICAL work (WinningPoSt, due within one epoch) has a reserve: `critical_workers` idle
+//! workers, as many ledger slots, and the bytes of the largest CRITICAL partition seen so far,
+//! which no other level may take. So a CRITICAL job never waits for another job's synthesis to
+//! end, only for the partitions already granted ahead of it on the device path.
 
-use crate::ledger::{Footprint, Grant, Ledger, LedgerError};
+use crate::ledger::{Footprint, Grant, Ledger, LedgerError, Reserve};
 use crate::messages::PartRef;
 use crate::scheduler::{Cancelled, Failure, Finished, Priority, Scheduler, SchedulerError, Ticket};
 
@@ -40,14 +45,40 @@ fn part(t: Ticket) -> PartRef {
 pub(super) struct Admission {
     scheduler: Scheduler,
     idle_workers: usize,
+    /// Workers (and slots) only CRITICAL partitions may take.
+    critical_workers: usize,
+    /// Bytes only CRITICAL partitions may take: the largest CRITICAL footprint seen.
+    critical_bytes: u64,
 }
 
 impl Admission {
-    /// No job yet, `workers` idle workers, `max_attempts` attempts per partition.
-    pub(super) fn new(workers: usize, max_attempts: u32) -> Self {
+    /// No job yet, `workers` idle workers of which `critical_workers` (with as many ledger
+    /// slots) are kept for CRITICAL partitions, `max_attempts` attempts per partition.
+    pub(super) fn new(workers: usize, critical_workers: usize, max_attempts: u32) -> Self {
         Admission {
             scheduler: Scheduler::new(max_attempts),
             idle_workers: workers,
+            critical_workers: critical_workers.min(workers),
+            critical_bytes: 0,
+        }
+    }
+
+    /// A CRITICAL job of per-partition footprint `bytes` arrived: from now on the reserve
+    /// holds at least that much (while a reserve is kept at all).
+    pub(super) fn note_critical(&mut self, bytes: u64) {
+        if self.critical_workers > 0 {
+            self.critical_bytes = self.critical_bytes.max(bytes);
+        }
+    }
+
+    /// What a partition of level `priority` must leave free.
+    fn reserve_for(&self, priority: Option<Priority>) -> Reserve {
+        match priority {
+            Some(Priority::Critical) => Reserve::NONE,
+            _ => Reserve {
+                slots: self.critical_workers,
+                bytes: self.critical_bytes,
+            },
         }
     }
 
@@ -121,7 +152,11 @@ impl Admission {
                 self.scheduler.cancel(head.job);
                 continue;
             };
-            return match ledger.try_grant(&fp) {
+            let reserve = self.reserve_for(self.scheduler.priority_of(head.job));
+            if self.idle_workers <= reserve.slots {
+                break;
+            }
+            return match ledger.try_grant_leaving(&fp, reserve) {
                 Ok(Some(grant)) => {
                     self.scheduler.pop();
                     self.idle_workers -= 1;
