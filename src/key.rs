@@ -235,6 +235,19 @@ impl VerifyingKey {
     }
 }
 
+/// Bytes at the head of a `.params` file up to the verifying key's IC count: its six fixed
+/// points and the count.
+pub(crate) const VK_HEAD_BYTES: usize = 3 * G1_BYTES + 3 * G2_BYTES + 4;
+
+/// Bytes of the verifying key at the head of a `.params` file whose first bytes are `head`
+/// (the fixed points, the IC count and the IC points); `None` when `head` is shorter than
+/// [`VK_HEAD_BYTES`].
+pub(crate) fn vk_bytes(head: &[u8]) -> Option<usize> {
+    let count = head.get(VK_HEAD_BYTES - 4..VK_HEAD_BYTES)?;
+    let n = u32::from_be_bytes(count.try_into().ok()?) as usize;
+    n.checked_mul(G1_BYTES)?.checked_add(VK_HEAD_BYTES)
+}
+
 fn len_u32(n: usize) -> Result<u32> {
     u32::try_from(n).map_err(|_| Error::LengthMismatch {
         what: "query length vs u32",
