@@ -64,7 +64,7 @@ pub struct ProvingKey {
     /// v(τ) in G2 for the variables present in B.
     pub b_g2: Vec<G2Affine>,
     id: u64,
-    /// The file it was read from, if any (its circuit's recording is kept beside it).
+    /// The file it was read from, if any (its circuit's recording is named by it: `key_files`).
     path: Option<std::path::PathBuf>,
 }
 
@@ -123,7 +123,8 @@ impl ProvingKey {
     }
 
     /// Remembers `path` as the file this key was read from (for readers other than
-    /// [`ProvingKey::read_with`]): its circuit's recording is kept beside it.
+    /// [`ProvingKey::read_with`]): its circuit's recording is kept under baton's cache, named
+    /// by that file ([`crate::compiled::cache_path`]).
     pub(crate) fn with_path(mut self, path: &Path) -> Self {
         self.path = Some(path.to_path_buf());
         self
