@@ -64,7 +64,7 @@ pub struct ProvingKey {
     /// v(τ) in G2 for the variables present in B.
     pub b_g2: Vec<G2Affine>,
     id: u64,
-    /// The file it was read from, if any (its circuit's recording is kept beside it).
+    /// The file it was read from, if any (its circuit's recording is named by it: `key_files`).
     path: Option<std::path::PathBuf>,
 }
 
@@ -123,7 +123,8 @@ impl ProvingKey {
     }
 
     /// Remembers `path` as the file this key was read from (for readers other than
-    /// [`ProvingKey::read_with`]): its circuit's recording is kept beside it.
+    /// [`ProvingKey::read_with`]): its circuit's recording is kept under baton's cache, named
+    /// by that file ([`crate::compiled::cache_path`]).
     pub(crate) fn with_path(mut self, path: &Path) -> Self {
         self.path = Some(path.to_path_buf());
         self
@@ -233,6 +234,19 @@ impl VerifyingKey {
         }
         .vk()
     }
+}
+
+/// Bytes at the head of a `.params` file up to the verifying key's IC count: its six fixed
+/// points and the count.
+pub(crate) const VK_HEAD_BYTES: usize = 3 * G1_BYTES + 3 * G2_BYTES + 4;
+
+/// Bytes of the verifying key at the head of a `.params` file whose first bytes are `head`
+/// (the fixed points, the IC count and the IC points); `None` when `head` is shorter than
+/// [`VK_HEAD_BYTES`].
+pub(crate) fn vk_bytes(head: &[u8]) -> Option<usize> {
+    let count = head.get(VK_HEAD_BYTES - 4..VK_HEAD_BYTES)?;
+    let n = u32::from_be_bytes(count.try_into().ok()?) as usize;
+    n.checked_mul(G1_BYTES)?.checked_add(VK_HEAD_BYTES)
 }
 
 fn len_u32(n: usize) -> Result<u32> {

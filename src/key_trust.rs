@@ -1,12 +1,15 @@
-//! Reading a key file with the full point check once, then trusting it: a small record beside
-//! the file (or, where that directory is read-only, under baton's cache) remembers the file's
+//! Reading a key file with the full point check once, then trusting it: a small record under
+//! baton's cache (`checked-keys/`, named by the key file's path, size and verifying key:
+//! `key_files`; never beside the key, whose directory lotus and curio own) remembers the file's
 //! identity (length, modification time, inode, device) and a digest of its content. A later read
-//! whose identity matches skips every check; a copy or a touched file whose digest matches skips
-//! the point check and refreshes the record; anything else is checked again in full.
+//! whose identity matches skips every check; a touched or rewritten file whose digest matches
+//! skips the point check and refreshes the record; anything else is checked again in full. A
+//! record an earlier version left beside the key (or under its older name in the cache) is read
+//! once and moved.
 //!
 //! The record trusts the file system: whoever can rewrite the key and restore its modification
 //! time could also rewrite the record. It guards against corrupt and swapped files, not against
-//! someone with write access to the parameter cache.
+//! someone with write access to the parameter cache or to baton's cache.
 
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
@@ -17,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::Result;
 use crate::key::{Check, ProvingKey};
+use crate::key_files::{self, KeyFileKind};
 
 /// How a key read through [`read_checked_once`] came to be trusted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,14 +94,19 @@ impl Record {
     }
 }
 
-/// Where the record of `key` may live: beside it, then under baton's cache.
-fn record_paths(key: &Path) -> Vec<PathBuf> {
-    let name = key
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "key".into());
-    let mut out = vec![key.with_file_name(format!("{name}.baton-checked"))];
+/// Where the record of `key` (whose verifying key hashes to `vk`) lives.
+fn record_path(key: &Path, vk: &[u8; 32]) -> PathBuf {
+    key_files::path_for(key, vk, KeyFileKind::CheckRecord)
+}
+
+/// Where earlier versions kept it: beside the key, else under the cache by the key's path alone.
+fn old_record_paths(key: &Path) -> Vec<PathBuf> {
+    let mut out = vec![KeyFileKind::CheckRecord.old_path(key)];
     if let Some(dir) = crate::cache::cache_dir() {
+        let name = key
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "key".into());
         let full = std::fs::canonicalize(key).unwrap_or_else(|_| key.to_path_buf());
         let tag = hex::encode(&Sha256::digest(full.to_string_lossy().as_bytes())[..8]);
         out.push(dir.join("checked-keys").join(format!("{name}-{tag}")));
@@ -105,27 +114,50 @@ fn record_paths(key: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn load_record(key: &Path) -> Option<Record> {
-    record_paths(key)
-        .iter()
-        .find_map(|p| Record::parse(&std::fs::read_to_string(p).ok()?))
+fn read_record(path: &Path) -> Option<Record> {
+    Record::parse(&std::fs::read_to_string(path).ok()?)
 }
 
-/// Writes the record to the first place that takes it; a failure only costs a check next time.
-fn store_record(key: &Path, record: &Record) {
-    for path in record_paths(key) {
-        let tmp = path.with_extension("tmp");
-        let ok = path
-            .parent()
-            .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
-            && std::fs::write(&tmp, record.render()).is_ok()
-            && std::fs::rename(&tmp, &path).is_ok();
-        if ok {
-            return;
+/// The record of `key`, from its place under the cache, else from where an earlier version left
+/// it (then moved to its place; the old file is removed where the directory allows).
+fn load_record(key: &Path, vk: &[u8; 32]) -> Option<Record> {
+    let path = record_path(key, vk);
+    if let Some(r) = read_record(&path) {
+        return Some(r);
+    }
+    old_record_paths(key).into_iter().find_map(|old| {
+        let r = read_record(&old)?;
+        if write_record(&path, &r) {
+            key_files::retire(KeyFileKind::CheckRecord, &old, &path);
         }
+        Some(r)
+    })
+}
+
+/// Writes the record to `path` through a temporary file; whether it is there now.
+fn write_record(path: &Path, record: &Record) -> bool {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let ok = path
+        .parent()
+        .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
+        && std::fs::write(&tmp, record.render()).is_ok()
+        && std::fs::rename(&tmp, path).is_ok();
+    if !ok {
         let _ = std::fs::remove_file(&tmp);
     }
-    tracing::warn!(key = %key.display(), "could not record the key check; it will run again");
+    ok
+}
+
+/// Writes the record of `key`; a failure only costs a check next time.
+fn store_record(key: &Path, vk: &[u8; 32], record: &Record) {
+    let path = record_path(key, vk);
+    if !write_record(&path, record) {
+        tracing::warn!(
+            key = %key.display(),
+            record = %path.display(),
+            "could not record the key check; it will run again"
+        );
+    }
 }
 
 /// SHA-256 over the SHA-256 of each block, so all cores share the hashing.
@@ -147,10 +179,12 @@ fn digest(bytes: &[u8]) -> String {
 pub fn read_checked_once(path: &Path) -> Result<(ProvingKey, Trust)> {
     let file = File::open(path)?;
     let identity = Identity::of(&file.metadata()?);
-    let record = load_record(path);
     // SAFETY: the map is read-only and dropped before this function returns; a file truncated
     // underneath us by another process could fault, the same contract as any mmap reader.
     let map = unsafe { memmap2::Mmap::map(&file)? };
+    // A file too short for its verifying key fails to parse below; its record is never found.
+    let vk = key_files::vk_digest(&map).unwrap_or([0; 32]);
+    let record = load_record(path, &vk);
     if let Some(r) = &record {
         if r.identity == identity {
             return Ok((
@@ -173,6 +207,7 @@ pub fn read_checked_once(path: &Path) -> Result<(ProvingKey, Trust)> {
     };
     store_record(
         path,
+        &vk,
         &Record {
             identity,
             digest: content,

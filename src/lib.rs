@@ -39,6 +39,8 @@ pub mod gpu;
 pub mod http;
 /// Proving and verifying keys in bellperson's `.params` layout.
 pub mod key;
+/// baton's own files for a key file (recording, check record): where they live, by identity.
+pub mod key_files;
 /// A process-wide store of proving keys, shared by every job (preload, list, evict).
 pub mod key_store;
 /// Checking a key file once, then trusting it by identity or content.

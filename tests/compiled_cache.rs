@@ -1,7 +1,10 @@
-//! The per-key recording cache: the first synthesis records and writes the file, later ones run
-//! witness-only, a new cache loads the file, a worker that finds the key busy synthesizes in
-//! full, a failed recording is tried again, a bad file is replaced, and a circuit that diverges
-//! from its recording is caught and proved correctly by full synthesis.
+//! The per-key recording cache: the first synthesis records and writes the file (under baton's
+//! cache for a key file, never beside it), later ones run witness-only, a new cache loads the
+//! file, a worker that finds the key busy synthesizes in full, a failed recording is tried
+//! again, a bad file is replaced, and a circuit that diverges from its recording is caught and
+//! proved correctly by full synthesis.
+
+mod support;
 
 use std::path::PathBuf;
 
@@ -17,6 +20,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 fn temp_dir(name: &str) -> PathBuf {
+    support::own_cache();
     let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
@@ -75,7 +79,7 @@ fn record_once_then_compiled_then_loaded_from_the_file() {
 }
 
 #[test]
-fn a_key_with_a_known_path_keeps_its_recording_beside_it() {
+fn a_key_with_a_known_path_keeps_its_recording_under_the_cache() {
     let dir = temp_dir("cache-beside");
     let pk = key_for(Synthetic::new(1 << 8, 0), 2);
     let key_path = dir.join("synthetic-256-4.params");
@@ -85,8 +89,14 @@ fn a_key_with_a_known_path_keeps_its_recording_beside_it() {
     let recs = Recordings::new(None);
     assert_eq!(recs.expected_bytes(&from_file), 0, "nothing known yet");
     through(&recs, &from_file, &Synthetic::new(1 << 8, 3)).unwrap();
-    let file = dir.join("synthetic-256-4.r1cs");
-    assert!(file.exists());
+    let file = compiled::cache_path(&key_path);
+    assert_eq!(recs.file_for(&from_file), Some(file.clone()));
+    assert!(
+        file.starts_with(support::own_cache()) && file.exists(),
+        "{file:?}"
+    );
+    let beside: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(beside.len(), 1, "only the key in its directory: {beside:?}");
     let in_memory = recs.expected_bytes(&from_file);
     assert!(in_memory > 0);
     // Forgotten when its key's last job ends: the file's size is the estimate, and the next

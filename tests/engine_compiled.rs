@@ -1,9 +1,9 @@
 //! The engine's synthesis through recorded circuits: the first partition of a key records its
 //! circuit, the rest run witness-only, proofs verify (and a changed input fails); a key read
-//! from a file keeps the recording beside it and a later request loads it; a recording that
-//! no longer matches its circuit is caught, that partition proved by full synthesis and the
-//! recording made again;
-//! with `synthesis.compiled = false` the recordings are never used.
+//! from a file keeps the recording under baton's cache and a later request loads it; a
+//! recording that no longer matches its circuit is caught, that partition proved by full
+//! synthesis and the recording made again; with `synthesis.compiled = false` the recordings are
+//! never used.
 
 mod support;
 
@@ -47,6 +47,7 @@ fn first_partition_records_the_rest_run_witness_only() {
 }
 
 fn key_file(dir: &str) -> (Arc<ProvingKey>, std::path::PathBuf) {
+    support::own_cache();
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -172,6 +172,7 @@ fn a_recording_the_device_refuses_is_checked_on_the_host_on_the_retry() {
     support::wait_settled(&engine);
     let (good, _, _) = compiled::record(support::circuits(0..1).remove(0)).unwrap();
     let stale = support::stale_copy(&good);
+    support::own_cache();
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("device-abc-stale");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -150,7 +150,7 @@ fn routes(engine: &Engine) -> BTreeMap<String, u64> {
 }
 
 /// The compiled path on the real circuit (synthesis.compiled, the default): the first C2's
-/// partition recorded the circuit (or read the recording a previous run left beside the key),
+/// partition recorded the circuit (or read the recording a previous run left under baton's cache),
 /// none was synthesized in full, and the second C2 runs witness-only against the recording
 /// kept in memory, its challenges' witness code in parallel; its proof passes `verify_seal` and
 /// fails for another seed, sector id or comm_r.
@@ -167,7 +167,14 @@ fn second_c2_runs_witness_only(
     let key_path = pk.path().expect("the key knows its file");
     let file = compiled::cache_path(key_path);
     let on_disk = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-    assert!(on_disk > 0, "recording written beside the key: {file:?}");
+    assert!(
+        on_disk > 0,
+        "recording written under baton's cache: {file:?}"
+    );
+    assert!(
+        !file.starts_with(key_path.parent().expect("a directory")),
+        "{file:?}"
+    );
     eprintln!("recording {} ({on_disk} bytes)", file.display());
 
     let t = Instant::now();

@@ -1,6 +1,8 @@
 //! Key files checked once, then trusted by their record; a point outside the subgroup found by
 //! the batched check and named; the key store shares, lists and evicts keys.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,6 +14,7 @@ use blstrs::G1Affine;
 use rand::SeedableRng;
 
 fn scratch(name: &str) -> PathBuf {
+    support::own_cache();
     let d = std::env::temp_dir().join(format!("baton-keys-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");

@@ -1,7 +1,9 @@
 //! The recordings an engine knows, one per proving key, shared by every synthesis worker: made on
-//! the first synthesis of a key's circuit, kept in memory while the key is in use, written
-//! beside the key file (`<key>.r1cs`; or into a folder, named by the key's tag, for keys made in
-//! memory) and loaded from there on a later start or use.
+//! the first synthesis of a key's circuit, kept in memory while the key is in use, written under
+//! baton's cache for a key read from a file ([`super::cache_path`]: by the key file's identity,
+//! never beside the key; or into a folder, named by the key's tag, for keys made in memory) and
+//! loaded from there on a later start or use. A recording an earlier version left beside the key
+//! file is read once, written to its place and removed where the key's directory allows.
 //!
 //! [`Recordings::synthesize`] is the policy: the compiled path when the key has a recording,
 //! full synthesis with a warning on any refusal of the compiled path (so a proof is never made
@@ -14,10 +16,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::error::CompiledError;
-use super::file::{cache_path, KeyTag};
+use super::file::KeyTag;
 use super::recording::Recording;
 use crate::error::Result;
 use crate::key::ProvingKey;
+use crate::key_files::{self, KeyFileKind};
 use crate::prover::{Abc, Witness};
 
 /// What is known of one key.
@@ -63,6 +66,9 @@ pub struct Recordings {
     settled: Condvar,
     /// Keys whose recording a device refused: their next syntheses check on the host.
     distrusted: Mutex<HashSet<u64>>,
+    /// Recordings found beside their key files (where earlier versions wrote them), each read
+    /// once: a stale one left in a read-only directory is not taken up again.
+    old_read: Mutex<HashSet<PathBuf>>,
     /// Syntheses by route, in the order of [`Route::ALL`].
     routes: [AtomicU64; 4],
 }
@@ -112,16 +118,39 @@ impl Recordings {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The file of `pk`'s recording, if it has a place on disk: beside the key file it was
-    /// read from, else in the folder (named by the key's tag), else none (memory only).
+    /// The file of `pk`'s recording, if it has a place on disk: for a key read from a file,
+    /// under baton's cache by that file's identity (as [`super::cache_path`] names it), else in
+    /// the folder (named by the key's tag), else none (memory only).
     pub fn file_for(&self, pk: &ProvingKey) -> Option<PathBuf> {
         if let Some(key_path) = pk.path() {
-            return Some(cache_path(key_path));
+            let tag = KeyTag::of(pk);
+            return Some(key_files::path_for(
+                key_path,
+                &tag.0,
+                KeyFileKind::Recording,
+            ));
         }
         let tag = KeyTag::of(pk);
         self.dir
             .as_ref()
             .map(|d| d.join(format!("{}.r1cs", hex::encode(tag.0))))
+    }
+
+    /// The recording an earlier version left beside `pk`'s key file, while it is there and
+    /// unread by this process.
+    fn old_file(&self, pk: &ProvingKey) -> Option<PathBuf> {
+        let old = KeyFileKind::Recording.old_path(pk.path()?);
+        let unread = !lock_set(&self.old_read).contains(&old);
+        (unread && old.is_file()).then_some(old)
+    }
+
+    /// Where `pk`'s recording is read from now, if anywhere: its file, else the one an earlier
+    /// version left beside the key (then `true`).
+    fn source(&self, pk: &ProvingKey, file: Option<&PathBuf>) -> Option<(PathBuf, bool)> {
+        match file.filter(|p| p.exists()) {
+            Some(p) => Some((p.clone(), false)),
+            None => self.old_file(pk).map(|p| (p, true)),
+        }
     }
 
     /// Drops what is known of the key with id `key_id` (its last job ended): the memory goes
@@ -132,7 +161,7 @@ impl Recordings {
     }
 
     fn distrusted_keys(&self) -> MutexGuard<'_, HashSet<u64>> {
-        self.distrusted.lock().unwrap_or_else(|e| e.into_inner())
+        lock_set(&self.distrusted)
     }
 
     /// A device refused `pk`'s recording for a witness: until a host synthesis checks the
@@ -159,8 +188,8 @@ impl Recordings {
         if let Some(Entry::Ready(r)) = self.lock().get(&pk.id()) {
             return r.heap_bytes() as u64;
         }
-        self.file_for(pk)
-            .and_then(|p| std::fs::metadata(p).ok())
+        self.source(pk, self.file_for(pk).as_ref())
+            .and_then(|(p, _)| std::fs::metadata(p).ok())
             .map_or(0, |m| m.len())
     }
 
@@ -214,7 +243,7 @@ impl Recordings {
         full: impl FnOnce() -> Result<(Abc, Witness)>,
     ) -> Result<((Abc, Witness), Route)> {
         let file = self.file_for(pk);
-        let on_disk = file.as_deref().is_some_and(|p| p.exists());
+        let source = self.source(pk, file.as_ref());
         let claim = {
             let mut entries = self.lock();
             loop {
@@ -235,7 +264,7 @@ impl Recordings {
                             .unwrap_or_else(|e| e.into_inner());
                     }
                     None => {
-                        let busy = if on_disk {
+                        let busy = if source.is_some() {
                             Entry::Loading
                         } else {
                             Entry::Recording
@@ -250,11 +279,20 @@ impl Recordings {
                 }
             }
         };
-        if let Some(path) = file.as_deref().filter(|_| on_disk) {
+        if let Some((path, old)) = &source {
+            if *old {
+                lock_set(&self.old_read).insert(path.clone());
+            }
             match Recording::read_for_key(path, pk) {
                 Ok(r) => {
                     let r = Arc::new(r);
                     claim.settle(Entry::Ready(r.clone()));
+                    if let (true, Some(new)) = (*old, &file) {
+                        match r.write_for_key(new, pk) {
+                            Ok(()) => key_files::retire(KeyFileKind::Recording, path, new),
+                            Err(e) => tracing::warn!(error = %e, "recording left beside its key"),
+                        }
+                    }
                     return self.run_compiled(pk, &r, compiled, full, Route::Loaded);
                 }
                 Err(e) => {
@@ -328,4 +366,9 @@ impl Recordings {
         }
         Ok((parts, Route::Full))
     }
+}
+
+fn lock_set<T>(m: &Mutex<HashSet<T>>) -> MutexGuard<'_, HashSet<T>> {
+    // A panic while a set was held cannot leave it half-changed: take it as it is.
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

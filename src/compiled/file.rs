@@ -1,4 +1,5 @@
-//! The recording's cache file, kept next to the proving key (`<key stem>.r1cs`).
+//! The recording's file, kept under baton's cache by the key file's identity ([`cache_path`]),
+//! never beside the key.
 //!
 //! Layout (little-endian), version 1:
 //!
@@ -16,8 +17,9 @@
 //!
 //! The length the header implies is checked against the file's before anything large is
 //! allocated (a cut file reads as truncated, never as an allocation of garbage size); the
-//! checksum before the recording is used. Writing goes to a temporary file in the same folder,
-//! synced, then renamed over the target: a reader sees the old file or the new one, never half.
+//! checksum before the recording is used. Writing goes to a temporary file in the same folder
+//! (made if missing), synced, then renamed over the target: a reader sees the old file or the
+//! new one, never half.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -31,6 +33,7 @@ use super::error::CompiledError;
 use super::matrix::SparseMatrix;
 use super::recording::{Recording, Shape};
 use crate::key::ProvingKey;
+use crate::key_files::{self, KeyFileKind};
 
 const MAGIC: &[u8; 8] = b"BATONR1C";
 /// The format version this build reads and writes.
@@ -40,13 +43,18 @@ const DIGEST_BYTES: u64 = 32;
 /// Bytes staged per write or read call.
 const CHUNK: usize = 1 << 20;
 
-/// Where the recording of the key at `key_path` is cached: beside it, extension `.r1cs`.
+/// Where baton keeps the recording of the key file at `key_path`: in `recordings/` under its
+/// cache (`$BATON_CACHE_DIR`, else `~/.cache/baton`: [`crate::key_files::base_dir`]), named
+/// by the key file's path, size and verifying key ([`crate::key_files::path_for`]), never
+/// beside the key. Reads the file's verifying key and nothing more; a key file that cannot be
+/// read yet is named by its path alone. The engine keeps a key's recording at this same path.
 pub fn cache_path(key_path: &Path) -> PathBuf {
-    key_path.with_extension("r1cs")
+    let vk = key_files::vk_digest_of_file(key_path).unwrap_or([0; 32]);
+    key_files::path_for(key_path, &vk, KeyFileKind::Recording)
 }
 
 /// Which proving key a recording file belongs to: SHA-256 of its verifying key's encoding
-/// (δ is random per setup, so two keys never share it). A file next to another key of the
+/// (δ is random per setup, so two keys never share it). A file written for another key of the
 /// same dimensions is refused rather than trusted on its counts alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyTag(pub [u8; 32]);
@@ -119,7 +127,8 @@ fn write_body(r: &Recording, tag: KeyTag, w: &mut Hashing<impl Write>) -> std::i
 }
 
 impl Recording {
-    /// Checks the recording against `pk`, then writes it to `path` tagged with the key.
+    /// Checks the recording against `pk`, then writes it to `path` tagged with the key (for a
+    /// key file, its place is [`cache_path`]).
     pub fn write_for_key(&self, path: &Path, pk: &ProvingKey) -> Result<(), CompiledError> {
         self.check_key(pk)?;
         self.write_file(path, KeyTag::of(pk))
@@ -138,7 +147,8 @@ impl Recording {
         Ok(r)
     }
 
-    /// Writes the recording to `path` atomically (temporary file, sync, rename).
+    /// Writes the recording to `path` atomically (temporary file, sync, rename), making its
+    /// folder if missing.
     pub fn write_file(&self, path: &Path, tag: KeyTag) -> Result<(), CompiledError> {
         let io = |source| CompiledError::Io {
             path: path.to_path_buf(),
@@ -151,6 +161,9 @@ impl Recording {
             std::process::id()
         ));
         let result = (|| {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
             let file = File::create(&tmp)?;
             let mut w = Hashing {
                 inner: BufWriter::with_capacity(CHUNK, file),

@@ -4,7 +4,7 @@
 //!
 //! ```ignore
 //! let (recording, abc, witness) = compiled::record(circuit.clone())?;   // first synthesis
-//! recording.write_for_key(&compiled::cache_path(key_path), &pk)?; // checked against pk
+//! recording.write_for_key(&compiled::cache_path(key_path), &pk)?; // under baton's cache
 //! let recording = Recording::read_for_key(&compiled::cache_path(key_path), &pk)?; // next start
 //! let (abc, witness) = compiled::synthesize(next_circuit, &recording)?; // every later one
 //! ```

@@ -62,8 +62,9 @@ pub fn test_cache_dir() -> PathBuf {
 }
 
 /// Points filecoin-proofs at the test cache (parameters and SDR parent graphs), so test
-/// parameters never land in a real parameter cache. Call it first, before anything touches
-/// filecoin-proofs (it reads its settings once per process).
+/// parameters never land in a real parameter cache, and baton's files for them (recordings,
+/// check records) at its `baton` folder unless `BATON_CACHE_DIR` is set. Call it first, before
+/// anything touches filecoin-proofs (it reads its settings once per process).
 pub fn use_test_cache() -> ParamCache {
     static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let dir = ONCE.get_or_init(|| {
@@ -72,6 +73,9 @@ pub fn use_test_cache() -> ParamCache {
         // Once per process, before filecoin-proofs reads its settings.
         std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params);
         std::env::set_var("FIL_PROOFS_PARENT_CACHE", base.join("filecoin-parents"));
+        if std::env::var_os("BATON_CACHE_DIR").is_none() {
+            std::env::set_var("BATON_CACHE_DIR", base.join("baton"));
+        }
         params
     });
     ParamCache::at(dir.clone())

@@ -1,6 +1,6 @@
 //! Helpers shared by the engine tests: one seeded key, circuits, a CPU config, proof checks
-//! (each proof verifies, a changed input fails), waiting for the ledger to settle, and whether
-//! a GPU is present (the CUDA tests skip without one).
+//! (each proof verifies, a changed input fails), waiting for the ledger to settle, a cache
+//! folder of the binary's own, and whether a GPU is present (the CUDA tests skip without one).
 #![allow(dead_code)]
 
 use std::sync::{Arc, OnceLock};
@@ -17,6 +17,23 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub const CONSTRAINTS: usize = 1 << 8;
+
+/// Points baton's cache (`BATON_CACHE_DIR`) at a folder of this test binary's own under the
+/// target's temp dir, emptied at the first call of the run, so that no recording or check
+/// record of another binary or an earlier run is found. Call it before reading or recording
+/// any key file.
+pub fn own_cache() -> std::path::PathBuf {
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("cache-{}", env!("CARGO_CRATE_NAME")));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("cache dir");
+        std::env::set_var("BATON_CACHE_DIR", &d);
+        d
+    })
+    .clone()
+}
 
 /// One key for every test (setup is the slowest part of a tiny proof).
 pub fn key() -> Arc<ProvingKey> {
