@@ -19,12 +19,8 @@ use std::time::Instant;
 
 use baton::circuits::{KnownCircuit, Synthetic};
 use baton::config::{parse_bytes, BackendChoice, Bg2Device};
-use baton::cs::ProvingAssignment;
-use baton::{Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+use baton::{Config, Engine, PreparedVerifyingKey, Request};
 use clap::Parser;
-use group::{Curve, Group};
-use rayon::prelude::*;
 
 #[derive(Parser)]
 struct Args {
@@ -67,45 +63,6 @@ struct Args {
     gpu: String,
 }
 
-fn tiled<P: Copy + Send + Sync>(pool: &[P], n: usize) -> Vec<P> {
-    (0..n)
-        .into_par_iter()
-        .map(|i| pool[(i * 7919) % pool.len()])
-        .collect()
-}
-
-/// A key of the circuit's exact shape whose points are tiled random points.
-fn tiled_key(circuit: &Synthetic) -> Result<ProvingKey, Box<dyn std::error::Error>> {
-    let cs = ProvingAssignment::synthesize(circuit.clone())?;
-    let d = cs.num_constraints().next_power_of_two();
-    let mut rng = rand::rngs::OsRng;
-    let g1: Vec<G1Affine> = (0..4096)
-        .map(|_| G1Projective::random(&mut rng).to_affine())
-        .collect();
-    let g2: Vec<G2Affine> = (0..1024)
-        .map(|_| G2Projective::random(&mut rng).to_affine())
-        .collect();
-    let ni = cs.inputs.len();
-    let nb = cs.b_input_density.count() + cs.b_aux_density.count();
-    let vk = baton::VerifyingKey {
-        alpha_g1: g1[0],
-        beta_g1: g1[1],
-        beta_g2: g2[0],
-        gamma_g2: g2[1],
-        delta_g1: g1[2],
-        delta_g2: g2[2],
-        ic: g1[..ni].to_vec(),
-    };
-    Ok(ProvingKey::from_parts(
-        vk,
-        tiled(&g1, d - 1),
-        tiled(&g1, cs.aux.len()),
-        tiled(&g1, ni + cs.a_aux_density.count()),
-        tiled(&g1, nb),
-        tiled(&g2, nb),
-    ))
-}
-
 fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -124,7 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pk = Arc::new(if a.verify {
         baton::generate_random_parameters(Synthetic::new(n, 0), &mut rand::rngs::OsRng)?
     } else {
-        tiled_key(&Synthetic::new(n, 0))?
+        baton::testing::tiled_key(&Synthetic::new(n, 0))?
     });
     eprintln!(
         "key for 2^{} ready in {:.1?} ({})",

@@ -16,6 +16,7 @@ use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
 use crate::prover::{Abc, G1Sums, Witness};
 use crate::request::Request;
+use crate::scheduler::Priority;
 use crate::status::{CancelOutcome, EngineError, EngineStatus, JobReport};
 
 /// Identifies one partition of one job, and which attempt at it this is.
@@ -104,6 +105,8 @@ pub struct Synthesize {
     pub pk: Arc<ProvingKey>,
     /// The job's abandonment flag.
     pub abandoned: Abandoned,
+    /// The job's level: the device queue takes the most urgent partition first.
+    pub priority: Priority,
     /// The partition's tracing span (a child of its job's span).
     pub span: tracing::Span,
     /// The ledger grant; travels with the buffers.
@@ -120,9 +123,15 @@ pub struct Warm {
     pub pk: Arc<ProvingKey>,
 }
 
-/// Synthesis → Gpu: a synthesized partition; a/b/c and the witness move in.
+/// Synthesis → Gpu: a synthesized partition waits in the device queue
+/// ([`GpuQueue`](crate::actors::GpuQueue)); the actor that takes this token takes the most
+/// urgent partition waiting there, not necessarily the one whose worker posted it.
 #[derive(Message)]
 #[rtype(result = "()")]
+pub struct TakeNext;
+
+/// Synthesis → Gpu (through the device queue): a synthesized partition; a/b/c and the witness
+/// move in.
 pub struct Prove {
     /// Which partition.
     pub part: PartRef,
@@ -136,6 +145,8 @@ pub struct Prove {
     pub synthesized_at: Instant,
     /// The job's abandonment flag.
     pub abandoned: Abandoned,
+    /// The job's level.
+    pub priority: Priority,
     /// The partition's tracing span (a child of its job's span).
     pub span: tracing::Span,
     /// The ledger grant (last, so that a lost message drops its buffers before the grant).

@@ -16,6 +16,9 @@ use std::time::Duration;
 
 use blstrs::Scalar;
 
+mod keys;
+pub use keys::tiled_key;
+
 use crate::backend::{Backend, CpuBackend};
 use crate::engine::Engine;
 use crate::error::{Error, Result};

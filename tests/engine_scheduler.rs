@@ -112,6 +112,52 @@ fn a_critical_job_never_waits_for_another_jobs_synthesis() {
     );
 }
 
+/// Synthesized NORMAL partitions queued in front of a slow device: a CRITICAL partition
+/// synthesized after them is the next one the device takes (it waits only for the partition
+/// already on it), and its proof verifies.
+#[test]
+fn the_device_takes_a_critical_partition_before_the_normal_ones_queued_for_it() {
+    let gpu_ms = 250;
+    let gpu = baton::testing::FakeGpu::new().delay(Duration::from_millis(gpu_ms));
+    let stages = baton::pipeline::Stages {
+        gpu: gpu.factory(),
+        ..baton::testing::cpu_stages()
+    };
+    let engine = Engine::start_with(config(1 << 30, 2, Some(6), 3), stages).expect("start");
+    let pk = key();
+    let normal: Vec<Synthetic> = (0..8)
+        .map(|i| Synthetic::new(support::CONSTRAINTS, 300 + i))
+        .collect();
+    let normal = engine.submit(Request::new(pk.clone(), normal));
+    // Several synthesized partitions wait for the device.
+    wait_for(&engine, Duration::from_secs(20), |st| {
+        st.jobs
+            .iter()
+            .flat_map(|j| &j.partitions)
+            .filter(|p| **p == PartitionState::At(baton::ledger::Stage::QueuedForGpu))
+            .count()
+            >= 3
+    });
+    let urgent = vec![Synthetic::new(support::CONSTRAINTS, 399)];
+    let sent = Instant::now();
+    let report = engine
+        .submit(Request::new(pk.clone(), urgent.clone()).with_priority(Priority::Critical))
+        .blocking_outcome()
+        .expect("proved");
+    let latency = sent.elapsed();
+    check_proofs(&pk, &report.proofs, &urgent);
+    // One partition on the device, then its own: well under the three queued ahead of it.
+    assert!(
+        latency < Duration::from_millis(3 * gpu_ms),
+        "CRITICAL took {latency:?} behind a {gpu_ms} ms device"
+    );
+    normal
+        .blocking_outcome()
+        .expect("the NORMAL job proves too");
+    wait_settled(&engine);
+    engine.shutdown_blocking();
+}
+
 #[test]
 fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
     let engine = Engine::start(config(1 << 30, 1, None, 3)).expect("start");

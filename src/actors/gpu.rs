@@ -12,7 +12,7 @@ use blstrs::G2Projective;
 use super::{panic_text, post, took, Bg2Actor, Links};
 use crate::key::ProvingKey;
 use crate::ledger::{BufferClass, Grant, Stage};
-use crate::messages::{Delivered, FinishProof, HandedOff, Prove, Warm};
+use crate::messages::{Delivered, FinishProof, HandedOff, Prove, TakeNext, Warm};
 use crate::metrics::{ActorKind, Step, WarmResult};
 use crate::pipeline::GpuStage;
 use crate::prover::{Abc, G1Sums, Witness};
@@ -27,6 +27,8 @@ pub struct GpuActor {
     pub bg2: Addr<Bg2Actor>,
     /// The Supervisor, Dealloc and metrics.
     pub links: Links,
+    /// The synthesized partitions waiting for a device.
+    pub queue: std::sync::Arc<super::GpuQueue>,
 }
 
 impl Actor for GpuActor {
@@ -109,12 +111,22 @@ fn h_and_g1(
     Ok(g1)
 }
 
-impl Handler<Prove> for GpuActor {
+impl Handler<TakeNext> for GpuActor {
     type Result = ();
 
-    fn handle(&mut self, msg: Prove, ctx: &mut SyncContext<Self>) {
+    fn handle(&mut self, _: TakeNext, ctx: &mut SyncContext<Self>) {
+        took(&self.links.metrics, ActorKind::Gpu);
+        // One token per queued partition: there is one to take (or the engine is stopping).
+        if let Some(prove) = self.queue.pop() {
+            self.prove(prove, ctx);
+        }
+    }
+}
+
+impl GpuActor {
+    /// Runs the device share of a synthesized partition.
+    fn prove(&mut self, msg: Prove, ctx: &mut SyncContext<Self>) {
         let links = &self.links;
-        took(&links.metrics, ActorKind::Gpu);
         let Prove {
             part,
             pk,
@@ -122,6 +134,7 @@ impl Handler<Prove> for GpuActor {
             witness,
             synthesized_at,
             abandoned,
+            priority: _,
             span,
             mut grant,
         } = msg;

@@ -6,6 +6,7 @@
 mod bg2;
 mod dealloc;
 mod gpu;
+mod gpu_queue;
 mod mailbox;
 mod spawn;
 mod supervisor;
@@ -14,6 +15,7 @@ mod synthesis;
 pub use bg2::Bg2Actor;
 pub use dealloc::DeallocActor;
 pub use gpu::GpuActor;
+pub use gpu_queue::GpuQueue;
 pub use supervisor::{Supervisor, SupervisorParts};
 pub use synthesis::SynthesisActor;
 

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use actix::{Actor, Addr, AsyncContext, SyncArbiter};
 
-use super::{Bg2Actor, DeallocActor, GpuActor, Links, Supervisor, SupervisorParts, SynthesisActor};
+use super::{
+    Bg2Actor, DeallocActor, GpuActor, GpuQueue, Links, Supervisor, SupervisorParts, SynthesisActor,
+};
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::pipeline::Stages;
@@ -46,6 +48,8 @@ pub(crate) fn spawn_actors(
         });
         let (l, f) = (links.clone(), stages.gpu.clone());
         let gpu_counter = Arc::new(AtomicUsize::new(0));
+        let queue = Arc::new(GpuQueue::default());
+        let q = queue.clone();
         // One thread per device, all sharing one mailbox (an idle device takes the next
         // partition). The factory runs on the actor's own thread, so a restarted actor finds its
         // device index in a thread-local.
@@ -64,6 +68,7 @@ pub(crate) fn spawn_actors(
                 device,
                 bg2: bg2.clone(),
                 links: l.clone(),
+                queue: q.clone(),
             }
         });
         let warm = gpu.clone().recipient();
@@ -75,6 +80,7 @@ pub(crate) fn spawn_actors(
                 stage: f(i),
                 gpu: gpu.clone(),
                 links: links.clone(),
+                queue: queue.clone(),
             }
         });
         let mut sup = Supervisor::new(parts);

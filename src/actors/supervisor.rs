@@ -216,6 +216,7 @@ impl Supervisor {
                         circuit: job.circuits[part.index].clone(),
                         pk: job.pk.clone(),
                         abandoned: job.abandoned.clone(),
+                        priority: job.priority,
                         span,
                         grant,
                     };

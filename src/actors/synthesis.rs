@@ -6,7 +6,7 @@ use std::time::Instant;
 use actix::{Actor, Addr, Handler, SyncContext};
 
 use super::{post, took, GpuActor, Links};
-use crate::messages::{Prove, Synthesize, Synthesized};
+use crate::messages::{Prove, Synthesize, Synthesized, TakeNext};
 use crate::metrics::{ActorKind, Step};
 use crate::pipeline::Synthesizer;
 
@@ -14,10 +14,12 @@ use crate::pipeline::Synthesizer;
 pub struct SynthesisActor {
     /// The stage implementation (rebuilt on restart by the arbiter's factory).
     pub stage: Box<dyn Synthesizer>,
-    /// Synthesized partitions go here.
+    /// Told of each synthesized partition (a token: the partition waits in `queue`).
     pub gpu: Addr<GpuActor>,
     /// The Supervisor, Dealloc and metrics.
     pub links: Links,
+    /// Synthesized partitions wait here, most urgent first.
+    pub queue: std::sync::Arc<super::GpuQueue>,
 }
 
 impl Actor for SynthesisActor {
@@ -35,6 +37,7 @@ impl Handler<Synthesize> for SynthesisActor {
             circuit,
             pk,
             abandoned,
+            priority,
             span,
             grant,
         } = msg;
@@ -53,17 +56,18 @@ impl Handler<Synthesize> for SynthesisActor {
                     part,
                     grant: grant.id(),
                 });
-                let prove = Prove {
+                self.queue.push(Prove {
                     part,
                     pk,
                     abc,
                     witness,
                     synthesized_at: Instant::now(),
                     abandoned,
+                    priority,
                     span,
                     grant,
-                };
-                post(&links.metrics, ActorKind::Gpu, &self.gpu, prove);
+                });
+                post(&links.metrics, ActorKind::Gpu, &self.gpu, TakeNext);
             }
             // Nothing survived (an error returns no buffers; unwinding dropped them): the whole
             // charge is settled through Dealloc, the one usual way.

@@ -1,0 +1,172 @@
+//! WinningPoSt latency under load: how long a CRITICAL job takes on an idle engine, and while
+//! PoRep C2-like jobs (NORMAL, many partitions) keep every synthesis worker and the device busy,
+//! with the worker kept for CRITICAL jobs (`synthesis.critical_workers = 1`, the default) and
+//! without it (0). The target (issue 36): under load, the CRITICAL job is answered within one
+//! partition's device time plus its own idle proving time.
+//!
+//! The circuits are the built-in PoRep-like `Synthetic` ones under keys of their exact shape
+//! with tiled points (`baton::testing::tiled_key`): the work is a real proof's, the proofs do not
+//! verify (the engine's tests check correctness). Sizes and counts from the environment:
+//! `CRIT_BUSY_LOG` (busy partitions, default 16), `CRIT_LOG` (the CRITICAL circuit, default 12),
+//! `CRIT_PARTS` (partitions per busy job, 10), `CRIT_JOBS` (busy jobs, 2), `CRIT_RUNS` (5),
+//! `CRIT_WORKERS` (synthesis workers, default all CPUs), `CRIT_BUDGET` ("16GiB").
+//!
+//! `cargo bench --bench critical` (the CPU backend here; with `--features cuda` on a GPU host
+//! the engine picks CUDA).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use baton::circuits::Synthetic;
+use baton::config::{parse_bytes, Bg2Device};
+use baton::scheduler::Priority;
+use baton::{Config, Engine, ProvingKey, Request};
+use common::{env_list, median};
+
+fn env_one(name: &str, default: u32) -> u32 {
+    env_list(name, &[default])[0]
+}
+
+struct Sizes {
+    busy_log: u32,
+    log: u32,
+    parts: usize,
+    jobs: usize,
+    runs: usize,
+}
+
+fn engine(critical_workers: usize) -> Engine {
+    let workers = std::env::var("CRIT_WORKERS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let budget = std::env::var("CRIT_BUDGET").unwrap_or_else(|_| "16GiB".into());
+    let cfg = Config {
+        budget_bytes: parse_bytes(&budget),
+        synthesis_workers: workers,
+        critical_workers,
+        bg2_device: Bg2Device::Auto,
+        ..Config::default()
+    };
+    Engine::start(cfg).unwrap_or_else(|e| panic!("engine: {e}"))
+}
+
+fn critical(pk: &Arc<ProvingKey>, log: u32, seed: u64) -> Request {
+    Request::new(pk.clone(), vec![Synthetic::new(1 << log, seed)]).with_priority(Priority::Critical)
+}
+
+/// Latencies of `runs` CRITICAL jobs on `engine`, each sent once the busy jobs have a
+/// partition on the device (`busy`: how many NORMAL jobs to keep in flight; 0 = idle).
+fn latencies(
+    engine: &Engine,
+    s: &Sizes,
+    busy: usize,
+    busy_pk: &Arc<ProvingKey>,
+    pk: &Arc<ProvingKey>,
+) -> Vec<Duration> {
+    let mut out = Vec::new();
+    for run in 0..s.runs as u64 {
+        let tickets: Vec<_> = (0..busy as u64)
+            .map(|j| {
+                let circuits = (0..s.parts as u64)
+                    .map(|p| Synthetic::new(1 << s.busy_log, 1000 * run + 100 * j + p))
+                    .collect();
+                engine.submit(Request::new(busy_pk.clone(), circuits))
+            })
+            .collect();
+        if busy > 0 {
+            // Wait until the device has a busy partition and the workers are all taken.
+            let until = Instant::now() + Duration::from_secs(600);
+            loop {
+                let st = engine.status_blocking().expect("engine up");
+                if !st.on_gpu.is_empty() && st.queued > 0 {
+                    break;
+                }
+                assert!(
+                    Instant::now() < until,
+                    "the busy jobs never reached the device"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        let t = Instant::now();
+        engine
+            .prove_blocking(critical(pk, s.log, run))
+            .expect("CRITICAL job proved");
+        out.push(t.elapsed());
+        for t in tickets {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("runtime");
+            let _ = rt.block_on(engine.cancel(t.id));
+            let _ = t.blocking_outcome();
+        }
+    }
+    out
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let s = Sizes {
+        busy_log: env_one("CRIT_BUSY_LOG", 16),
+        log: env_one("CRIT_LOG", 12),
+        parts: env_one("CRIT_PARTS", 10) as usize,
+        jobs: env_one("CRIT_JOBS", 2) as usize,
+        runs: env_one("CRIT_RUNS", 5).max(1) as usize,
+    };
+    let t = Instant::now();
+    let busy_pk =
+        Arc::new(baton::testing::tiled_key(&Synthetic::new(1 << s.busy_log, 0)).expect("key"));
+    let pk = Arc::new(baton::testing::tiled_key(&Synthetic::new(1 << s.log, 0)).expect("key"));
+    eprintln!("tiled keys ready in {:.1?}", t.elapsed());
+    let mut rows = Vec::new();
+    for reserve in [1usize, 0] {
+        let e = engine(reserve);
+        // Warm: keys resident, kernels compiled, one partition of each shape timed on its own.
+        let one = e
+            .submit(Request::new(
+                busy_pk.clone(),
+                vec![Synthetic::new(1 << s.busy_log, 7)],
+            ))
+            .blocking_outcome()
+            .expect("busy partition");
+        e.prove_blocking(critical(&pk, s.log, 99)).expect("warm-up");
+        let idle = median(latencies(&e, &s, 0, &busy_pk, &pk));
+        let busy = latencies(&e, &s, s.jobs, &busy_pk, &pk);
+        let worst = *busy.iter().max().expect("runs > 0");
+        rows.push((
+            reserve,
+            e.backend_name().to_string(),
+            one,
+            idle,
+            median(busy),
+            worst,
+        ));
+        e.shutdown_blocking();
+    }
+    println!(
+        "\nCRITICAL 2^{} while {} jobs x {} partitions of 2^{} run ({} runs each)",
+        s.log, s.jobs, s.parts, s.busy_log, s.runs
+    );
+    println!("| critical_workers | backend | partition device ms | partition synthesis ms | idle ms | busy median ms | busy max ms | bound ms | max within bound |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (reserve, backend, one, idle, busy, worst) in rows {
+        let bound = one.gpu + idle;
+        println!(
+            "| {reserve} | {backend} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
+            ms(one.gpu),
+            ms(one.synthesis),
+            ms(idle),
+            ms(busy),
+            ms(worst),
+            ms(bound),
+            if worst <= bound { "yes" } else { "no" }
+        );
+    }
+}
