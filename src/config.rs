@@ -9,13 +9,16 @@ use crate::ledger::{effective_slots, Policy};
 
 pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
 
+mod cidr;
 mod error;
 mod raw;
 mod server;
 pub use error::ConfigError;
 use raw::{config_var, count, device_list, gpu_options, invalid, Raw, RawDevices, RawIndex};
 pub use raw::{parse_bytes, parse_devices};
-pub use server::{parse_duration_secs, Listen, ServerConfig, ServerConfigError, DEFAULT_LISTEN};
+pub use server::{
+    parse_duration_secs, Cidr, Listen, ServerConfig, ServerConfigError, DEFAULT_LISTEN,
+};
 
 impl From<ServerConfigError> for ConfigError {
     fn from(e: ServerConfigError) -> Self {

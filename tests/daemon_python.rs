@@ -113,3 +113,25 @@ fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
     let r = scenario(&py, "cancel", &d, "");
     assert_eq!(verify_proofs(&d.state, &r), 1);
 }
+
+#[test]
+fn client_ranges_admit_without_the_token_and_the_token_admits_the_rest() {
+    let Some(py) = python() else { return };
+    let dir = scratch("allow-clients");
+    // With a token set, 127.0.0.1 is admitted without it only through the range.
+    let toml = config("[server]\ntoken = \"s3cret\"\nallow_clients = [\"127.0.0.1/32\"]\n");
+    let d = Daemon::start(&dir, &toml, "0.0.0.0:0").expect("daemon starts");
+    let r = scenario(&py, "allow_clients", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+    drop(d);
+    let toml = config("[server]\ntoken = \"s3cret\"\nallow_clients = [\"10.0.0.0/8\"]\n");
+    let d = Daemon::start(&dir, &toml, "0.0.0.0:0").expect("daemon starts again");
+    let r = scenario(&py, "allow_clients_token", &d, "s3cret");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+    let log = d.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("refused a call") && l.contains("127.0.0.1")),
+        "{log}"
+    );
+}

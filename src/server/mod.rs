@@ -1,12 +1,13 @@
 //! `baton serve`: a proving daemon speaking cuzk's gRPC API (`cuzk.v1.ProvingEngine`, our own
 //! `proto/cuzk/v1/proving.proto`), with a journal that survives restarts, keys that can be
-//! preloaded and evicted, `/metrics` and `/healthz` over HTTP, a bearer token and TLS.
+//! preloaded and evicted, `/metrics` and `/healthz` over HTTP, a bearer token, client address
+//! ranges admitted without it, and TLS.
 //!
-//! Rooms: `access` (token, request size) → `service` (wire ↔ daemon) → `daemon` (job table,
-//! journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns requests
-//! into circuits, `keys` holds the proving keys, `journal` persists; with the `filecoin` feature,
-//! `fil_kinds` checks and builds the Filecoin kinds and `fil_keys` preloads, evicts and lists
-//! their keys.
+//! Rooms: `access` (client ranges, token, request size) → `service` (wire ↔ daemon) → `daemon`
+//! (job table, journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns
+//! requests into circuits, `keys` holds the proving keys, `journal` persists; with the `filecoin`
+//! feature, `fil_kinds` checks and builds the Filecoin kinds and `fil_keys` preloads, evicts and
+//! lists their keys.
 
 pub mod access;
 pub mod daemon;
@@ -114,11 +115,15 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
     if let Some(t) = tls(&cfg)? {
         builder = builder.tls_config(t)?;
     }
+    if cfg.server.admits_anyone_remote() {
+        tracing::warn!(
+            listen = %cfg.server.listen,
+            "TLS without server.token or server.allow_clients: every client that reaches this address is admitted (TLS encrypts, it does not authenticate clients)"
+        );
+    }
+    let gate = access::Gate::of_config(&cfg.server, Some(engine.metric_handles().clone()));
     let router = builder
-        .layer(access::AccessLayer::new(
-            cfg.server.token.clone(),
-            cfg.server.max_request_bytes,
-        ))
+        .layer(access::AccessLayer::new(gate, cfg.server.max_request_bytes))
         .add_service(svc);
     let http = engine
         .metrics_addr()

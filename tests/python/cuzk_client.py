@@ -540,6 +540,44 @@ def scenario_filecoin_after(stub, args, out):
     ledger_settles(stub)
 
 
+def refusals(http, reason):
+    """baton_server_refusals_total{endpoint="grpc",reason=...} from /metrics (0 when absent)."""
+    code, body = http_get(http, "/metrics")
+    assert code == 200
+    sample = f'baton_server_refusals_total{{endpoint="grpc",reason="{reason}"}} '
+    lines = [l for l in body.splitlines() if l.startswith(sample)]
+    return float(lines[0].rsplit(" ", 1)[1]) if lines else 0.0
+
+
+def scenario_allow_clients(stub, args, out):
+    """0.0.0.0, a token, and a client range that holds 127.0.0.1: admitted without the token."""
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    assert st.ledger_budget_bytes > 0
+    pr = stub.Prove(pb.ProveRequest(submit=builtin(seed=111)), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": pr.result.job_id, "circuit": "synthetic", "constraints": 1024,
+                      "seed": 111, "partitions": 1, "proof": completed(pr.result, "from the range")}]
+    assert refusals(args.http, "no_token") == 0
+
+
+def scenario_allow_clients_token(stub, args, out):
+    """0.0.0.0, a token, and a client range without 127.0.0.1: refused without the token
+    (UNAUTHENTICATED, saying what would admit it, counted in /metrics), admitted with it."""
+    before = refusals(args.http, "no_token")
+    why = expect_error(grpc.StatusCode.UNAUTHENTICATED, stub.GetStatus, pb.GetStatusRequest(),
+                       needle="bearer token")
+    assert "server.allow_clients" in why and "10.0.0.0/8" in why and "127.0.0.1" in why, why
+    assert refusals(args.http, "no_token") == before + 1
+    expect_error(grpc.StatusCode.UNAUTHENTICATED, stub.SubmitProof, builtin(seed=3),
+                 metadata=[("authorization", "Bearer wrong")], needle="wrong")
+    assert refusals(args.http, "wrong_token") >= 1
+    good = [("authorization", "Bearer " + args.token)]
+    pr = stub.Prove(pb.ProveRequest(submit=builtin(seed=112)), timeout=CALL_TIMEOUT, metadata=good)
+    out["proofs"] = [{"job": pr.result.job_id, "circuit": "synthetic", "constraints": 1024,
+                      "seed": 112, "partitions": 1, "proof": completed(pr.result, "with the token")}]
+    # The HTTP port admits this machine without the token.
+    assert http_get(args.http, "/healthz") == (200, "ok\n")
+
+
 SCENARIOS = {
     "basic": scenario_basic,
     "bad_input": scenario_bad_input,
@@ -553,6 +591,8 @@ SCENARIOS = {
     "cancel": scenario_cancel,
     "filecoin_before": scenario_filecoin_before,
     "filecoin_after": scenario_filecoin_after,
+    "allow_clients": scenario_allow_clients,
+    "allow_clients_token": scenario_allow_clients_token,
 }
 
 
