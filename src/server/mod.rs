@@ -155,6 +155,14 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
                 .await?;
         }
         Listen::Unix(path) => {
+            // As cuzk does: Curio's default socket lives in a directory that may not exist yet.
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|source| ServerError::SocketDir {
+                    dir: dir.display().to_string(),
+                    listen: cfg.server.listen.to_string(),
+                    source,
+                })?;
+            }
             // A socket file left by a killed daemon would make the bind fail.
             if std::fs::symlink_metadata(path)
                 .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
