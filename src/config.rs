@@ -77,7 +77,8 @@ pub struct Config {
     /// Synthesize through recorded R1CS (`synthesis.compiled`, default on): the first
     /// synthesis of a key's circuit records it, later ones run witness-only (`compiled`).
     pub compiled: bool,
-    /// Devices to run a Gpu actor on (indices).
+    /// Devices to run a Gpu actor on (indices); empty (the default, `gpu.devices = "all"`):
+    /// every GPU the driver sees, resolved when the engine starts ([`Config::resolved_devices`]).
     pub gpu_devices: Vec<usize>,
     /// Backend choice.
     pub backend: BackendChoice,
@@ -113,7 +114,7 @@ impl Default for Config {
             slots: None,
             synthesis_workers: cores.clamp(1, 16),
             compiled: true,
-            gpu_devices: vec![0],
+            gpu_devices: Vec::new(),
             backend: BackendChoice::Auto,
             gpu: GpuOptions::default(),
             bg2_workers: 1,
@@ -241,6 +242,7 @@ impl Config {
         c.gpu = gpu_options(&gpu)?;
         if let Some(d) = gpu.devices {
             c.gpu_devices = match d {
+                RawDevices::List(v) if v.is_empty() => Vec::new(),
                 RawDevices::List(v) => device_list(v.into_iter().map(|i| match i {
                     RawIndex::Number(n) => n.to_string(),
                     RawIndex::Text(t) => t,
@@ -290,9 +292,6 @@ impl Config {
         if self.bg2_workers == 0 {
             return Err(invalid("bg2.workers", "must be at least 1"));
         }
-        if self.gpu_devices.is_empty() {
-            return Err(invalid("gpu.devices", "needs at least one device index"));
-        }
         for (i, d) in self.gpu_devices.iter().enumerate() {
             if self.gpu_devices[..i].contains(d) {
                 return Err(invalid(
@@ -314,6 +313,17 @@ impl Config {
             return Err(invalid(key, reason));
         }
         Ok(())
+    }
+
+    /// The devices to run a GPU actor on when the driver sees `visible` GPUs: `gpu.devices` as
+    /// listed, or for an empty list every visible GPU (device 0, the CPU's one actor, when none
+    /// is visible or the backend is the CPU).
+    pub fn resolved_devices(&self, visible: usize) -> Vec<usize> {
+        match (self.gpu_devices.is_empty(), self.backend, visible) {
+            (false, _, _) => self.gpu_devices.clone(),
+            (true, BackendChoice::Cpu, _) | (true, _, 0) => vec![0],
+            (true, _, n) => (0..n).collect(),
+        }
     }
 
     /// Whether the B_G2 MSM runs on the GPUs: `bg2.device`, with `auto` resolved for a host of

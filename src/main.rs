@@ -53,7 +53,7 @@ struct Overrides {
     /// Override gpu.backend (auto, cpu, cuda).
     #[arg(long)]
     backend: Option<String>,
-    /// Override gpu.devices: one GPU actor per index, e.g. "0,1".
+    /// Override gpu.devices: one GPU actor per index, e.g. "0,1", or "all".
     #[arg(long)]
     devices: Option<String>,
     /// Override bg2.device: where the B_G2 MSM runs.
