@@ -10,6 +10,7 @@ use crate::ledger::{effective_slots, Policy};
 pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
 
 mod cidr;
+pub mod cuzk;
 mod error;
 mod raw;
 mod server;
@@ -134,12 +135,39 @@ impl Config {
         Self::load_from(Path::new(&path), std::env::vars())
     }
 
+    /// [`Config::load`] between two layers of keys and values (`("server.listen", "...")`):
+    /// baton.toml and `BATON_*` override `base` (what `--cuzk-config` maps), `top` (command-line
+    /// flags) overrides them all.
+    pub fn load_layered(
+        base: &[(String, String)],
+        top: &[(String, String)],
+    ) -> Result<Self, ConfigError> {
+        let path = std::env::var("BATON_CONFIG").unwrap_or_else(|_| "baton.toml".into());
+        Self::load_from_layered(Path::new(&path), std::env::vars(), base, top)
+    }
+
     /// Reads `path` (optional) and the given environment.
     pub fn load_from(
         path: &Path,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ConfigError> {
+        Self::load_from_layered(path, env, &[], &[])
+    }
+
+    /// [`Config::load_from`] between two layers (see [`Config::load_layered`]).
+    pub fn load_from_layered(
+        path: &Path,
+        env: impl IntoIterator<Item = (String, String)>,
+        base: &[(String, String)],
+        top: &[(String, String)],
+    ) -> Result<Self, ConfigError> {
         let mut b = config::Config::builder();
+        for (key, value) in base {
+            b = b.set_default(key.as_str(), value.as_str())?;
+        }
+        for (key, value) in top {
+            b = b.set_override(key.as_str(), value.as_str())?;
+        }
         if path.exists() {
             b = b.add_source(config::File::from(path).format(config::FileFormat::Toml));
         }
