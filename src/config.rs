@@ -9,13 +9,17 @@ use crate::ledger::{effective_slots, Policy};
 
 pub use crate::ledger::LOOKAHEAD_PER_DEVICE;
 
+mod cidr;
+pub mod cuzk;
 mod error;
 mod raw;
 mod server;
 pub use error::ConfigError;
 use raw::{config_var, count, device_list, gpu_options, invalid, Raw, RawDevices, RawIndex};
 pub use raw::{parse_bytes, parse_devices};
-pub use server::{parse_duration_secs, Listen, ServerConfig, ServerConfigError, DEFAULT_LISTEN};
+pub use server::{
+    parse_duration_secs, Cidr, Listen, ServerConfig, ServerConfigError, DEFAULT_LISTEN,
+};
 
 impl From<ServerConfigError> for ConfigError {
     fn from(e: ServerConfigError) -> Self {
@@ -78,7 +82,8 @@ pub struct Config {
     /// Synthesize through recorded R1CS (`synthesis.compiled`, default on): the first
     /// synthesis of a key's circuit records it, later ones run witness-only (`compiled`).
     pub compiled: bool,
-    /// Devices to run a Gpu actor on (indices).
+    /// Devices to run a Gpu actor on (indices); empty (the default, `gpu.devices = "all"`):
+    /// every GPU the driver sees, resolved when the engine starts ([`Config::resolved_devices`]).
     pub gpu_devices: Vec<usize>,
     /// Backend choice.
     pub backend: BackendChoice,
@@ -115,7 +120,7 @@ impl Default for Config {
             synthesis_workers: cores.clamp(1, 16),
             critical_workers: 1,
             compiled: true,
-            gpu_devices: vec![0],
+            gpu_devices: Vec::new(),
             backend: BackendChoice::Auto,
             gpu: GpuOptions::default(),
             bg2_workers: 1,
@@ -135,12 +140,39 @@ impl Config {
         Self::load_from(Path::new(&path), std::env::vars())
     }
 
+    /// [`Config::load`] between two layers of keys and values (`("server.listen", "...")`):
+    /// baton.toml and `BATON_*` override `base` (what `--cuzk-config` maps), `top` (command-line
+    /// flags) overrides them all.
+    pub fn load_layered(
+        base: &[(String, String)],
+        top: &[(String, String)],
+    ) -> Result<Self, ConfigError> {
+        let path = std::env::var("BATON_CONFIG").unwrap_or_else(|_| "baton.toml".into());
+        Self::load_from_layered(Path::new(&path), std::env::vars(), base, top)
+    }
+
     /// Reads `path` (optional) and the given environment.
     pub fn load_from(
         path: &Path,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ConfigError> {
+        Self::load_from_layered(path, env, &[], &[])
+    }
+
+    /// [`Config::load_from`] between two layers (see [`Config::load_layered`]).
+    pub fn load_from_layered(
+        path: &Path,
+        env: impl IntoIterator<Item = (String, String)>,
+        base: &[(String, String)],
+        top: &[(String, String)],
+    ) -> Result<Self, ConfigError> {
         let mut b = config::Config::builder();
+        for (key, value) in base {
+            b = b.set_default(key.as_str(), value.as_str())?;
+        }
+        for (key, value) in top {
+            b = b.set_override(key.as_str(), value.as_str())?;
+        }
         if path.exists() {
             b = b.add_source(config::File::from(path).format(config::FileFormat::Toml));
         }
@@ -246,6 +278,7 @@ impl Config {
         c.gpu = gpu_options(&gpu)?;
         if let Some(d) = gpu.devices {
             c.gpu_devices = match d {
+                RawDevices::List(v) if v.is_empty() => Vec::new(),
                 RawDevices::List(v) => device_list(v.into_iter().map(|i| match i {
                     RawIndex::Number(n) => n.to_string(),
                     RawIndex::Text(t) => t,
@@ -295,9 +328,6 @@ impl Config {
         if self.bg2_workers == 0 {
             return Err(invalid("bg2.workers", "must be at least 1"));
         }
-        if self.gpu_devices.is_empty() {
-            return Err(invalid("gpu.devices", "needs at least one device index"));
-        }
         for (i, d) in self.gpu_devices.iter().enumerate() {
             if self.gpu_devices[..i].contains(d) {
                 return Err(invalid(
@@ -319,6 +349,17 @@ impl Config {
             return Err(invalid(key, reason));
         }
         Ok(())
+    }
+
+    /// The devices to run a GPU actor on when the driver sees `visible` GPUs: `gpu.devices` as
+    /// listed, or for an empty list every visible GPU (device 0, the CPU's one actor, when none
+    /// is visible or the backend is the CPU).
+    pub fn resolved_devices(&self, visible: usize) -> Vec<usize> {
+        match (self.gpu_devices.is_empty(), self.backend, visible) {
+            (false, _, _) => self.gpu_devices.clone(),
+            (true, BackendChoice::Cpu, _) | (true, _, 0) => vec![0],
+            (true, _, n) => (0..n).collect(),
+        }
     }
 
     /// Whether the B_G2 MSM runs on the GPUs: `bg2.device`, with `auto` resolved for a host of

@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use crate::actors::{post, spawn_actors, Supervisor, SupervisorParts};
 use crate::backend::Backend;
 use crate::backend_pick::real_stages;
-use crate::config::Config;
+use crate::config::{BackendChoice, Config};
 use crate::key::ProvingKey;
 use crate::ledger::{self, Ledger, LedgerConfig};
 use crate::messages::{Cancel, PinKey, Shutdown, Status, Submit, UnpinKey};
@@ -57,13 +57,22 @@ pub struct Engine {
     next_job: AtomicU64,
     /// The backends of the real stages (empty for custom stages), for key eviction.
     backends: Vec<Arc<dyn Backend>>,
+    /// The device index of each GPU actor, in order.
+    devices: Vec<usize>,
 }
 
 impl Engine {
-    /// Starts the engine with the real stages on the configured backend.
-    pub fn start(cfg: Config) -> Result<Self, EngineError> {
+    /// Starts the engine with the real stages on the configured backend: one GPU actor per
+    /// entry of `gpu.devices`, every visible GPU when it is empty.
+    pub fn start(mut cfg: Config) -> Result<Self, EngineError> {
         // Before any device is opened (a duplicate index would open one twice).
         cfg.validate()?;
+        let visible = match cfg.backend {
+            BackendChoice::Cpu => 0,
+            _ => crate::gpu::visible_devices(),
+        };
+        cfg.gpu_devices = cfg.resolved_devices(visible);
+        tracing::info!(devices = ?cfg.gpu_devices, visible, "GPU actors");
         let (stages, names, backends) = real_stages(&cfg)?;
         let mut engine = Self::start_with(cfg, stages)?;
         engine.backend = names;
@@ -72,9 +81,11 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Starts the engine with the given stage implementations (tests, simulations, embedders).
-    pub fn start_with(cfg: Config, stages: Stages) -> Result<Self, EngineError> {
+    /// Starts the engine with the given stage implementations (tests, simulations, embedders);
+    /// an empty `gpu.devices` runs one GPU actor.
+    pub fn start_with(mut cfg: Config, stages: Stages) -> Result<Self, EngineError> {
         cfg.validate()?;
+        cfg.gpu_devices = cfg.resolved_devices(0);
         let plan = ledger::plan_budget(
             cfg.budget_bytes,
             cfg.margin_bytes,
@@ -90,6 +101,7 @@ impl Engine {
         .map_err(|e| EngineError::Start(e.to_string()))?
         .with_key_budget(plan.keys);
         let metrics = Metrics::new().map_err(|e| EngineError::Start(e.to_string()))?;
+        let devices = cfg.gpu_devices.clone();
         let metrics_addr = match &cfg.metrics_listen {
             Some(addr) => Some(
                 metrics
@@ -134,6 +146,7 @@ impl Engine {
             system,
             next_job: AtomicU64::new(1),
             backends: Vec::new(),
+            devices,
         })
     }
 
@@ -229,6 +242,11 @@ impl Engine {
     /// pipeline order: synthesis, queued_gpu, resident, h, g1_msm, bg2, dealloc.
     pub fn stage_means(&self) -> Vec<(&'static str, f64)> {
         self.metrics.step_means()
+    }
+
+    /// The device index each GPU actor runs on (`gpu.devices`, resolved at start).
+    pub fn gpu_devices(&self) -> &[usize] {
+        &self.devices
     }
 
     /// Which backend(s) the GPU actors use.

@@ -1,6 +1,7 @@
 //! The HTTP side: `GET /metrics` (Prometheus text) and `GET /healthz`, served by axum on its own
 //! thread. Connections are served concurrently, so a client that connects and sends nothing
-//! holds only its own connection.
+//! holds only its own connection. `baton serve` adds its routes and its gate to [`routes`] and
+//! serves them with [`serve_router`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,8 +17,8 @@ pub type Render = Arc<dyn Fn() -> String + Send + Sync>;
 /// The content type of the Prometheus text format.
 pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4";
 
-/// The routes: `/metrics` from `render`, `/healthz` answering `ok`, anything else 404.
-pub fn router(render: Render) -> Router {
+/// `/metrics` from `render` and `/healthz` answering `ok`, with no fallback.
+pub fn routes(render: Render) -> Router {
     Router::new()
         .route(
             "/metrics",
@@ -27,15 +28,25 @@ pub fn router(render: Render) -> Router {
             }),
         )
         .route("/healthz", get(|| async { "ok\n" }))
-        .fallback(|| async {
-            (StatusCode::NOT_FOUND, "try /metrics or /healthz\n").into_response()
-        })
+}
+
+/// [`routes`], anything else 404.
+pub fn router(render: Render) -> Router {
+    routes(render).fallback(|| async {
+        (StatusCode::NOT_FOUND, "try /metrics or /healthz\n").into_response()
+    })
 }
 
 /// Binds `addr` now (so a bad address is an error here) and serves [`router`] from a background
 /// thread with its own single-threaded runtime. Returns the bound address.
 pub fn serve_in_thread(addr: &str, render: Render) -> std::io::Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind(addr)?;
+    serve_router(std::net::TcpListener::bind(addr)?, router(render))
+}
+
+/// Serves `app` on `listener` from a background thread with its own single-threaded runtime;
+/// handlers find the client's address as `axum::extract::ConnectInfo<SocketAddr>`. Returns the
+/// bound address.
+pub fn serve_router(listener: std::net::TcpListener, app: Router) -> std::io::Result<SocketAddr> {
     listener.set_nonblocking(true)?;
     let local = listener.local_addr()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -47,7 +58,8 @@ pub fn serve_in_thread(addr: &str, render: Render) -> std::io::Result<SocketAddr
             runtime.block_on(async move {
                 let served = async {
                     let listener = tokio::net::TcpListener::from_std(listener)?;
-                    axum::serve(listener, router(render)).await
+                    let app = app.into_make_service_with_connect_info::<SocketAddr>();
+                    axum::serve(listener, app).await
                 };
                 if let Err(e) = served.await {
                     tracing::error!(error = %e, "the HTTP endpoint stopped");

@@ -4,16 +4,24 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ff::Field;
 
 use baton::circuits::{KnownCircuit, MimcChain, Synthetic};
+use baton::config::cuzk::CuzkConfig;
 use baton::config::{parse_bytes, BackendChoice, ConfigError};
-use baton::ledger::Stage;
-use baton::status::PartitionState;
 use baton::{Check, Config, Engine, PreparedVerifyingKey, ProvingKey, Request};
+
+/// The live progress line.
+#[path = "cli/progress.rs"]
+mod progress;
+/// `baton serve` and its `--cuzk-config`.
+#[path = "cli/serve.rs"]
+mod serve_cli;
+
+use progress::{gib, progress_line, show_progress};
 
 /// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params).
 #[cfg(feature = "filecoin")]
@@ -53,7 +61,7 @@ struct Overrides {
     /// Override gpu.backend (auto, cpu, cuda).
     #[arg(long)]
     backend: Option<String>,
-    /// Override gpu.devices: one GPU actor per index, e.g. "0,1".
+    /// Override gpu.devices: one GPU actor per index, e.g. "0,1", or "all".
     #[arg(long)]
     devices: Option<String>,
     /// Override bg2.device: where the B_G2 MSM runs.
@@ -142,16 +150,7 @@ enum Command {
         circuit: CircuitArgs,
     },
     /// Run the proving daemon: gRPC cuzk.v1.ProvingEngine (proto/cuzk/v1/proving.proto).
-    Serve {
-        /// Override server.listen: HOST:PORT or unix:///path.sock.
-        #[arg(long)]
-        listen: Option<String>,
-        /// Override server.state_dir: where the journal and built-in keys live.
-        #[arg(long)]
-        state_dir: Option<PathBuf>,
-        #[command(flatten)]
-        overrides: Overrides,
-    },
+    Serve(serve_cli::ServeArgs),
     #[cfg(feature = "filecoin")]
     #[command(flatten)]
     Filecoin(filecoin_cli::Command),
@@ -195,62 +194,6 @@ fn peak_rss_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-}
-
-fn gib(b: u64) -> f64 {
-    b as f64 / (1u64 << 30) as f64
-}
-
-/// One status line: how many partitions are in each state.
-fn progress_line(engine: &Engine, total: usize, started: Instant) -> Option<String> {
-    let st = engine.status_blocking().ok()?;
-    let mut counts = [0usize; PartitionState::COUNT];
-    for j in &st.jobs {
-        for p in &j.partitions {
-            counts[p.index()] += 1;
-        }
-    }
-    let c = |s: PartitionState| counts[s.index()];
-    Some(format!(
-        "[{:>6.1}s] queued {} | synth {} | wait gpu {} | gpu {} | b_g2 {} | done {}/{} | ledger {:.2}/{:.2} GiB",
-        started.elapsed().as_secs_f64(),
-        c(PartitionState::Queued),
-        c(PartitionState::At(Stage::Synthesizing)),
-        c(PartitionState::At(Stage::QueuedForGpu)),
-        c(PartitionState::At(Stage::OnGpu)),
-        c(PartitionState::At(Stage::Bg2)),
-        c(PartitionState::Done),
-        total,
-        gib(st.ledger.charged_bytes),
-        gib(st.ledger.budget_bytes),
-    ))
-}
-
-/// Shows `line` until `done`: rewritten in place on a terminal (5 times a second), else
-/// printed when it changes (once a second).
-fn show_progress(done: impl Fn() -> bool, line: impl Fn() -> Option<String>) {
-    let tty = std::io::stderr().is_terminal();
-    let mut last = String::new();
-    let every = Duration::from_millis(if tty { 200 } else { 1000 });
-    let mut next = Instant::now() + every;
-    while !done() {
-        std::thread::sleep(Duration::from_millis(20));
-        if Instant::now() < next {
-            continue;
-        }
-        next += every;
-        if let Some(line) = line() {
-            if tty {
-                eprint!("\r{line}\x1b[K");
-            } else if line != last {
-                eprintln!("{line}");
-            }
-            last = line;
-        }
-    }
-    if tty {
-        eprintln!();
-    }
 }
 
 struct ProveOpts {
@@ -360,7 +303,11 @@ const FLAGS: [(&str, &str); 4] = [
 ];
 
 fn config_with(o: Overrides) -> Result<Config, String> {
-    let mut cfg = Config::load().map_err(|e| e.to_string())?;
+    overridden(Config::load().map_err(|e| e.to_string())?, o)
+}
+
+/// `cfg` with the override flags applied and checked.
+fn overridden(mut cfg: Config, o: Overrides) -> Result<Config, String> {
     if let Some(b) = o.budget {
         cfg.budget_bytes = if b == "auto" {
             None
@@ -404,7 +351,7 @@ fn config_with(o: Overrides) -> Result<Config, String> {
     Ok(cfg)
 }
 
-fn run(cli: Cli) -> Result<bool, String> {
+fn run(cli: Cli, cuzk: Option<CuzkConfig>) -> Result<bool, String> {
     match cli.command {
         Command::Prove {
             circuit,
@@ -427,29 +374,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 }
             }
         }
-        Command::Serve {
-            listen,
-            state_dir,
-            overrides,
-        } => {
-            let mut cfg = config_with(overrides)?;
-            if let Some(l) = listen {
-                cfg.server.listen =
-                    baton::config::Listen::parse(&l).map_err(|e| format!("--listen: {e}"))?;
-            }
-            if let Some(d) = state_dir {
-                cfg.server.state_dir = d;
-            }
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .thread_name("baton-serve")
-                .build()
-                .map_err(|e| e.to_string())?;
-            runtime
-                .block_on(baton::server::serve(cfg))
-                .map(|()| true)
-                .map_err(|e| e.to_string())
-        }
+        Command::Serve(args) => serve_cli::run(args, cuzk),
         Command::Setup { circuit } => {
             circuit.check()?;
             let c = circuit.constraints;
@@ -469,21 +394,32 @@ fn run(cli: Cli) -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    let filter = std::env::var("BATON_LOG").unwrap_or_else(|_| "warn".into());
+    let cli = Cli::parse();
+    // Before the log filter (its logging.level is one) and any other thread (its variables).
+    let cuzk = match &cli.command {
+        Command::Serve(args) => match args.read_cuzk() {
+            Ok(c) => c,
+            Err(e) => return fail(&e),
+        },
+        _ => None,
+    };
+    let filter = std::env::var("BATON_LOG")
+        .ok()
+        .or_else(|| cuzk.as_ref()?.log_level().map(str::to_string))
+        .unwrap_or_else(|| "warn".into());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    match run(Cli::parse()) {
+    match run(cli, cuzk) {
         Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("error: some proofs did not verify");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
+        Ok(false) => fail("some proofs did not verify"),
+        Err(e) => fail(&e),
     }
+}
+
+fn fail(e: &str) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::FAILURE
 }

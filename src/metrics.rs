@@ -38,6 +38,9 @@ pub struct Metrics {
     /// `baton_warmups_total{device,result}`: keys made ready on a device ahead of their
     /// partitions, by [`WarmResult`].
     pub warmups_total: IntCounterVec,
+    /// `baton_server_refusals_total{endpoint,reason}`: calls `baton serve` refused before any
+    /// handler ran, by [`Endpoint`] and [`Refusal`].
+    pub refusals_total: IntCounterVec,
 }
 
 /// The actor kinds: the `actor` label of `baton_mailbox_depth` and `baton_restarts_total`, and
@@ -176,6 +179,50 @@ impl WarmResult {
     }
 }
 
+/// Where `baton serve` refused a call: the `endpoint` label of `baton_server_refusals_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// The gRPC service.
+    Grpc,
+    /// The HTTP port (`/metrics`, `/healthz`, `/status`).
+    Http,
+}
+
+impl Endpoint {
+    /// The label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Grpc => "grpc",
+            Self::Http => "http",
+        }
+    }
+}
+
+/// Why `baton serve` refused a call: the `reason` label of `baton_server_refusals_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// A token is required and none was sent.
+    NoToken,
+    /// The token sent is not the daemon's.
+    WrongToken,
+    /// No token is configured and the client's address is outside `server.allow_clients`.
+    NotAllowed,
+    /// The request message is larger than `server.max_request_bytes`.
+    TooLarge,
+}
+
+impl Refusal {
+    /// The label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NoToken => "no_token",
+            Self::WrongToken => "wrong_token",
+            Self::NotAllowed => "not_allowed",
+            Self::TooLarge => "too_large",
+        }
+    }
+}
+
 impl Metrics {
     /// Creates and registers every metric in a fresh registry.
     pub fn new() -> prometheus::Result<Self> {
@@ -222,6 +269,13 @@ impl Metrics {
             ),
             &["device", "result"],
         )?;
+        let refusals_total = IntCounterVec::new(
+            Opts::new(
+                "server_refusals_total",
+                "Calls the daemon refused before any handler ran, by endpoint and reason",
+            ),
+            &["endpoint", "reason"],
+        )?;
         let m = Metrics {
             registry,
             mailbox_depth,
@@ -236,6 +290,7 @@ impl Metrics {
             restarts_total,
             grants_lost_total,
             warmups_total,
+            refusals_total,
         };
         let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
             Box::new(m.mailbox_depth.clone()),
@@ -250,6 +305,7 @@ impl Metrics {
             Box::new(m.restarts_total.clone()),
             Box::new(m.grants_lost_total.clone()),
             Box::new(m.warmups_total.clone()),
+            Box::new(m.refusals_total.clone()),
         ];
         for c in collectors {
             m.registry.register(c)?;
@@ -276,6 +332,13 @@ impl Metrics {
     pub fn warmed(&self, device: &str, result: WarmResult) {
         self.warmups_total
             .with_label_values(&[device, result.as_str()])
+            .inc();
+    }
+
+    /// Counts one call refused at `endpoint` (`baton_server_refusals_total{endpoint,reason}`).
+    pub fn refused(&self, endpoint: Endpoint, reason: Refusal) {
+        self.refusals_total
+            .with_label_values(&[endpoint.as_str(), reason.as_str()])
             .inc();
     }
 

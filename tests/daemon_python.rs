@@ -138,3 +138,66 @@ fn cancel_queued_and_running_settles_the_ledger_and_the_next_job_proves() {
     let r = scenario(&py, "cancel", &d, "");
     assert_eq!(verify_proofs(&d.state, &r), 1);
 }
+
+#[test]
+fn client_ranges_admit_without_the_token_and_the_token_admits_the_rest() {
+    let Some(py) = python() else { return };
+    let dir = scratch("allow-clients");
+    // With a token set, 127.0.0.1 is admitted without it only through the range.
+    let toml = config("[server]\ntoken = \"s3cret\"\nallow_clients = [\"127.0.0.1/32\"]\n");
+    let d = Daemon::start(&dir, &toml, "0.0.0.0:0").expect("daemon starts");
+    let r = scenario(&py, "allow_clients", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+    drop(d);
+    let toml = config("[server]\ntoken = \"s3cret\"\nallow_clients = [\"10.0.0.0/8\"]\n");
+    let d = Daemon::start(&dir, &toml, "0.0.0.0:0").expect("daemon starts again");
+    let r = scenario(&py, "allow_clients_token", &d, "s3cret");
+    assert_eq!(verify_proofs(&d.state, &r), 1);
+    let log = d.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("refused a call") && l.contains("127.0.0.1")),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_cuzk_config_serves_its_unix_socket_in_a_new_directory_and_status() {
+    let Some(py) = python() else { return };
+    let dir = scratch("cuzk-config");
+    let socket = dir.join("nested/dir/cuzk.sock");
+    let cuzk = dir.join("cuzk.toml");
+    let text = format!(
+        "[daemon]\nlisten = \"unix://{}\"\nstatus_listen = \"127.0.0.1:0\"\nfuture_key = 1\n\
+         [memory]\ntotal_budget = \"2GiB\"\neviction_min_idle = \"5m\"\n\
+         [gpus]\ndevices = []\ngpu_threads = 4\n[pipeline]\nmax_parallel_synthesis = 1\n\
+         [logging]\nlevel = \"info\"\n",
+        socket.display()
+    );
+    std::fs::write(&cuzk, text).expect("write the cuzk config");
+    // baton.toml adds what the cuzk file cannot say (no GPU here).
+    let path = cuzk.display().to_string();
+    let d = Daemon::start_with(
+        &dir,
+        "[gpu]\nbackend = \"cpu\"\n",
+        &["--cuzk-config", &path],
+    )
+    .expect("daemon starts from the cuzk config");
+    assert_eq!(d.grpc, format!("unix://{}", socket.display()));
+    assert!(socket.exists(), "the socket's directory was made");
+    let log = d.log();
+    let ignored: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("no equivalent in baton"))
+        .collect();
+    assert_eq!(ignored.len(), 1, "{log}");
+    for key in [
+        "gpus.gpu_threads",
+        "memory.eviction_min_idle",
+        "unknown to cuzk too: daemon.future_key",
+    ] {
+        assert!(ignored[0].contains(key), "{key}: {}", ignored[0]);
+    }
+    let r = scenario(&py, "cuzk_status", &d, "");
+    assert_eq!(verify_proofs(&d.state, &r), 2);
+}

@@ -173,8 +173,12 @@ pub(super) fn config_var(name: &str) -> Option<String> {
     })
 }
 
-/// `gpu.devices` from a string: `"0,1"` or `"[0, 1]"` (as the environment and the CLI give it).
+/// `gpu.devices` from a string: `"0,1"` or `"[0, 1]"` (as the environment and the CLI give it),
+/// or `"all"` / `"[]"` for every visible GPU (an empty list).
 pub fn parse_devices(s: &str) -> Result<Vec<usize>, ConfigError> {
+    if matches!(s.trim(), "all" | "[]") {
+        return Ok(Vec::new());
+    }
     device_list(
         s.trim_matches(|ch: char| ch == '[' || ch == ']' || ch.is_whitespace())
             .split(',')

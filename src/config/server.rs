@@ -1,10 +1,13 @@
 //! The `[server]` section: what `baton serve` listens on, where its journal lives, who may call
-//! it, how large a request may be, and how long finished proofs are kept.
+//! it (a token, TLS, client address ranges), how large a request may be, and how long finished
+//! proofs are kept.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use serde::Deserialize;
+
+pub use super::cidr::Cidr;
 
 /// A `[server]` key with a value that cannot be used (config.rs turns it into its
 /// `ConfigError::Invalid`; this file imports nothing from its parent, so no import circle).
@@ -100,6 +103,9 @@ pub struct ServerConfig {
     pub token: Option<String>,
     /// PEM certificate chain and key for TLS (both or neither).
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// Clients whose address lies in one of these ranges are admitted without a token (Curio
+    /// dials without one).
+    pub allow_clients: Vec<Cidr>,
     /// How long finished jobs (and their proofs) stay in the journal.
     pub retention_secs: u64,
 }
@@ -113,6 +119,7 @@ impl Default for ServerConfig {
             max_request_bytes: 256 << 20,
             token: None,
             tls: None,
+            allow_clients: Vec::new(),
             retention_secs: 7 * 24 * 3600,
         }
     }
@@ -139,7 +146,29 @@ pub(super) struct RawServer {
     token: Option<String>,
     tls_cert: Option<String>,
     tls_key: Option<String>,
+    allow_clients: Option<RawList>,
     retention: Option<String>,
+}
+
+/// A list key: a TOML array, or a comma-separated string (as the environment gives it).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawList {
+    List(Vec<String>),
+    Text(String),
+}
+
+impl RawList {
+    fn items(self) -> Vec<String> {
+        match self {
+            RawList::List(v) => v,
+            RawList::Text(t) => t.split(',').map(str::to_string).collect(),
+        }
+        .into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+    }
 }
 
 /// Parses `"90s"`, `"30m"`, `"12h"`, `"7d"` or a number of seconds.
@@ -197,6 +226,13 @@ impl ServerConfig {
                 ))
             }
         };
+        if let Some(list) = raw.allow_clients {
+            c.allow_clients = list
+                .items()
+                .iter()
+                .map(|s| Cidr::parse(s).map_err(|reason| invalid("server.allow_clients", reason)))
+                .collect::<Result<_, _>>()?;
+        }
         if let Some(r) = raw.retention {
             c.retention_secs = parse_duration_secs(&r).ok_or_else(|| {
                 invalid(
@@ -209,18 +245,30 @@ impl ServerConfig {
         Ok(c)
     }
 
-    /// Refuses a listen address other machines can reach unless calls need a token.
+    /// Refuses a listen address other machines can reach unless something guards it: a token,
+    /// TLS or a list of client ranges. TLS alone encrypts but admits every client that reaches
+    /// the port (the operator chose it; `serve` warns).
     pub fn validate(&self) -> Result<(), ServerConfigError> {
-        if !self.listen.is_local() && self.token.is_none() {
+        if !self.listen.is_local()
+            && self.token.is_none()
+            && self.tls.is_none()
+            && self.allow_clients.is_empty()
+        {
             return Err(invalid(
                 "server.listen",
                 format!(
-                    "{} can be reached from other machines: set server.token (or BATON_SERVER_TOKEN) so that calls need a bearer token, or listen on loopback",
+                    "{} can be reached from other machines: set server.token (calls then need a bearer token), server.tls_cert and server.tls_key (TLS), or server.allow_clients (client address ranges admitted without a token, e.g. [\"10.0.0.0/8\"]), or listen on loopback",
                     self.listen
                 ),
             ));
         }
         Ok(())
+    }
+
+    /// Whether every client that reaches a listen address other machines can reach is
+    /// admitted: TLS is set but neither a token nor client ranges.
+    pub fn admits_anyone_remote(&self) -> bool {
+        !self.listen.is_local() && self.token.is_none() && self.allow_clients.is_empty()
     }
 }
 
@@ -245,7 +293,9 @@ mod tests {
             ..RawServer::default()
         };
         let err = ServerConfig::from_raw(open, crate::config::parse_bytes).expect_err("no token");
-        assert!(err.to_string().contains("server.token"), "{err}");
+        for key in ["server.token", "server.tls_cert", "server.allow_clients"] {
+            assert!(err.to_string().contains(key), "{err}");
+        }
         let open = RawServer {
             listen: Some("0.0.0.0:9820".into()),
             token: Some("s3cret".into()),
@@ -268,6 +318,10 @@ mod tests {
         assert!(ServerConfig::from_raw(tiny, crate::config::parse_bytes).is_err());
 
         let env = [
+            (
+                "BATON_SERVER_ALLOW_CLIENTS",
+                "10.0.0.0/8, 192.168.1.7/32,::1/128",
+            ),
             ("BATON_SERVER_STATE_DIR", "/tmp/baton-state"),
             ("BATON_SERVER_LISTEN", "0.0.0.0:1"),
             ("BATON_SERVER_TOKEN", "t"),
@@ -280,5 +334,37 @@ mod tests {
         assert_eq!(c.server.token.as_deref(), Some("t"));
         assert_eq!(c.server.max_request_bytes, 1 << 20);
         assert!(!c.server.listen.is_local());
+        let ranges: Vec<String> = c
+            .server
+            .allow_clients
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        assert_eq!(ranges, ["10.0.0.0/8", "192.168.1.7/32", "::1/128"]);
+    }
+
+    #[test]
+    fn client_ranges_or_tls_open_a_reachable_listener() {
+        let open = |extra: &str| {
+            crate::Config::from_toml(&format!("[server]\nlisten = \"0.0.0.0:9820\"\n{extra}"))
+                .map(|c| c.server)
+        };
+        let c = open("allow_clients = [\"10.0.0.0/8\"]").expect("a client range is enough");
+        assert!(!c.admits_anyone_remote());
+        assert!(c.allow_clients[0].contains("10.1.2.3".parse().expect("ip")));
+        let c = open("tls_cert = \"c.pem\"\ntls_key = \"k.pem\"").expect("TLS is accepted");
+        assert!(c.admits_anyone_remote(), "TLS alone authenticates nobody");
+        let err =
+            open("allow_clients = [\"10.0.0.0/8\", \"10.0.0.300/32\"]").expect_err("a bad range");
+        let text = err.to_string();
+        assert!(
+            text.contains("server.allow_clients") && text.contains("10.0.0.300/32"),
+            "{text}"
+        );
+        let empty = open("allow_clients = []").expect_err("an empty list guards nothing");
+        assert!(
+            empty.to_string().contains("server.allow_clients"),
+            "{empty}"
+        );
     }
 }

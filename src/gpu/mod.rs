@@ -64,3 +64,15 @@ pub fn cuda_backend(device: usize, opts: &GpuOptions) -> GpuResult<DeviceBackend
         reason: "this build has no `cuda` feature".into(),
     })
 }
+
+/// GPUs the CUDA driver sees: what an empty `gpu.devices` (the default) resolves to.
+#[cfg(feature = "cuda")]
+pub fn visible_devices() -> usize {
+    cuda::visible_devices()
+}
+
+/// GPUs the CUDA driver sees: none without the `cuda` feature.
+#[cfg(not(feature = "cuda"))]
+pub fn visible_devices() -> usize {
+    0
+}

@@ -28,6 +28,16 @@ pub enum ServerError {
         /// Why.
         source: std::io::Error,
     },
+    /// The Unix socket's directory cannot be created.
+    #[error("cannot create {dir}, the directory of the socket {listen}: {source}")]
+    SocketDir {
+        /// The directory.
+        dir: String,
+        /// The listen address.
+        listen: String,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The TLS certificate or key cannot be read.
     #[error("TLS: {0}")]
     Tls(String),

@@ -1,12 +1,13 @@
 //! `baton serve`: a proving daemon speaking cuzk's gRPC API (`cuzk.v1.ProvingEngine`, our own
 //! `proto/cuzk/v1/proving.proto`), with a journal that survives restarts, keys that can be
-//! preloaded and evicted, `/metrics` and `/healthz` over HTTP, a bearer token and TLS.
+//! preloaded and evicted, `/metrics`, `/healthz` and cuzk's `/status` over HTTP, a bearer token,
+//! client address ranges admitted without it, and TLS.
 //!
-//! Rooms: `access` (token, request size) → `service` (wire ↔ daemon) → `daemon` (job table,
-//! journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns requests
-//! into circuits, `keys` holds the proving keys, `journal` persists; with the `filecoin` feature,
-//! `fil_kinds` checks and builds the Filecoin kinds and `fil_keys` preloads, evicts and lists
-//! their keys.
+//! Rooms: `access` (client ranges, token, request size) → `service` (wire ↔ daemon) → `daemon`
+//! (job table, journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns
+//! requests into circuits, `keys` holds the proving keys, `journal` persists, `web` serves the
+//! HTTP port and `status_json` its `/status` document; with the `filecoin` feature, `fil_kinds`
+//! checks and builds the Filecoin kinds and `fil_keys` preloads, evicts and lists their keys.
 
 pub mod access;
 pub mod daemon;
@@ -22,6 +23,8 @@ pub mod kinds;
 pub mod proto;
 pub mod runner;
 pub mod service;
+pub mod status_json;
+pub mod web;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +36,9 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 use crate::config::{Config, Listen};
 use crate::engine::Engine;
 pub use error::{CallError, ServerError};
+
+/// The HTTP port when `metrics.listen` is unset.
+pub const DEFAULT_HTTP: &str = "127.0.0.1:9821";
 
 /// How often finished jobs past their retention are pruned from the journal.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
@@ -79,9 +85,17 @@ fn tls(cfg: &Config) -> Result<Option<ServerTlsConfig>, ServerError> {
 /// journaled, then the engine stops. Prints the bound addresses on stdout first.
 pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
     cfg.server.validate()?;
-    if cfg.metrics_listen.is_none() {
-        cfg.metrics_listen = Some("127.0.0.1:9821".into());
-    }
+    // The daemon serves the HTTP port itself (its routes and gate beside the engine's), bound
+    // before anything heavy starts.
+    let http_addr = cfg
+        .metrics_listen
+        .take()
+        .unwrap_or_else(|| DEFAULT_HTTP.into());
+    let http_listener =
+        std::net::TcpListener::bind(&http_addr).map_err(|source| ServerError::Bind {
+            addr: format!("{http_addr} (metrics.listen)"),
+            source,
+        })?;
     let state = cfg.server.state_dir.clone();
     let journal = Arc::new(journal::Journal::open(&state)?);
     let retention_ms = cfg.server.retention_secs.saturating_mul(1000);
@@ -94,6 +108,14 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
     let engine = Arc::new(engine);
     let keys = keys::KeyStore::new(state.join("keys"));
     let d = daemon::Daemon::new(engine.clone(), journal.clone(), keys, last_seq);
+    let gate = access::Gate::of_config(&cfg.server, Some(engine.metric_handles().clone()));
+    let web = web::router(d.clone(), gate.clone(), cfg.synthesis_workers);
+    let http = crate::http::serve_router(http_listener, web)
+        .map_err(|source| ServerError::Bind {
+            addr: format!("{http_addr} (metrics.listen)"),
+            source,
+        })?
+        .to_string();
     let resumed = d.resume()?;
     tracing::info!(pruned, resumed, state = %state.display(), "journal opened");
     tokio::spawn(async move {
@@ -114,16 +136,15 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
     if let Some(t) = tls(&cfg)? {
         builder = builder.tls_config(t)?;
     }
+    if cfg.server.admits_anyone_remote() {
+        tracing::warn!(
+            listen = %cfg.server.listen,
+            "TLS without server.token or server.allow_clients: every client that reaches this address is admitted (TLS encrypts, it does not authenticate clients)"
+        );
+    }
     let router = builder
-        .layer(access::AccessLayer::new(
-            cfg.server.token.clone(),
-            cfg.server.max_request_bytes,
-        ))
+        .layer(access::AccessLayer::new(gate, cfg.server.max_request_bytes))
         .add_service(svc);
-    let http = engine
-        .metrics_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
     let drained = {
         let d = d.clone();
         async move {
@@ -150,6 +171,14 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
                 .await?;
         }
         Listen::Unix(path) => {
+            // As cuzk does: Curio's default socket lives in a directory that may not exist yet.
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|source| ServerError::SocketDir {
+                    dir: dir.display().to_string(),
+                    listen: cfg.server.listen.to_string(),
+                    source,
+                })?;
+            }
             // A socket file left by a killed daemon would make the bind fail.
             if std::fs::symlink_metadata(path)
                 .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))

@@ -46,6 +46,11 @@ pub fn config_with_budget(budget: &str, extra: &str) -> String {
 impl Daemon {
     /// Starts `baton serve` on `listen` with `toml` as its config and `dir/state` as its state.
     pub fn start(dir: &Path, toml: &str, listen: &str) -> Result<Self, String> {
+        Self::start_with(dir, toml, &["--listen", listen])
+    }
+
+    /// [`Daemon::start`] with `args` for `baton serve` instead of `--listen`.
+    pub fn start_with(dir: &Path, toml: &str, args: &[&str]) -> Result<Self, String> {
         let state = dir.join("state");
         let cfg = dir.join("baton.toml");
         std::fs::write(&cfg, toml).map_err(|e| e.to_string())?;
@@ -57,7 +62,9 @@ impl Daemon {
         ));
         let stderr = std::fs::File::create(&log).map_err(|e| e.to_string())?;
         let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["serve", "--listen", listen, "--state-dir"])
+            .arg("serve")
+            .args(args)
+            .arg("--state-dir")
             .arg(&state)
             .env("BATON_CONFIG", &cfg)
             .env("BATON_LOG", "info")

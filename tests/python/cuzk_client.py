@@ -670,6 +670,113 @@ def scenario_filecoin_after(stub, args, out):
     ledger_settles(stub)
 
 
+def refusals(http, reason):
+    """baton_server_refusals_total{endpoint="grpc",reason=...} from /metrics (0 when absent)."""
+    code, body = http_get(http, "/metrics")
+    assert code == 200
+    sample = f'baton_server_refusals_total{{endpoint="grpc",reason="{reason}"}} '
+    lines = [l for l in body.splitlines() if l.startswith(sample)]
+    return float(lines[0].rsplit(" ", 1)[1]) if lines else 0.0
+
+
+def scenario_allow_clients(stub, args, out):
+    """0.0.0.0, a token, and a client range that holds 127.0.0.1: admitted without the token."""
+    st = stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT)
+    assert st.ledger_budget_bytes > 0
+    pr = stub.Prove(pb.ProveRequest(submit=builtin(seed=111)), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": pr.result.job_id, "circuit": "synthetic", "constraints": 1024,
+                      "seed": 111, "partitions": 1, "proof": completed(pr.result, "from the range")}]
+    assert refusals(args.http, "no_token") == 0
+
+
+def scenario_allow_clients_token(stub, args, out):
+    """0.0.0.0, a token, and a client range without 127.0.0.1: refused without the token
+    (UNAUTHENTICATED, saying what would admit it, counted in /metrics), admitted with it."""
+    before = refusals(args.http, "no_token")
+    why = expect_error(grpc.StatusCode.UNAUTHENTICATED, stub.GetStatus, pb.GetStatusRequest(),
+                       needle="bearer token")
+    assert "server.allow_clients" in why and "10.0.0.0/8" in why and "127.0.0.1" in why, why
+    assert refusals(args.http, "no_token") == before + 1
+    expect_error(grpc.StatusCode.UNAUTHENTICATED, stub.SubmitProof, builtin(seed=3),
+                 metadata=[("authorization", "Bearer wrong")], needle="wrong")
+    assert refusals(args.http, "wrong_token") >= 1
+    good = [("authorization", "Bearer " + args.token)]
+    pr = stub.Prove(pb.ProveRequest(submit=builtin(seed=112)), timeout=CALL_TIMEOUT, metadata=good)
+    out["proofs"] = [{"job": pr.result.job_id, "circuit": "synthetic", "constraints": 1024,
+                      "seed": 112, "partitions": 1, "proof": completed(pr.result, "with the token")}]
+    # The HTTP port admits this machine without the token.
+    assert http_get(args.http, "/healthz") == (200, "ok\n")
+
+
+def status_doc(http):
+    """GET /status: cuzk's JSON, readable from any page."""
+    with urllib.request.urlopen(f"http://{http}/status", timeout=10) as r:
+        assert r.status == 200
+        assert r.headers["Access-Control-Allow-Origin"] == "*", dict(r.headers)
+        assert r.headers["Content-Type"].startswith("application/json"), dict(r.headers)
+        return json.load(r)
+
+
+def scenario_cuzk_status(stub, args, out):
+    """Started from a cuzk config, on its Unix socket: /status shows the running job and its
+    partitions under cuzk's field names; the job proves over the socket."""
+    assert args.grpc.startswith("unix://"), args.grpc
+    # grpcio sends the socket's path as :authority, which the HTTP/2 server refuses as malformed
+    # (PROTOCOL_ERROR); Go's gRPC, Curio's, sends "localhost" over a Unix socket, as here.
+    stub = pbg.ProvingEngineStub(grpc.insecure_channel(args.grpc, options=[
+        ("grpc.default_authority", "localhost"),
+        ("grpc.max_receive_message_length", 512 << 20),
+    ]))
+    sub = stub.SubmitProof(builtin(seed=121, partitions=2, delay_ms=1500, rid="st-job"),
+                           timeout=CALL_TIMEOUT)
+    deadline = time.time() + 120
+    while True:
+        doc = status_doc(args.http)
+        job = {p["job_id"]: p for p in doc["pipelines"]}.get("st-job")
+        if job and job["total_partitions"] == 2 and \
+                any(x["state"] != "pending" for x in job["partitions"]):
+            break
+        assert time.time() < deadline, doc
+        time.sleep(0.05)
+    top = {"uptime_secs", "memory", "synthesis", "pipelines", "gpu_workers", "allocations",
+           "counters", "ledger"}
+    assert top <= set(doc), sorted(doc)
+    assert set(doc["memory"]) == {"total_bytes", "used_bytes", "available_bytes"}, doc["memory"]
+    assert doc["memory"]["total_bytes"] == 2 << 30, "the cuzk file's total_budget"
+    assert doc["synthesis"]["max_concurrent"] == 1, "the cuzk file's max_parallel_synthesis"
+    assert {"max_concurrent", "active"} <= set(doc["synthesis"])
+    assert {"job_id", "proof_kind", "started_secs_ago", "total_partitions", "partitions_done",
+            "partitions"} <= set(job), job
+    assert job["proof_kind"] == "baton-synthetic", job
+    cuzk_states = {"pending", "synthesizing", "synth_done", "gpu", "done", "failed"}
+    for i, p in enumerate(job["partitions"]):
+        assert {"index", "state", "synth_ms", "gpu_ms"} <= set(p) and p["index"] == i, p
+        assert p["state"] in cuzk_states, p
+    workers = doc["gpu_workers"]
+    assert workers and {"worker_id", "gpu_ordinal", "state", "current_job", "current_partition",
+                        "busy_secs"} <= set(workers[0]), workers
+    assert {w["state"] for w in workers} <= {"idle", "proving"}, workers
+    srs = {k["circuit_id"]: k for k in doc["allocations"]["srs"]}
+    key = srs.get("baton-synthetic-1024")
+    assert key and key["bytes"] > 0 and not key["evictable"], srs
+    assert {"circuit_id", "bytes", "last_used_secs_ago", "evictable"} <= set(key)
+    assert doc["allocations"]["pce"] == []
+    assert {"total_completed", "total_failed", "completed_by_kind", "failed_by_kind",
+            "queue_depth"} <= set(doc["counters"]), doc["counters"]
+    assert doc["ledger"]["budget_bytes"] == 2 << 30, doc["ledger"]
+    res = stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id), timeout=CALL_TIMEOUT)
+    out["proofs"] = [{"job": sub.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 121,
+                      "partitions": 2, "proof": completed(res, "over the unix socket")}]
+    doc = status_doc(args.http)
+    assert "st-job" not in {p["job_id"] for p in doc["pipelines"]}, doc["pipelines"]
+    assert doc["counters"]["total_completed"] >= 1, doc["counters"]
+    try:
+        http_get(args.http, "/nope")
+        raise AssertionError("/nope answered")
+    except urllib.error.HTTPError as e:
+        assert e.code == 404
+
+
 SCENARIOS = {
     "basic": scenario_basic,
     "bad_input": scenario_bad_input,
@@ -684,6 +791,9 @@ SCENARIOS = {
     "filecoin_before": scenario_filecoin_before,
     "filecoin_after": scenario_filecoin_after,
     "curio": scenario_curio,
+    "allow_clients": scenario_allow_clients,
+    "allow_clients_token": scenario_allow_clients_token,
+    "cuzk_status": scenario_cuzk_status,
 }
 
 

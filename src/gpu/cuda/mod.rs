@@ -21,3 +21,13 @@ mod witness;
 pub use backend::CudaBackend;
 pub use partition::DeviceAbc;
 pub use pinned::HostRegistration;
+
+/// GPUs the CUDA driver sees (0 without a driver or when it cannot count them).
+pub fn visible_devices() -> usize {
+    // SAFETY: only probes whether libcuda can be opened; nothing else touches the driver before
+    // it (CudaContext panics without the library).
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return 0;
+    }
+    cudarc::driver::CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+}

@@ -1,0 +1,66 @@
+//! The live progress line of the proving subcommands: how many partitions are in each state,
+//! rewritten in place on a terminal.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use baton::ledger::Stage;
+use baton::status::PartitionState;
+use baton::Engine;
+
+/// Bytes in GiB.
+pub fn gib(b: u64) -> f64 {
+    b as f64 / (1u64 << 30) as f64
+}
+
+/// One status line: how many partitions are in each state.
+pub fn progress_line(engine: &Engine, total: usize, started: Instant) -> Option<String> {
+    let st = engine.status_blocking().ok()?;
+    let mut counts = [0usize; PartitionState::COUNT];
+    for j in &st.jobs {
+        for p in &j.partitions {
+            counts[p.index()] += 1;
+        }
+    }
+    let c = |s: PartitionState| counts[s.index()];
+    Some(format!(
+        "[{:>6.1}s] queued {} | synth {} | wait gpu {} | gpu {} | b_g2 {} | done {}/{} | ledger {:.2}/{:.2} GiB",
+        started.elapsed().as_secs_f64(),
+        c(PartitionState::Queued),
+        c(PartitionState::At(Stage::Synthesizing)),
+        c(PartitionState::At(Stage::QueuedForGpu)),
+        c(PartitionState::At(Stage::OnGpu)),
+        c(PartitionState::At(Stage::Bg2)),
+        c(PartitionState::Done),
+        total,
+        gib(st.ledger.charged_bytes),
+        gib(st.ledger.budget_bytes),
+    ))
+}
+
+/// Shows `line` until `done`: rewritten in place on a terminal (5 times a second), else
+/// printed when it changes (once a second).
+pub fn show_progress(done: impl Fn() -> bool, line: impl Fn() -> Option<String>) {
+    let tty = std::io::stderr().is_terminal();
+    let mut last = String::new();
+    let every = Duration::from_millis(if tty { 200 } else { 1000 });
+    let mut next = Instant::now() + every;
+    while !done() {
+        std::thread::sleep(Duration::from_millis(20));
+        if Instant::now() < next {
+            continue;
+        }
+        next += every;
+        if let Some(line) = line() {
+            if tty {
+                eprint!("\r{line}\x1b[K");
+            } else if line != last {
+                eprintln!("{line}");
+            }
+            last = line;
+        }
+    }
+    if tty {
+        eprintln!();
+    }
+}
