@@ -732,7 +732,7 @@ def scenario_cuzk_status(stub, args, out):
     deadline = time.time() + 120
     while True:
         doc = status_doc(args.http)
-        job = {p["job_id"]: p for p in doc["pipelines"]}.get("st-job")
+        job = {p["job_id"]: p for p in doc["pipelines"]}.get(sub.job_id)
         if job and job["total_partitions"] == 2 and \
                 any(x["state"] != "pending" for x in job["partitions"]):
             break
@@ -768,7 +768,7 @@ def scenario_cuzk_status(stub, args, out):
     out["proofs"] = [{"job": sub.job_id, "circuit": "synthetic", "constraints": 1024, "seed": 121,
                       "partitions": 2, "proof": completed(res, "over the unix socket")}]
     doc = status_doc(args.http)
-    assert "st-job" not in {p["job_id"] for p in doc["pipelines"]}, doc["pipelines"]
+    assert sub.job_id not in {p["job_id"] for p in doc["pipelines"]}, doc["pipelines"]
     assert doc["counters"]["total_completed"] >= 1, doc["counters"]
     try:
         http_get(args.http, "/nope")
