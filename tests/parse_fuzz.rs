@@ -3,18 +3,19 @@
 //! the C1 parser (bare JSON and Curio's envelope), the PoSt and SnapDeals vanilla proofs' bincode
 //! as the runner decodes them in `FilWork::build`, and prost's decoding of a journaled request
 //! followed by `parse` (the resume path). Inputs are mostly good ones mutated with their
-//! structure in mind (see `parse_fuzz/mutate.rs`), so most cases get past the first check; the
-//! parameter cache holds stand-in files, so an accepted Filecoin request is built as far as
-//! loading its key.
+//! structure in mind (see `parse_fuzz/mutate.rs`): bytes, JSON documents, envelope fields, and
+//! vanilla proofs changed as the structures they decode to; so most cases get past the first
+//! check. The parameter cache holds stand-in files, so an accepted Filecoin request is built as
+//! far as loading its key.
 //!
 //! Properties: no call panics (caught, the input printed); none holds more than
-//! `PEAK_LIMIT_BYTES` on its thread at once (a counting allocator); every refusal is a
-//! `KindError` naming the kind or the field (a Filecoin kind's always starting with the kind), or
-//! a `FilecoinError` of the variants a bad input can cause. Panics filecoin-proofs raises inside
-//! baton's `guard` come back as `FilecoinError::Panicked` and are allowed, each site printed
-//! once, provided the good request still gets as far afterwards.
+//! `watch::peak_limit` of its input's size on its thread at once (a counting allocator); every
+//! refusal is a `KindError` naming the kind or the field (a Filecoin kind's starting with the
+//! kind), or a `FilecoinError` of the variants a bad input can cause. Panics filecoin-proofs
+//! raises inside baton's `guard` come back as `FilecoinError::Panicked` and are allowed, each
+//! site printed once, provided the good request still gets as far afterwards.
 //!
-//! Default: 1024 cases per property, about 12 s in all for a debug build on 2 busy cores
+//! Default: 1024 cases per property, about 17 s in all for a debug build on 2 busy cores
 //! (sealing the seeds' 2 KiB sector included). `PROPTEST_CASES=n` runs n cases per property;
 //! `--nocapture` shows how each property's cases ended and its largest allocation peak.
 #![cfg(all(feature = "filecoin", feature = "test-util"))]
@@ -39,7 +40,9 @@ use proptest::sample::Index;
 use prost::Message;
 
 use check::{fuzz, is_filecoin, submit, submit_then_good, Fate, Tally};
-use mutate::{apply_bytes, apply_json, apply_text, byte_ops, envelope, json_ops, text_ops};
+use mutate::{
+    apply_bytes, apply_json, apply_text, byte_ops, envelope, json_ops, shape_ops, text_ops,
+};
 use requests::fields;
 use seeds::seeds;
 use watch::{checked, watch};
@@ -122,7 +125,7 @@ fn c1_documents() {
     );
     let tally = fuzz(name, CASES, strategy, |(json, text, bytes, env)| {
         let doc = c1_doc(&json, &text, bytes.as_deref().unwrap_or(&[]), &env);
-        let parsed = checked("parse_c1", &hex::encode(&doc), || {
+        let parsed = checked("parse_c1", &hex::encode(&doc), doc.len(), || {
             parse_c1(&doc).map(|_| ())
         })?;
         if let Err(e) = parsed {
@@ -149,19 +152,61 @@ fn c1_documents() {
     reached(name, &tally, &[Refused, Failed, ReachedKey]);
 }
 
-/// PoSt and SnapDeals vanilla proofs with their bincode changed (length prefixes too).
+/// PoSt and SnapDeals vanilla proofs with their bincode changed (length prefixes too),
+/// sometimes sent as another proof type (another sector size's tree).
 #[test]
 fn vanilla_proof_bytes() {
     let name = "vanilla_proof_bytes";
-    let strategy = (0usize..3, any::<Index>(), byte_ops());
-    let tally = fuzz(name, CASES, strategy, |(which, at, ops)| {
+    let strategy = (
+        0usize..3,
+        weighted(0.3, 0u64..15),
+        any::<Index>(),
+        byte_ops(),
+    );
+    let tally = fuzz(name, CASES, strategy, |(which, registered, at, ops)| {
         let s = seeds();
         let mut req = [&s.winning, &s.window, &s.snap][which].clone();
+        if let Some(n) = registered {
+            req.registered_proof = n;
+        }
         let k = at.index(req.vanilla_proofs.len());
         req.vanilla_proofs[k] = apply_bytes(&req.vanilla_proofs[k], &ops);
         submit_then_good(&req)
     });
     reached(name, &tally, &[Fate::Failed]);
+}
+
+/// PoSt and SnapDeals vanilla proofs changed as the structures they decode to (a Merkle path
+/// cut or repeated, an index or a hash changed), encoded again, sometimes sent as another proof
+/// type.
+#[test]
+fn vanilla_proof_structures() {
+    let name = "vanilla_proof_structures";
+    let strategy = (
+        0usize..3,
+        weighted(0.3, prop_oneof![0u64..15, Just(8), Just(13)]),
+        any::<Index>(),
+        shape_ops(),
+    );
+    let tally = fuzz(name, CASES, strategy, |(which, registered, at, ops)| {
+        let s = seeds();
+        let mut req = [&s.winning, &s.window, &s.snap][which].clone();
+        if let Some(n) = registered {
+            req.registered_proof = n;
+        }
+        let k = at.index(req.vanilla_proofs.len());
+        let change = |v: &mut serde_json::Value| *v = apply_json(v, &ops);
+        let changed = match which {
+            2 => reencode::<SnapProof>(&req.vanilla_proofs[k], change),
+            _ => reencode::<PostProof>(&req.vanilla_proofs[k], change),
+        };
+        let Some(bytes) = changed else {
+            return Ok(Fate::Unencodable);
+        };
+        req.vanilla_proofs[k] = bytes;
+        submit_then_good(&req)
+    });
+    reached(name, &tally, &[Fate::Failed, Fate::ReachedKey]);
 }
 
 /// A built-in member's value: mostly `good`, else at or past a bound, or of another type.
@@ -234,7 +279,7 @@ fn wire_bytes() {
         let all = seeds().all();
         let bytes = random
             .unwrap_or_else(|| apply_bytes(&all[which.index(all.len())].encode_to_vec(), &ops));
-        let decoded = checked("decode", &hex::encode(&bytes), || {
+        let decoded = checked("decode", &hex::encode(&bytes), bytes.len(), || {
             SubmitProofRequest::decode(bytes.as_slice())
         })?;
         match decoded {
@@ -442,15 +487,28 @@ fn builtin_documents_out_of_range_are_named() {
     refused(syn, "", "vanilla_proof is empty");
 }
 
+/// A PoSt vanilla proof of the seeds' sector, as filecoin-proofs decodes it.
 type PostProof = filecoin_proofs::FallbackPoStSectorProof<filecoin_proofs::SectorShape2KiB>;
 
-/// A PoSt vanilla proof decoded, changed as JSON by `f`, and encoded again.
-fn rewrite_post(bytes: &[u8], f: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
-    let p: PostProof = bincode::deserialize(bytes).expect("the seed decodes");
+/// A SnapDeals partition proof of the seeds' sector.
+type SnapProof = filecoin_proofs::PartitionProof<filecoin_proofs::SectorShape2KiB>;
+
+/// Bincode `bytes` of a `T`, changed as JSON by `f` and encoded again; `None` when the change
+/// made it no `T` (it cannot be encoded then).
+fn reencode<T: serde::Serialize + serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    f: impl FnOnce(&mut serde_json::Value),
+) -> Option<Vec<u8>> {
+    let p: T = bincode::deserialize(bytes).expect("the seed decodes");
     let mut v = serde_json::to_value(&p).expect("as JSON");
     f(&mut v);
-    let p: PostProof = serde_json::from_value(v).expect("still a vanilla proof");
-    bincode::serialize(&p).expect("encodes")
+    let p: T = serde_json::from_value(v).ok()?;
+    Some(bincode::serialize(&p).expect("encodes"))
+}
+
+/// A PoSt vanilla proof changed as JSON by `f` (which keeps it one).
+fn rewrite_post(bytes: &[u8], f: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    reencode::<PostProof>(bytes, f).expect("still a vanilla proof")
 }
 
 /// The first value under `key`, depth first.
@@ -480,21 +538,27 @@ fn caught(req: &SubmitProofRequest, during: &str) {
     assert_eq!(submit(&seeds().request(kind)), Ok(Fate::ReachedKey));
 }
 
-/// Inputs on which filecoin-proofs panics, one per site this fuzzer found (with `guard` gone,
-/// each would unwind through the runner's blocking task): each is refused as
-/// `FilecoinError::Panicked` naming the step. A check in baton that refuses one of them first
-/// changes its error to `BadInput`; update the case then.
+/// Vanilla proofs of a shape filecoin-proofs panics on (found by this fuzzer) are refused by
+/// baton's shape check first, naming the proof: no sector proofs (filecoin-proofs pads with the
+/// last one, api/post_util.rs:275, `len() - 1`), and a sector proof without inclusion proofs
+/// (storage-proofs-post fallback/vanilla.rs:612 for WindowPoSt, post_util.rs:317 for
+/// WinningPoSt).
 #[test]
-fn panics_inside_filecoin_proofs_are_caught_and_named() {
+fn vanilla_proofs_filecoin_proofs_panics_on_are_refused_by_shape() {
     let s = seeds();
-    let post = "building the PoSt circuits";
-    // No sector proofs: filecoin-proofs pads the partition with the last one
-    // (filecoin-proofs api/post_util.rs:275, `len() - 1`).
+    let refused = |req: &SubmitProofRequest, needle: &str| {
+        let (e, _) = build_error(req);
+        let msg = e.to_string();
+        assert!(matches!(e, FilecoinError::BadInput(_)), "{msg}");
+        assert!(
+            msg.contains("vanilla proof 0 is not a StackedDrgWin"),
+            "{msg}"
+        );
+        assert!(msg.contains(needle), "{needle:?} not in {msg}");
+    };
     let mut req = s.window.clone();
     req.vanilla_proofs[0] = with_prefix(&req.vanilla_proofs[0], 40, 0)[..48].to_vec();
-    caught(&req, post);
-    // A sector proof without inclusion proofs (storage-proofs-post fallback/vanilla.rs:612
-    // for WindowPoSt, post_util.rs:317 for WinningPoSt).
+    refused(&req, "it holds 0 sector proofs, not 1");
     for seed in [&s.window, &s.winning] {
         let mut req = seed.clone();
         req.vanilla_proofs[0] = rewrite_post(&req.vanilla_proofs[0], |v| {
@@ -502,8 +566,18 @@ fn panics_inside_filecoin_proofs_are_caught_and_named() {
                 *p = serde_json::json!([]);
             }
         });
-        caught(&req, post);
+        refused(&req, "it holds 0 inclusion proofs, not");
     }
+}
+
+/// Inputs on which filecoin-proofs still panics, one per site this fuzzer found that no cheap
+/// check of baton's precedes (with `guard` gone, each would unwind through the runner's
+/// blocking task): each is refused as `FilecoinError::Panicked` naming the step. A check that
+/// refuses one of them first changes its error to `BadInput`; update the case then.
+#[test]
+fn panics_inside_filecoin_proofs_are_caught_and_named() {
+    let s = seeds();
+    let post = "building the PoSt circuits";
     // A Merkle path index far past the tree's arity (storage-proofs-core merkle/proof.rs:191).
     let mut req = s.winning.clone();
     req.vanilla_proofs[0] = rewrite_post(&req.vanilla_proofs[0], |v| {
@@ -528,4 +602,37 @@ fn panics_inside_filecoin_proofs_are_caught_and_named() {
         baton::filecoin::envelope(&doc, s.sector_id, s.sector_size),
         "filecoin-proofs panicked while checking the replica id",
     );
+}
+
+/// Found by `vanilla_proof_structures` (saved in parse_fuzz.proptest-regressions): a WindowPoSt
+/// vanilla proof sent as a 32 GiB type was copied by filecoin-proofs for each of the partition's
+/// 2349 sectors before anything was verified, so 60 KB of inclusion proofs became 150 MB (and a
+/// request at `max_request_bytes` hundreds of GB). Its shape is refused first now, naming it.
+#[test]
+fn a_window_post_proof_is_not_copied_2349_times_before_its_shape_is_checked() {
+    let s = seeds();
+    for registered_proof in [8, 13] {
+        let mut req = SubmitProofRequest {
+            registered_proof,
+            ..s.window.clone()
+        };
+        // The seed's proof (a 2 KiB tree's paths) as is, and with 100 inclusion proofs.
+        let grown = rewrite_post(&req.vanilla_proofs[0], |v| {
+            if let Some(serde_json::Value::Array(a)) = first_under(v, "inclusion_proofs") {
+                let first = a[0].clone();
+                a.resize(100, first);
+            }
+        });
+        for vanilla in [req.vanilla_proofs[0].clone(), grown] {
+            req.vanilla_proofs[0] = vanilla;
+            let (e, peak) = build_error(&req);
+            let msg = e.to_string();
+            assert!(matches!(e, FilecoinError::BadInput(_)), "{msg}");
+            assert!(
+                msg.contains("vanilla proof 0 is not a StackedDrgWindow32GiB"),
+                "{msg}"
+            );
+            assert!(peak < 4 << 20, "{peak} bytes held for {msg}");
+        }
+    }
 }

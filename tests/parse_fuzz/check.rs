@@ -11,6 +11,7 @@ use baton::server::kinds::{self, KindError, Work, BUILTIN_CONSTRAINTS, BUILTIN_P
 use baton::server::proto::{ProofKind, SubmitProofRequest};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
+use prost::Message;
 
 use super::requests::Wire;
 use super::seeds::seeds;
@@ -99,6 +100,8 @@ pub fn named_build_error(e: &FilecoinError) -> Result<(), String> {
 pub enum Fate {
     /// Its bytes are no `SubmitProofRequest` (prost refused them).
     Undecoded,
+    /// The change made a vanilla proof's structure no longer of its type: nothing was sent.
+    Unencodable,
     /// Refused by `parse`.
     Refused,
     /// A built-in job, accepted.
@@ -113,7 +116,8 @@ pub enum Fate {
 
 /// Parses `req` as the service does and, when accepted, builds its work as the runner does.
 pub fn submit(req: &SubmitProofRequest) -> Result<Fate, String> {
-    let spec = match checked("kinds::parse", &Wire(req), || kinds::parse(req))? {
+    let size = req.encoded_len();
+    let spec = match checked("kinds::parse", &Wire(req), size, || kinds::parse(req))? {
         Err(e) => return named_refusal(req.proof_kind, &e).map(|()| Fate::Refused),
         Ok(spec) => spec,
     };
@@ -130,7 +134,8 @@ pub fn submit(req: &SubmitProofRequest) -> Result<Fate, String> {
             }
             Ok(Fate::Builtin)
         }
-        Work::Filecoin(work) => match checked("FilWork::build", &Wire(req), || work.build())? {
+        Work::Filecoin(work) => match checked("FilWork::build", &Wire(req), size, || work.build())?
+        {
             Ok(_) => Err(format!("built with a stand-in key: {:?}", Wire(req))),
             Err(FilecoinError::Key(_)) => Ok(Fate::ReachedKey),
             Err(e @ FilecoinError::Panicked { .. }) => {

@@ -54,7 +54,8 @@ pub fn byte_ops() -> impl Strategy<Value = Vec<ByteOp>> {
         any::<Index>().prop_map(ByteOp::Truncate),
         (any::<Index>(), vec(any::<u8>(), 1..16)).prop_map(|(i, b)| ByteOp::Insert(i, b)),
         (any::<Index>(), 1usize..64).prop_map(|(i, n)| ByteOp::Remove(i, n)),
-        (any::<Index>(), 1usize..256).prop_map(|(i, n)| ByteOp::Duplicate(i, n)),
+        (any::<Index>(), prop_oneof![1usize..256, 256usize..8192])
+            .prop_map(|(i, n)| ByteOp::Duplicate(i, n)),
         (any::<Index>(), odd_u64()).prop_map(|(i, n)| ByteOp::Length(i, n)),
     ];
     vec(op, 1..=4)
@@ -168,6 +169,19 @@ pub fn json_ops() -> impl Strategy<Value = Vec<JsonOp>> {
         1 => (ii(), "[a-z_]{1,12}", odd_json()).prop_map(|((d, n), k, v)| JsonOp::Add(d, n, k, v)),
         2 => (ii(), any::<u8>()).prop_map(|((d, n), f)| JsonOp::Shorten(d, n, f)),
         1 => (ii(), 1usize..20).prop_map(|((d, n), k)| JsonOp::Repeat(d, n, k)),
+    ];
+    vec(op, 1..=3)
+}
+
+/// One to three JSON changes that mostly keep a document of its type: values changed in
+/// place, array elements removed or repeated.
+pub fn shape_ops() -> impl Strategy<Value = Vec<JsonOp>> {
+    let ii = || (any::<Index>(), any::<Index>());
+    let op = prop_oneof![
+        4 => (ii(), 1u8..=255).prop_map(|((d, n), m)| JsonOp::Tweak(d, n, m)),
+        1 => ii().prop_map(|(d, n)| JsonOp::Remove(d, n)),
+        1 => (ii(), any::<u8>()).prop_map(|((d, n), f)| JsonOp::Shorten(d, n, f)),
+        2 => (ii(), prop_oneof![1usize..20, 20usize..300]).prop_map(|((d, n), k)| JsonOp::Repeat(d, n, k)),
     ];
     vec(op, 1..=3)
 }

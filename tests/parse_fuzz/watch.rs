@@ -10,9 +10,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, Once};
 
 /// The most one call may hold allocated on its own thread at once, above what it started with.
-/// The largest good input (a 2 KiB C1 output built into its partition circuits) peaks well
-/// under this; a length prefix believed would ask for exabytes.
-pub const PEAK_LIMIT_BYTES: isize = 256 << 20;
+/// A good 2 KiB input peaks near 100 KiB, a bad one near 4 MiB (serde's preallocation of a
+/// vector, at most 1 MiB, a few levels deep); a length prefix believed, or a vanilla proof
+/// copied for every sector of a 32 GiB partition, goes far past it.
+pub const PEAK_LIMIT_BYTES: isize = 32 << 20;
 
 /// System's allocator, counting live bytes per thread.
 pub struct Counting;
@@ -94,11 +95,18 @@ pub fn watch<T>(f: impl FnOnce() -> T) -> Watched<T> {
     Watched { result, peak_bytes }
 }
 
-/// `f(input)` must return without panicking and within [`PEAK_LIMIT_BYTES`]; its result, or
-/// why not, with the input printed.
+/// What a call on an input of `input_bytes` may hold at once: [`PEAK_LIMIT_BYTES`], and room to
+/// hold its input decoded a few times over.
+pub fn peak_limit(input_bytes: usize) -> isize {
+    PEAK_LIMIT_BYTES + 64 * input_bytes as isize
+}
+
+/// `f(input)` must return without panicking and within [`peak_limit`] of the input's size; its
+/// result, or why not, with the input printed.
 pub fn checked<I: Debug + ?Sized, T>(
     what: &str,
     input: &I,
+    input_bytes: usize,
     f: impl FnOnce() -> T,
 ) -> Result<T, String> {
     let w = watch(f);
@@ -106,9 +114,10 @@ pub fn checked<I: Debug + ?Sized, T>(
     let out = w
         .result
         .map_err(|m| format!("{what} panicked ({m}) on {input:?}"))?;
-    if w.peak_bytes > PEAK_LIMIT_BYTES {
+    let limit = peak_limit(input_bytes);
+    if w.peak_bytes > limit {
         return Err(format!(
-            "{what} held {} bytes at once (limit {PEAK_LIMIT_BYTES}) on {input:?}",
+            "{what} held {} bytes at once (limit {limit}) on {input_bytes} bytes: {input:?}",
             w.peak_bytes
         ));
     }
