@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use filecoin_proofs::{
     as_safe_commitment, commitment_from_fr, partition_vanilla_proofs,
-    single_partition_vanilla_proofs, FallbackPoStSectorProof, PoStType,
+    single_partition_vanilla_proofs, FallbackPoStSectorProof, PoStConfig, PoStType,
 };
 use filecoin_proofs_api::{
     Hasher, MerkleTreeTrait, PublicReplicaInfo, RegisteredPoStProof, SectorId,
 };
 use storage_proofs_core::compound_proof::{CompoundProof, SetupParams};
+use storage_proofs_core::merkle::MerkleProofTrait;
+use storage_proofs_core::util::NODE_SIZE;
 use storage_proofs_post::fallback::{FallbackPoStCompound, PublicInputs, PublicSector};
 
 use crate::key::ProvingKey;
@@ -126,6 +128,42 @@ impl Filecoin<'_> {
     }
 }
 
+/// Refuses vanilla proofs not shaped as filecoin-proofs makes them: one sector proof of
+/// `challenge_count` inclusion proofs, each a path as long as the sector's tree is deep (as its
+/// verifier checks too) with at most 7 siblings a level. Checked before its partitioning, which
+/// fills a WindowPoSt partition with copies of the last sector proof, up to `sector_count`
+/// (2349 at 32 GiB), before it verifies anything: an oversized proof would be copied that often.
+fn check_shape<Tree: MerkleTreeTrait>(
+    vanilla: &[FallbackPoStSectorProof<Tree>],
+    config: &PoStConfig,
+    what: &str,
+) -> Result<()> {
+    let leaves = u64::from(config.sector_size) as usize / NODE_SIZE;
+    for (i, v) in vanilla.iter().enumerate() {
+        let bad = |why: String| {
+            FilecoinError::BadInput(format!("vanilla proof {i} is not {what}: {why}"))
+        };
+        let [sector] = v.vanilla_proof.sectors.as_slice() else {
+            let n = v.vanilla_proof.sectors.len();
+            return Err(bad(format!("it holds {n} sector proofs, not 1")));
+        };
+        let (n, want) = (sector.inclusion_proofs.len(), config.challenge_count);
+        if n != want {
+            return Err(bad(format!("it holds {n} inclusion proofs, not {want}")));
+        }
+        for (j, p) in sector.inclusion_proofs.iter().enumerate() {
+            let (path, levels) = (p.path(), p.expected_len(leaves));
+            if path.len() != levels || path.iter().any(|(siblings, _)| siblings.len() > 7) {
+                return Err(bad(format!(
+                    "inclusion proof {j} has {} levels, not {levels} of at most 7 siblings",
+                    path.len()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn post_request<Tree: 'static + MerkleTreeTrait>(
     proof: RegisteredPoStProof,
@@ -137,8 +175,9 @@ fn post_request<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<Built> {
     let up = FilecoinError::upstream;
     let config = proof.as_v1_config();
-    let vanilla: Vec<FallbackPoStSectorProof<Tree>> =
-        decode_vanilla(vanilla_bytes, &format!("a {proof:?} sector proof"))?;
+    let what = format!("a {proof:?} sector proof");
+    let vanilla: Vec<FallbackPoStSectorProof<Tree>> = decode_vanilla(vanilla_bytes, &what)?;
+    check_shape(&vanilla, &config, &what)?;
     let per_partition = config.sector_count;
     let (vanilla_params, partitions) = match (config.typ.clone(), partition) {
         (PoStType::Winning, None) => {
