@@ -13,8 +13,8 @@ use crate::backend::Backend;
 use crate::backend_pick::real_stages;
 use crate::config::{BackendChoice, Config};
 use crate::key::ProvingKey;
-use crate::ledger::{self, Ledger, LedgerConfig};
-use crate::messages::{Cancel, PinKey, Shutdown, Status, Submit, UnpinKey};
+use crate::ledger::{self, AvailableMemory, Ledger, LedgerConfig};
+use crate::messages::{Cancel, CheckRoom, PinKey, Shutdown, Status, Submit, UnpinKey};
 use crate::metrics::{ActorKind, Metrics};
 use crate::pipeline::Stages;
 use crate::proof::Proof;
@@ -83,14 +83,25 @@ impl Engine {
 
     /// Starts the engine with the given stage implementations (tests, simulations, embedders);
     /// an empty `gpu.devices` runs one GPU actor.
-    pub fn start_with(mut cfg: Config, stages: Stages) -> Result<Self, EngineError> {
+    pub fn start_with(cfg: Config, stages: Stages) -> Result<Self, EngineError> {
+        Self::start_with_memory(cfg, stages, Arc::new(ledger::available_memory_bytes))
+    }
+
+    /// [`Engine::start_with`], reading the host's available memory from `available` (at start
+    /// for an `auto` budget, and at each key's first use under a stated one) instead of
+    /// `/proc/meminfo`: for embedders that know their share (a cgroup), and for tests.
+    pub fn start_with_memory(
+        mut cfg: Config,
+        stages: Stages,
+        available: AvailableMemory,
+    ) -> Result<Self, EngineError> {
         cfg.validate()?;
         cfg.gpu_devices = cfg.resolved_devices(0);
         let plan = ledger::plan_budget(
             cfg.budget_bytes,
             cfg.margin_bytes,
             cfg.overcommit,
-            ledger::available_memory_bytes(),
+            available(),
         )
         .map_err(|e| EngineError::Start(e.to_string()))?;
         let ledger = Ledger::new(LedgerConfig {
@@ -118,6 +129,7 @@ impl Engine {
             metrics: metrics.clone(),
             recordings: stages.recordings.clone(),
             abc_on_device: stages.abc_on_device,
+            available,
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let m = metrics.clone();
@@ -167,6 +179,21 @@ impl Engine {
     /// [`Engine::prove`] for callers without an async runtime.
     pub fn prove_blocking(&self, request: Request) -> Result<Vec<Proof>, EngineError> {
         self.submit(request).blocking_outcome().map(|r| r.proofs)
+    }
+
+    /// Whether `request` would be admitted now: a dry run of [`Engine::submit`]'s checks on the
+    /// live ledger that counts nothing, stricter in one way: every job in flight whose
+    /// partitions still wait must fit beside its key too. [`EngineError::NoRoom`] says how many
+    /// bytes of proving keys in use stand in the way (and how many pinned keys no job uses
+    /// hold): an embedder can [`unpin`](Engine::unpin_key) idle keys and ask again.
+    pub async fn room_for(&self, request: &Request) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.tell(CheckRoom {
+            pk: request.pk.clone(),
+            footprint: request.stated_footprint(),
+            reply,
+        });
+        rx.await.map_err(|_| EngineError::Stopped)?
     }
 
     /// Cancels job `job`: its waiting partitions leave the queue, its started ones are

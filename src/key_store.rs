@@ -1,7 +1,8 @@
 //! A process-wide store of proving keys: each file is loaded once (checked once, see
 //! `key_trust`) and its `Arc<ProvingKey>` shared by every partition of every job that names it.
-//! Keys are listed with their size and users, and evicted only when no job holds them: the shape
-//! a daemon's PreloadSRS / EvictSRS / GetStatus calls need.
+//! Keys are listed with their size, users and last use, and evicted only when no job holds them:
+//! the shape a daemon's PreloadSRS / EvictSRS / GetStatus calls (and its eviction of the least
+//! recently used idle key under memory pressure) need.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,6 +70,8 @@ pub struct KeyInfo {
     pub load_time: Duration,
     /// How the file came to be trusted.
     pub trust: Trust,
+    /// When a job last took it (loaded it, or found it resident) or left it.
+    pub last_used: Instant,
 }
 
 struct Resident {
@@ -82,6 +85,8 @@ struct Resident {
 struct Slot {
     circuit_id: String,
     resident: Mutex<Option<Resident>>,
+    /// Beside `resident`, so that marking a use never waits for a load.
+    last_used: Mutex<Instant>,
 }
 
 /// Keys by file. Use [`KeyStore::global`] to share keys process-wide.
@@ -125,6 +130,7 @@ impl KeyStore {
                     Arc::new(Slot {
                         circuit_id: circuit_id.to_string(),
                         resident: Mutex::new(None),
+                        last_used: Mutex::new(Instant::now()),
                     })
                 })
                 .clone();
@@ -136,6 +142,7 @@ impl KeyStore {
             if !current {
                 continue;
             }
+            *lock(&slot.last_used) = Instant::now();
             if let Some(r) = resident.as_ref() {
                 return Ok((r.key.clone(), Loaded::AlreadyLoaded));
             }
@@ -164,25 +171,57 @@ impl KeyStore {
         r.as_ref().map(|r| r.key.clone())
     }
 
-    /// Every resident key, ordered by file.
-    pub fn list(&self) -> Vec<KeyInfo> {
-        let slots: Vec<(PathBuf, Arc<Slot>)> = lock(&self.slots)
+    /// Marks the resident key `key_id` used now (a job leaving it).
+    pub fn touch(&self, key_id: u64) {
+        for (_, slot) in self.slots() {
+            let found = match slot.resident.try_lock() {
+                Ok(r) => r.as_ref().is_some_and(|r| r.key.id() == key_id),
+                Err(_) => false,
+            };
+            if found {
+                *lock(&slot.last_used) = Instant::now();
+            }
+        }
+    }
+
+    fn slots(&self) -> Vec<(PathBuf, Arc<Slot>)> {
+        lock(&self.slots)
             .iter()
             .map(|(p, s)| (p.clone(), s.clone()))
-            .collect();
-        slots
+            .collect()
+    }
+
+    fn info(path: PathBuf, slot: &Slot, r: &Resident) -> KeyInfo {
+        KeyInfo {
+            circuit_id: slot.circuit_id.clone(),
+            path,
+            bytes: r.key.heap_bytes(),
+            users: Arc::strong_count(&r.key) - 1,
+            load_time: r.load_time,
+            trust: r.trust,
+            last_used: *lock(&slot.last_used),
+        }
+    }
+
+    /// Every resident key, ordered by file.
+    pub fn list(&self) -> Vec<KeyInfo> {
+        self.slots()
             .into_iter()
             .filter_map(|(path, slot)| {
                 let r = lock(&slot.resident);
-                let r = r.as_ref()?;
-                Some(KeyInfo {
-                    circuit_id: slot.circuit_id.clone(),
-                    path,
-                    bytes: r.key.heap_bytes(),
-                    users: Arc::strong_count(&r.key) - 1,
-                    load_time: r.load_time,
-                    trust: r.trust,
-                })
+                Some(Self::info(path, &slot, r.as_ref()?))
+            })
+            .collect()
+    }
+
+    /// The resident keys no job holds, ordered by file; never waits for a load (a key being
+    /// loaded is wanted by a job, so it is not idle).
+    pub fn idle(&self) -> Vec<KeyInfo> {
+        self.slots()
+            .into_iter()
+            .filter_map(|(path, slot)| {
+                let r = slot.resident.try_lock().ok()?;
+                Some(Self::info(path, &slot, r.as_ref()?)).filter(|k| k.users == 0)
             })
             .collect()
     }

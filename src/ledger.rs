@@ -23,8 +23,8 @@ use live::{shift, Gauges, Live};
 use resident::ResidentKeys;
 
 pub use budget::{
-    auto_budget_bytes, available_memory_bytes, effective_slots, fits_host, plan_budget, BudgetPlan,
-    KeyBudget, Reserve, LOOKAHEAD_PER_DEVICE,
+    auto_budget_bytes, available_memory_bytes, effective_slots, fits_host, plan_budget,
+    AvailableMemory, BudgetPlan, KeyBudget, Reserve, LOOKAHEAD_PER_DEVICE,
 };
 pub use error::LedgerError;
 pub use grant::{Grant, GrantId, GrantWatch, LostGrant};
@@ -90,50 +90,6 @@ impl Ledger {
         self
     }
 
-    /// One more job uses the key `id` of `bytes`. On the key's first use it is set aside from
-    /// the budget ([`KeyBudget::Reserve`]), or the stated budget is checked to fit beside the
-    /// keys in use in the host's memory, `available_bytes()` now ([`KeyBudget::Check`], see
-    /// [`fits_host`]); a refused key is not counted.
-    pub fn use_key(
-        &mut self,
-        id: u64,
-        bytes: u64,
-        available_bytes: impl FnOnce() -> Option<u64>,
-    ) -> Result<(), LedgerError> {
-        let Some(first) = self.keys.add_use(id, bytes) else {
-            return Ok(());
-        };
-        match self.keys.mode {
-            KeyBudget::Reserve => {
-                self.reserve_resident(first);
-                Ok(())
-            }
-            KeyBudget::Check { overcommit } => {
-                let resident_bytes = self.keys.total_bytes();
-                let r = fits_host(
-                    self.config.budget_bytes,
-                    resident_bytes,
-                    self.charged_bytes,
-                    available_bytes(),
-                    overcommit,
-                );
-                if r.is_err() {
-                    self.keys.remove_use(id);
-                }
-                r
-            }
-        }
-    }
-
-    /// One job fewer uses the key `id`; with its last, what was set aside comes back.
-    pub fn unuse_key(&mut self, id: u64) {
-        if let Some(bytes) = self.keys.remove_use(id) {
-            if self.keys.mode == KeyBudget::Reserve {
-                self.release_resident(bytes);
-            }
-        }
-    }
-
     /// Every grant issued from now on tells `watch` if it is dropped unsettled (see [`Grant`]).
     pub fn watch_grants(&mut self, watch: Arc<dyn GrantWatch>) {
         self.watch = Some(watch);
@@ -192,15 +148,7 @@ impl Ledger {
     /// Checks that a footprint could ever be granted: not empty, not above the whole budget
     /// (less any resident data set aside).
     pub fn admit(&self, footprint: &Footprint) -> Result<(), LedgerError> {
-        let budget_bytes = self.grantable_bytes();
-        match footprint.checked_total_bytes() {
-            Some(0) => Err(LedgerError::EmptyFootprint),
-            Some(needed_bytes) if needed_bytes <= budget_bytes => Ok(()),
-            other => Err(LedgerError::TooLarge {
-                needed_bytes: other.unwrap_or(u64::MAX),
-                budget_bytes,
-            }),
-        }
+        admit_within(footprint, self.grantable_bytes())
     }
 
     /// Grants the footprint if the policy allows it now: `Ok(None)` means wait for a
@@ -458,6 +406,18 @@ impl Ledger {
             }
         }
         done
+    }
+}
+
+/// Checks that `footprint` could be granted from `budget_bytes`: not empty, not above it.
+fn admit_within(footprint: &Footprint, budget_bytes: u64) -> Result<(), LedgerError> {
+    match footprint.checked_total_bytes() {
+        Some(0) => Err(LedgerError::EmptyFootprint),
+        Some(needed_bytes) if needed_bytes <= budget_bytes => Ok(()),
+        other => Err(LedgerError::TooLarge {
+            needed_bytes: other.unwrap_or(u64::MAX),
+            budget_bytes,
+        }),
     }
 }
 

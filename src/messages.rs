@@ -10,7 +10,7 @@ use actix::Message;
 use tokio::sync::oneshot;
 
 use crate::key::ProvingKey;
-use crate::ledger::{BufferClass, Grant, GrantId, LostGrant, Stage};
+use crate::ledger::{BufferClass, Footprint, Grant, GrantId, LostGrant, Stage};
 use crate::metrics::ActorKind;
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
@@ -57,6 +57,21 @@ pub struct Submit {
     pub request: Request,
     /// Where the outcome goes.
     pub reply: oneshot::Sender<Result<JobReport, EngineError>>,
+}
+
+/// Engine → Supervisor: would a job of `pk` (with its `footprint` when stated) be admitted
+/// now, beside the keys in use and the jobs in flight? A dry run of [`Submit`]'s checks that
+/// counts nothing. Reply: `Ok`, or the refusal it would get ([`EngineError::NoRoom`] when keys
+/// in use stand in the way).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct CheckRoom {
+    /// The request's key.
+    pub pk: Arc<ProvingKey>,
+    /// The request's stated footprint, if any.
+    pub footprint: Option<Footprint>,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<Result<(), EngineError>>,
 }
 
 /// Engine → Supervisor: cancel job `job` (waiting partitions leave the queue, started ones are

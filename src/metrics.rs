@@ -41,6 +41,8 @@ pub struct Metrics {
     /// `baton_server_refusals_total{endpoint,reason}`: calls `baton serve` refused before any
     /// handler ran, by [`Endpoint`] and [`Refusal`].
     pub refusals_total: IntCounterVec,
+    /// `baton_key_evictions_total{reason}`: proving keys the daemon evicted, by [`KeyEviction`].
+    pub key_evictions_total: IntCounterVec,
 }
 
 /// The actor kinds: the `actor` label of `baton_mailbox_depth` and `baton_restarts_total`, and
@@ -223,6 +225,28 @@ impl Refusal {
     }
 }
 
+/// Why a proving key was evicted: the `reason` label of `baton_key_evictions_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyEviction {
+    /// A job needed the memory: the least recently used key no job held.
+    Pressure,
+    /// A client asked (EvictSRS).
+    Request,
+}
+
+impl KeyEviction {
+    /// Every reason.
+    pub const ALL: [KeyEviction; 2] = [Self::Pressure, Self::Request];
+
+    /// The label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Pressure => "pressure",
+            Self::Request => "request",
+        }
+    }
+}
+
 impl Metrics {
     /// Creates and registers every metric in a fresh registry.
     pub fn new() -> prometheus::Result<Self> {
@@ -276,6 +300,10 @@ impl Metrics {
             ),
             &["endpoint", "reason"],
         )?;
+        let key_evictions_total = IntCounterVec::new(
+            Opts::new("key_evictions_total", "Proving keys evicted, by reason"),
+            &["reason"],
+        )?;
         let m = Metrics {
             registry,
             mailbox_depth,
@@ -291,6 +319,7 @@ impl Metrics {
             grants_lost_total,
             warmups_total,
             refusals_total,
+            key_evictions_total,
         };
         let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
             Box::new(m.mailbox_depth.clone()),
@@ -306,12 +335,16 @@ impl Metrics {
             Box::new(m.grants_lost_total.clone()),
             Box::new(m.warmups_total.clone()),
             Box::new(m.refusals_total.clone()),
+            Box::new(m.key_evictions_total.clone()),
         ];
         for c in collectors {
             m.registry.register(c)?;
         }
         for a in ActorKind::ALL {
             m.mailbox(a).set(0);
+        }
+        for r in KeyEviction::ALL {
+            m.key_evictions_total.with_label_values(&[r.as_str()]);
         }
         Ok(m)
     }
@@ -339,6 +372,13 @@ impl Metrics {
     pub fn refused(&self, endpoint: Endpoint, reason: Refusal) {
         self.refusals_total
             .with_label_values(&[endpoint.as_str(), reason.as_str()])
+            .inc();
+    }
+
+    /// Counts one key evicted for `reason` (`baton_key_evictions_total{reason}`).
+    pub fn key_evicted(&self, reason: KeyEviction) {
+        self.key_evictions_total
+            .with_label_values(&[reason.as_str()])
             .inc();
     }
 
@@ -418,6 +458,7 @@ mod tests {
             "baton_proofs_total",
             "baton_ledger_budget_bytes",
             "baton_grants_waiting",
+            "baton_key_evictions_total{reason=\"pressure\"} 0",
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");
         }

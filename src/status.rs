@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::config::ConfigError;
-use crate::ledger::{LedgerSnapshot, Stage};
+use crate::ledger::{LedgerError, LedgerSnapshot, Stage};
 use crate::proof::Proof;
 use crate::scheduler::Priority;
 
@@ -14,6 +14,18 @@ pub enum EngineError {
     /// The request cannot be run at all (too large for the budget, empty, ...).
     #[error("request rejected: {0}")]
     Rejected(String),
+    /// The request does not fit now beside the proving keys in use (set aside from an auto
+    /// budget, or held beside a stated one in the host's memory): `short_bytes` of them would
+    /// have to go first. An embedder can unpin idle keys and submit again.
+    #[error("request rejected: {cause} ({short_bytes} bytes short beside the proving keys in use; pinned keys no job uses hold {idle_bytes})")]
+    NoRoom {
+        /// Bytes of keys in use that stand in the way.
+        short_bytes: u64,
+        /// Bytes the ledger counts for pinned keys no job uses (the request's own key aside).
+        idle_bytes: u64,
+        /// The ledger's refusal.
+        cause: LedgerError,
+    },
     /// A partition failed for good.
     #[error("job {job}: partition {index} failed in the {actor} actor after {attempts} attempt(s): {cause}")]
     PartitionFailed {

@@ -1,6 +1,7 @@
 //! The scheduler inside the engine: priorities across requests, cancellation (queued and
-//! running: exact `was_running`, the ledger back to zero, the next job proves) and pinned keys
-//! in the ledger's resident bytes. Synthesis is paced by `testing::Paced` so queues fill.
+//! running: exact `was_running`, the ledger back to zero, the next job proves), pinned keys
+//! in the ledger's resident bytes, and a job kept out by one (`EngineError::NoRoom`).
+//! Synthesis is paced by `testing::Paced` so queues fill.
 
 mod support;
 
@@ -244,6 +245,67 @@ fn a_pinned_key_is_set_aside_from_the_budget_until_unpinned() {
         0
     );
     assert_eq!(rt.block_on(engine.unpin_key(pk.id())).ok(), Some(0));
+    engine.shutdown_blocking();
+}
+
+#[test]
+fn a_job_kept_out_by_an_idle_pinned_key_is_told_how_many_bytes_short() {
+    use rand::SeedableRng;
+    let pk = key();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+    let other = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(support::CONSTRAINTS, 0), &mut rng)
+            .expect("setup"),
+    );
+    let (k, f, o) = (
+        pk.heap_bytes(),
+        baton::engine::footprint_of(&pk).total_bytes(),
+        other.heap_bytes(),
+    );
+    // An auto budget (the host said to have it beyond the margin) where the job fits beside its
+    // own key but not beside the other, pinned one too: half its footprint short.
+    let budget = f + k + o - f / 2;
+    let cfg = baton::Config {
+        budget_bytes: None,
+        ..config(1 << 30, 1, None, 3)
+    };
+    let available = cfg.margin_bytes + budget;
+    let stages = baton::testing::cpu_stages();
+    let engine =
+        Engine::start_with_memory(cfg, stages, Arc::new(move || Some(available))).expect("start");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    assert_eq!(rt.block_on(engine.pin_key(other.clone())).ok(), Some(o));
+    let cs = circuits(30..32);
+    let request = || Request::new(pk.clone(), cs.clone());
+    let short = f / 2;
+    match rt.block_on(engine.room_for(&request())) {
+        Err(EngineError::NoRoom {
+            short_bytes,
+            idle_bytes,
+            ..
+        }) => assert_eq!((short_bytes, idle_bytes), (short, o)),
+        other => panic!("expected NoRoom, got {other:?}"),
+    }
+    let err = engine.prove_blocking(request()).expect_err("no room");
+    let text = err.to_string();
+    assert!(matches!(err, EngineError::NoRoom { .. }), "{text}");
+    assert!(
+        text.contains("request rejected") && text.contains(&format!("{short} bytes short")),
+        "{text}"
+    );
+    let st = engine.status_blocking().expect("status");
+    assert_eq!(
+        st.ledger.resident_bytes, o,
+        "neither the dry run nor the refusal counted"
+    );
+    // The idle key gone, the job fits and proves.
+    assert_eq!(rt.block_on(engine.unpin_key(other.id())).ok(), Some(o));
+    rt.block_on(engine.room_for(&request())).expect("room now");
+    let proofs = engine.prove_blocking(request()).expect("proves");
+    check_proofs(&pk, &proofs, &cs);
+    wait_settled(&engine);
     engine.shutdown_blocking();
 }
 

@@ -135,3 +135,38 @@ fn the_store_shares_lists_and_evicts_only_unused_keys() {
     assert!(err.contains(&missing.display().to_string()), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn idle_keys_are_the_unheld_ones_with_their_last_use() {
+    let dir = scratch("idle");
+    let file = |name: &str, seed: u64| {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let pk = baton::generate_random_parameters(Synthetic::new(64, 0), &mut rng).expect("setup");
+        let path = dir.join(name);
+        pk.write_file(&path).expect("write");
+        path
+    };
+    let (p1, p2) = (file("one.params", 1), file("two.params", 2));
+    let store = KeyStore::new();
+    let (one, _) = store.load("one", &p1).expect("load one");
+    let (two, _) = store.load("two", &p2).expect("load two");
+    let two_id = two.id();
+    drop(one);
+    let idle: Vec<String> = store.idle().into_iter().map(|k| k.circuit_id).collect();
+    assert_eq!(idle, ["one"], "a held key is not idle");
+    drop(two);
+    let last = |id: &str| {
+        let k = store.idle().into_iter().find(|k| k.circuit_id == id);
+        k.expect("idle").last_used
+    };
+    let (one_before, two_before) = (last("one"), last("two"));
+    assert!(one_before <= two_before, "taken in that order");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    store.touch(two_id);
+    assert!(
+        last("two") > two_before,
+        "a job leaving a key marks it used"
+    );
+    assert_eq!(last("one"), one_before, "the other key is untouched");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,6 +6,7 @@
 mod admission;
 mod control;
 mod events;
+mod submit;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,15 +20,12 @@ use super::mailbox::{post, post_to, took};
 use crate::compiled::Recordings;
 use crate::key::ProvingKey;
 use crate::ledger::{
-    available_memory_bytes, Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage,
+    AvailableMemory, Footprint, GrantId, GrantWatch, Ledger, LedgerError, LostGrant, Stage,
 };
-use crate::messages::{
-    Abandoned, GrantDropped, PartRef, Shutdown, Status, Submit, Synthesize, Warm,
-};
+use crate::messages::{Abandoned, GrantDropped, PartRef, Shutdown, Status, Synthesize, Warm};
 use crate::metrics::{ActorKind, Metrics, ProofResult};
 use crate::pipeline::PartitionCircuit;
 use crate::proof::Proof;
-use crate::request::Request;
 use crate::scheduler::Priority;
 use crate::status::{EngineError, EngineStatus, JobReport, JobStatus, PartitionState};
 
@@ -47,6 +45,8 @@ pub struct SupervisorParts {
     pub recordings: Arc<Recordings>,
     /// Whether the GPU stages evaluate compiled partitions' a/b/c on their devices.
     pub abc_on_device: bool,
+    /// The host's available memory, read when a key is first used under a stated budget.
+    pub available: AvailableMemory,
 }
 
 struct Job {
@@ -85,6 +85,7 @@ pub struct Supervisor {
     metrics: Metrics,
     recordings: Arc<Recordings>,
     abc_on_device: bool,
+    available: AvailableMemory,
     closing: Vec<oneshot::Sender<()>>,
     refuse_new: bool,
     /// Partitions synthesized and not yet accepted by a GPU actor, now and at most.
@@ -155,6 +156,7 @@ impl Supervisor {
             metrics: parts.metrics,
             recordings: parts.recordings,
             abc_on_device: parts.abc_on_device,
+            available: parts.available,
             closing: Vec::new(),
             refuse_new: false,
             alive_now: 0,
@@ -198,7 +200,8 @@ impl Supervisor {
             match next {
                 Next::Wait => break,
                 Next::Refused(part, e) => {
-                    self.fail_job(part.job, EngineError::Rejected(e.to_string()))
+                    let key = self.jobs.get(&part.job).map_or(0, |j| j.pk.id());
+                    self.fail_job(part.job, self.refusal(key, e))
                 }
                 Next::Start(part, grant) => {
                     let Some(job) = self.jobs.get_mut(&part.job) else {
@@ -286,19 +289,6 @@ impl Supervisor {
         self.finish_if_done(job_id);
     }
 
-    /// A job's per-partition footprint: stated, or its witness alone on the host when its
-    /// key's recording is ready and the devices evaluate a/b/c, or the key's full shape.
-    fn footprint_of(&self, request: &Request) -> Footprint {
-        let compiled = match (request.stated_footprint(), self.abc_on_device) {
-            (None, true) => self.recordings.get(&request.pk),
-            _ => None,
-        };
-        match compiled {
-            Some(rec) => rec.footprint(true),
-            None => request.footprint(),
-        }
-    }
-
     fn finish_if_done(&mut self, job_id: u64) {
         let done = match self.jobs.get(&job_id) {
             Some(j) => j.in_flight == 0 && (j.failed || j.proofs.iter().all(Option::is_some)),
@@ -331,85 +321,6 @@ impl Supervisor {
                 let _ = tx.send(());
             }
         }
-    }
-}
-
-impl Handler<Submit> for Supervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Submit, _: &mut Context<Self>) {
-        took(&self.metrics, ActorKind::Supervisor);
-        let Submit { id, request, reply } = msg;
-        if self.refuse_new {
-            let _ = reply.send(Err(EngineError::ShuttingDown));
-            return;
-        }
-        if request.circuits.is_empty() {
-            let _ = reply.send(Err(EngineError::Rejected(
-                "the request has no circuits".into(),
-            )));
-            return;
-        }
-        let footprint = self.footprint_of(&request);
-        // The key counts against memory while a job uses it (set aside from an auto budget, or
-        // checked beside a stated one), with its circuit's recording as far as its size is known
-        // (a recording the job's first synthesis makes is not counted until the key's next use).
-        let key = request.pk.id();
-        let key_bytes = request.pk.heap_bytes() + self.recordings.expected_bytes(&request.pk);
-        let admitted = self
-            .ledger
-            .use_key(key, key_bytes, available_memory_bytes)
-            .and_then(|()| {
-                self.ledger
-                    .admit(&footprint)
-                    .inspect_err(|_| self.ledger.unuse_key(key))
-            });
-        if let Err(e) = admitted {
-            let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
-            return;
-        }
-        let n = request.circuits.len();
-        let priority = request.priority();
-        if priority == Priority::Critical {
-            self.admission.note_critical(footprint.total_bytes());
-        }
-        if let Err(e) = self.admission.push_job(id, priority, n, request.arrival()) {
-            self.ledger.unuse_key(key);
-            let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
-            return;
-        }
-        tracing::info!(
-            job = id,
-            partitions = n,
-            %priority,
-            footprint_bytes = footprint.total_bytes(),
-            "job admitted"
-        );
-        // The devices take the key while the first partitions synthesize.
-        self.warm(&request.pk);
-        self.jobs.insert(
-            id,
-            Job {
-                pk: request.pk,
-                circuits: request.circuits,
-                footprint,
-                proofs: vec![None; n],
-                states: vec![PartitionState::Queued; n],
-                attempts: vec![1; n],
-                in_flight: 0,
-                reply: Some(reply),
-                failed: false,
-                priority,
-                submitted: Instant::now(),
-                first_grant: None,
-                since: vec![None; n],
-                synthesis: Duration::ZERO,
-                gpu: Duration::ZERO,
-                abandoned: Abandoned::default(),
-                span: tracing::info_span!(parent: None, "job", id, partitions = n),
-            },
-        );
-        self.pump();
     }
 }
 

@@ -129,6 +129,10 @@ pub fn auto_budget_bytes(
     }
 }
 
+/// Where the ledger reads the host's available memory: [`available_memory_bytes`] unless an
+/// embedder (or a test) knows better.
+pub type AvailableMemory = std::sync::Arc<dyn Fn() -> Option<u64> + Send + Sync>;
+
 /// The host's available memory (`MemAvailable` in `/proc/meminfo`), if it can be read.
 pub fn available_memory_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;

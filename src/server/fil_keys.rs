@@ -41,6 +41,8 @@ pub async fn preload(d: &Daemon, circuit: CircuitId) -> Result<PreloadSrsRespons
         }
         e => CallError::Internal(format!("{circuit}: {e}")),
     })?;
+    // Counted in turn with the jobs making room for their keys.
+    let _turn = d.keys.room().await;
     d.engine
         .pin_key(key)
         .await
@@ -65,7 +67,8 @@ fn key_id(circuit: &str) -> Option<u64> {
     store.get(&info.path).map(|k: Arc<_>| k.id())
 }
 
-/// Drops the key of `circuit` unless a job holds it, and unpins it in the engine.
+/// Drops the key of `circuit` unless a job holds it, and unpins it in the engine (counted and
+/// logged by [`super::eviction::evict`], its one caller).
 pub async fn evict(d: &Daemon, circuit: CircuitId) -> Result<EvictSrsResponse, CallError> {
     let id = circuit.to_string();
     let key = key_id(&id);

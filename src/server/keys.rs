@@ -1,6 +1,8 @@
 //! The daemon's proving keys by circuit id: loaded (or, for built-in circuits, made once and
 //! cached under `state_dir/keys`) on first use, shared by every job of that circuit, counted per
 //! job through a [`KeyLease`], kept resident while pinned by PreloadSRS, dropped when neither.
+//! Each key remembers when a job last took or left it (for eviction under memory pressure, which
+//! [`KeyStore::room`] serializes).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -37,6 +39,8 @@ struct Slot {
     key: Arc<OnceCell<Arc<ProvingKey>>>,
     users: usize,
     pinned: bool,
+    /// When a job (or PreloadSRS) last took it or a job left it.
+    last_used: Instant,
 }
 
 /// One key in [`KeyStore::list`].
@@ -52,12 +56,16 @@ pub struct KeyInfo {
     pub pinned: bool,
     /// The key, once loaded.
     pub key: Option<Arc<ProvingKey>>,
+    /// When a job (or PreloadSRS) last took it or a job left it.
+    pub last_used: Instant,
 }
 
 /// Keys by circuit id.
 pub struct KeyStore {
     dir: PathBuf,
     slots: Mutex<HashMap<String, Slot>>,
+    /// Held while a job makes room for its key and is handed to the engine.
+    room: tokio::sync::Mutex<()>,
 }
 
 /// One counted use of a key; dropping it counts the use out.
@@ -87,6 +95,7 @@ impl KeyStore {
         Arc::new(KeyStore {
             dir,
             slots: Mutex::new(HashMap::new()),
+            room: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -102,7 +111,9 @@ impl KeyStore {
             key: Arc::new(OnceCell::new()),
             users: 0,
             pinned: false,
+            last_used: Instant::now(),
         });
+        slot.last_used = Instant::now();
         let was_pinned = slot.pinned;
         if pin {
             slot.pinned = true;
@@ -116,6 +127,7 @@ impl KeyStore {
         let mut slots = self.lock();
         if let Some(slot) = slots.get_mut(id) {
             slot.users = slot.users.saturating_sub(1);
+            slot.last_used = Instant::now();
             if slot.users == 0 && !slot.pinned {
                 slots.remove(id);
             }
@@ -208,6 +220,12 @@ impl KeyStore {
         Ok(slots.remove(id).and_then(|s| s.key.get().cloned()))
     }
 
+    /// Waits for the turn to make room for a job's key and hand the job to the engine: one job
+    /// at a time, so that two arriving together do not both evict for the same room.
+    pub async fn room(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.room.lock().await
+    }
+
     /// Every key known now, by id.
     pub fn list(&self) -> Vec<KeyInfo> {
         let mut out: Vec<KeyInfo> = self
@@ -221,6 +239,7 @@ impl KeyStore {
                     users: s.users,
                     pinned: s.pinned,
                     key,
+                    last_used: s.last_used,
                 }
             })
             .collect();

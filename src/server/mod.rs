@@ -5,13 +5,16 @@
 //!
 //! Rooms: `access` (client ranges, token, request size) → `service` (wire ↔ daemon) → `daemon`
 //! (job table, journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns
-//! requests into circuits, `keys` holds the proving keys, `journal` persists, `web` serves the
-//! HTTP port and `status_json` its `/status` document; with the `filecoin` feature, `fil_kinds`
-//! checks and builds the Filecoin kinds and `fil_keys` preloads, evicts and lists their keys.
+//! requests into circuits, `keys` holds the proving keys, `eviction` evicts them on request and
+//! under memory pressure (least recently used idle key first), `journal` persists, `web` serves
+//! the HTTP port and `status_json` its `/status` document; with the `filecoin` feature,
+//! `fil_kinds` checks and builds the Filecoin kinds and `fil_keys` preloads, evicts and lists
+//! their keys.
 
 pub mod access;
 pub mod daemon;
 pub mod error;
+pub mod eviction;
 #[cfg(feature = "filecoin")]
 pub mod fil_keys;
 #[cfg(feature = "filecoin")]

@@ -1,5 +1,6 @@
 //! Running jobs on the engine: a task per job makes it ready (its key loaded; a Filecoin job
-//! built on a blocking thread), hands it to the engine, whose scheduler is the one queue
+//! built on a blocking thread), makes room for it (evicting idle keys if the engine says keys
+//! stand in its way, see `eviction`), hands it to the engine, whose scheduler is the one queue
 //! (priority, then acceptance order, so that a WinningPoSt never waits behind another job's
 //! key load or build), and turns the engine's outcome into proof bytes (a Filecoin proof
 //! verified first); and resuming the journal's unfinished jobs after a restart (their request
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use prost::Message;
 
 use super::daemon::{now_ms, Accepted, Daemon, Outcome};
+use super::eviction;
 use super::journal::{JournalError, Timings};
 use super::keys::KeyLease;
 use super::kinds::{self, Work};
@@ -35,6 +37,8 @@ struct Ready {
     load_ms: u64,
     /// The built-in key's use, held until the job ends.
     lease: Option<KeyLease>,
+    /// Whether its key stays pinned in the engine after it (a Filecoin key, until evicted).
+    pin: bool,
 }
 
 impl Daemon {
@@ -62,13 +66,34 @@ impl Daemon {
             finish,
             load_ms,
             lease,
+            pin,
         } = ready;
         let request = request
             .with_priority(job.spec.priority)
             .with_arrival(job.seq);
+        let turn = eviction::make_room(&self, &request, &job.spec.circuit_id()).await;
+        if !self.is_live(&job.id) {
+            // Cancelled while it waited for its turn.
+            return;
+        }
+        #[cfg(feature = "filecoin")]
+        let key_id = request.key().id();
+        if pin {
+            // The key stays in the Filecoin key store after this job, until evicted: pinned, the
+            // ledger counts it as resident meanwhile (pinning again is a no-op).
+            if let Err(e) = self.engine.pin_key(request.key().clone()).await {
+                tracing::warn!(job = %job.id, "its key is not counted as resident: {e}");
+            }
+        }
         let ticket = self.engine.submit(request);
+        drop(turn);
         job.engine_job.store(ticket.id, Ordering::SeqCst);
         self.proved(job, ticket, finish, load_ms, lease).await;
+        #[cfg(feature = "filecoin")]
+        if pin {
+            // The job has left its Filecoin key: used now.
+            crate::key_store::KeyStore::global().touch(key_id);
+        }
     }
 
     /// The engine request of `job` and how to finish it.
@@ -81,6 +106,7 @@ impl Daemon {
                     finish: Finish::Concat,
                     load_ms: lease.load_ms,
                     lease: Some(lease),
+                    pin: false,
                 })
             }
             #[cfg(feature = "filecoin")]
@@ -91,16 +117,12 @@ impl Daemon {
                     .await
                     .map_err(|e| format!("{kind}: the job builder stopped: {e}"))?
                     .map_err(|e| format!("{kind}: {e}"))?;
-                // The key stays in the Filecoin key store after this job, until EvictSRS:
-                // pinned, the ledger counts it as resident meanwhile (pinning again is a no-op).
-                if let Err(e) = self.engine.pin_key(built.request.pk.clone()).await {
-                    tracing::warn!(job = %job.id, "{kind}: its key is not counted as resident: {e}");
-                }
                 Ok(Ready {
                     request: built.request,
                     finish: Finish::Filecoin(Box::new(built.finisher)),
                     load_ms,
                     lease: None,
+                    pin: true,
                 })
             }
         }

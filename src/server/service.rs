@@ -13,6 +13,7 @@ use super::proto::await_proof_response::Status as Ended;
 use super::proto::proving_engine_server::ProvingEngine;
 use super::proto::*;
 use crate::engine::PartitionState;
+use crate::metrics::KeyEviction;
 
 /// The service, shared by every connection.
 pub struct Service {
@@ -236,7 +237,9 @@ impl ProvingEngine for Service {
             .preload(&source)
             .await
             .map_err(|e| CallError::Internal(e.to_string()))?;
-        // Resident: its bytes come out of the ledger's budget until evicted.
+        // Resident: its bytes come out of the ledger's budget until evicted (counted in turn with
+        // the jobs making room for their keys).
+        let _turn = self.daemon.keys.room().await;
         self.daemon
             .engine
             .pin_key(key)
@@ -253,28 +256,7 @@ impl ProvingEngine for Service {
         request: Request<EvictSrsRequest>,
     ) -> Result<Response<EvictSrsResponse>, Status> {
         let id = request.into_inner().circuit_id;
-        #[cfg(feature = "filecoin")]
-        if let Some(circuit) = super::fil_keys::circuit_of(&id) {
-            let r = super::fil_keys::evict(&self.daemon, circuit?).await?;
-            return Ok(Response::new(r));
-        }
-        let evicted = self
-            .daemon
-            .keys
-            .evict(&id)
-            .map_err(|e| CallError::Precondition(e.to_string()))?;
-        let Some(key) = evicted else {
-            return Ok(Response::new(EvictSrsResponse::default()));
-        };
-        let device = self.daemon.engine.device_key_bytes(key.id());
-        self.daemon
-            .engine
-            .unpin_key(key.id())
-            .await
-            .map_err(|e| CallError::Internal(e.to_string()))?;
-        Ok(Response::new(EvictSrsResponse {
-            was_loaded: true,
-            freed_bytes: key.heap_bytes() + device,
-        }))
+        let r = super::eviction::evict(&self.daemon, &id, KeyEviction::Request).await?;
+        Ok(Response::new(r))
     }
 }

@@ -8,7 +8,6 @@ use actix::{Context, Handler};
 
 use super::Supervisor;
 use crate::actors::mailbox::took;
-use crate::ledger::available_memory_bytes;
 use crate::messages::{Cancel, PinKey, UnpinKey};
 use crate::metrics::ActorKind;
 use crate::scheduler::Cancelled;
@@ -46,12 +45,13 @@ impl Handler<PinKey> for Supervisor {
     fn handle(&mut self, msg: PinKey, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
         // With its circuit's recording as far as its size is known, as a job's key is counted.
-        let bytes = msg.pk.heap_bytes() + self.recordings.expected_bytes(&msg.pk);
+        let bytes = self.key_bytes(&msg.pk);
         let id = msg.pk.id();
         let before = self.ledger.resident_bytes();
+        let available = &self.available;
         let r = if self.pinned.insert(id) {
             self.ledger
-                .use_key(id, bytes, available_memory_bytes)
+                .use_key(id, bytes, || available())
                 .inspect_err(|_| {
                     self.pinned.remove(&id);
                 })
@@ -63,10 +63,9 @@ impl Handler<PinKey> for Supervisor {
             // Held ready on the devices too, where they have room.
             self.warm(&msg.pk);
         }
-        let _ = msg.reply.send(
-            r.map(|()| set_aside)
-                .map_err(|e| EngineError::Rejected(e.to_string())),
-        );
+        let _ = msg
+            .reply
+            .send(r.map(|()| set_aside).map_err(|e| self.refusal(id, e)));
         self.metrics.observe_ledger(&self.ledger.snapshot());
     }
 }
