@@ -187,6 +187,7 @@ pub fn fuzz<S: Strategy>(
     let tally = RefCell::new(Tally::new());
     let t = std::time::Instant::now();
     take_largest_peak();
+    let live_before = super::watch::live_bytes();
     let mut runner = TestRunner::new(config);
     let result = runner.run(&strategy, |v| {
         let fate = case(v).map_err(TestCaseError::fail)?;
@@ -198,9 +199,10 @@ pub fn fuzz<S: Strategy>(
     }
     let tally = tally.into_inner();
     eprintln!(
-        "{name}: {cases} cases in {:.1?}, the largest peak {} KiB: {tally:?}",
+        "{name}: {cases} cases in {:.1?}, the largest peak {} KiB, live {} KiB more: {tally:?}",
         t.elapsed(),
-        take_largest_peak() >> 10
+        take_largest_peak() >> 10,
+        (super::watch::live_bytes() - live_before) >> 10
     );
     tally
 }

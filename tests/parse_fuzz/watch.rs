@@ -7,6 +7,7 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::{Mutex, Once};
 
 /// The most one call may hold allocated on its own thread at once, above what it started with.
@@ -25,7 +26,11 @@ thread_local! {
     static LARGEST: Cell<isize> = const { Cell::new(0) };
 }
 
+/// Live bytes of the whole process.
+static LIVE_ALL: AtomicIsize = AtomicIsize::new(0);
+
 fn note(delta: isize) {
+    LIVE_ALL.fetch_add(delta, Ordering::Relaxed);
     // `try_with`: the counters may already be gone while a thread exits.
     let _ = LIVE.try_with(|live| {
         let now = live.get() + delta;
@@ -124,9 +129,24 @@ pub fn checked<I: Debug + ?Sized, T>(
     Ok(out)
 }
 
+/// The bytes the whole process holds now (a property's cases leave it where they found it,
+/// give or take what other tests running beside them hold).
+pub fn live_bytes() -> isize {
+    LIVE_ALL.load(Ordering::Relaxed)
+}
+
 /// The largest peak of a [`checked`] call on this thread since the last time it was taken.
 pub fn take_largest_peak() -> isize {
     LARGEST.with(|l| l.replace(0))
+}
+
+/// Bytes shown as hex, encoded only when a failure prints them.
+pub struct Hex<'a>(pub &'a [u8]);
+
+impl Debug for Hex<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&hex::encode(self.0))
+    }
 }
 
 static SITES: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
