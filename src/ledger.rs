@@ -10,6 +10,7 @@
 mod budget;
 mod error;
 mod grant;
+mod keys_in_use;
 mod labels;
 mod live;
 mod resident;
@@ -19,8 +20,8 @@ mod snapshot;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use keys_in_use::ResidentKeys;
 use live::{shift, Gauges, Live};
-use resident::ResidentKeys;
 
 pub use budget::{
     auto_budget_bytes, available_memory_bytes, effective_slots, fits_host, plan_budget,
