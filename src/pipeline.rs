@@ -307,3 +307,13 @@ mod tests {
         assert!(crate::verify(&pvk, &proof, &wrong).is_err());
     }
 }
+
+/// The label of the GPU actor on device `index` whose stage is named `name`: the name itself
+/// when it carries its device (`cuda:1`), else `name:index` (`cpu:0`). Metrics, status and the
+/// daemon's answers all name devices this way.
+pub fn device_label(name: &str, index: usize) -> String {
+    match name.contains(':') {
+        true => name.to_string(),
+        false => format!("{name}:{index}"),
+    }
+}

@@ -58,11 +58,7 @@ pub(crate) fn spawn_actors(
             let stage = f(i);
             // One label per device even when several run the same backend (e.g. "cpu:1").
             let name = stage.name();
-            let device = if name.contains(':') {
-                name
-            } else {
-                format!("{name}:{i}")
-            };
+            let device = crate::pipeline::device_label(&name, i);
             GpuActor {
                 stage,
                 device,

@@ -154,11 +154,7 @@ impl ProvingEngine for Service {
             .split(',')
             .enumerate()
             .map(|(i, name)| {
-                // The GPU actor's label: the backend name, with the index when it has none.
-                let label = match name.contains(':') {
-                    true => name.to_string(),
-                    false => format!("{name}:{i}"),
-                };
+                let label = crate::pipeline::device_label(name, i);
                 let current = engine
                     .on_gpu
                     .iter()

@@ -250,11 +250,7 @@ pub async fn snapshot(d: &Daemon, synthesis_workers: usize) -> Result<StatusDoc,
         .split(',')
         .enumerate()
         .map(|(i, name)| {
-            // The GPU actor's label: the backend name, with the index when it has none.
-            let label = match name.contains(':') {
-                true => name.to_string(),
-                false => format!("{name}:{i}"),
-            };
+            let label = crate::pipeline::device_label(name, i);
             let job = st.on_gpu.iter().find(|(dev, _)| *dev == label).map(|x| x.1);
             GpuWorker {
                 worker_id: i,
