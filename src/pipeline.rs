@@ -241,6 +241,16 @@ fn assemble_fresh(pk: &ProvingKey, g1: &G1Sums, b_g2: G2Projective) -> Result<Pr
     )
 }
 
+/// The label of the GPU actor on device `index` whose stage is named `name`: the name itself
+/// when it carries its device (`cuda:1`), else `name:index` (`cpu:0`). Metrics, status and the
+/// daemon's answers all name devices this way.
+pub fn device_label(name: &str, index: usize) -> String {
+    match name.contains(':') {
+        true => name.to_string(),
+        false => format!("{name}:{index}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,15 +315,5 @@ mod tests {
         let mut wrong = inputs.clone();
         wrong[0] += Scalar::ONE;
         assert!(crate::verify(&pvk, &proof, &wrong).is_err());
-    }
-}
-
-/// The label of the GPU actor on device `index` whose stage is named `name`: the name itself
-/// when it carries its device (`cuda:1`), else `name:index` (`cpu:0`). Metrics, status and the
-/// daemon's answers all name devices this way.
-pub fn device_label(name: &str, index: usize) -> String {
-    match name.contains(':') {
-        true => name.to_string(),
-        false => format!("{name}:{index}"),
     }
 }
