@@ -1,7 +1,8 @@
 //! WinningPoSt latency under load: how long a CRITICAL job takes on an idle engine, and while
 //! PoRep C2-like jobs (NORMAL, many partitions) keep every synthesis worker and the device busy,
 //! with the worker kept for CRITICAL jobs (`synthesis.critical_workers = 1`, the default) and
-//! without it (0). The target (issue 36): under load, the CRITICAL job is answered within one
+//! the ordinary workers niced (`synthesis.nice = 10`, the default), with the worker but no
+//! nicing, and with neither. The target (issue 36): under load, the CRITICAL job is answered within one
 //! partition's device time plus its own idle proving time.
 //!
 //! The circuits are the built-in PoRep-like `Synthetic` ones under keys of their exact shape
@@ -38,7 +39,7 @@ struct Sizes {
     runs: usize,
 }
 
-fn engine(critical_workers: usize) -> Engine {
+fn engine(critical_workers: usize, nice: u8) -> Engine {
     let workers = std::env::var("CRIT_WORKERS")
         .ok()
         .and_then(|w| w.parse().ok())
@@ -48,6 +49,7 @@ fn engine(critical_workers: usize) -> Engine {
         budget_bytes: parse_bytes(&budget),
         synthesis_workers: workers,
         critical_workers,
+        synthesis_nice: nice,
         bg2_device: Bg2Device::Auto,
         ..Config::default()
     };
@@ -126,8 +128,8 @@ fn main() {
     let pk = Arc::new(baton::testing::tiled_key(&Synthetic::new(1 << s.log, 0)).expect("key"));
     eprintln!("tiled keys ready in {:.1?}", t.elapsed());
     let mut rows = Vec::new();
-    for reserve in [1usize, 0] {
-        let e = engine(reserve);
+    for (reserve, nice) in [(1usize, 10u8), (1, 0), (0, 0)] {
+        let e = engine(reserve, nice);
         // Warm: keys resident, kernels compiled, one partition of each shape timed on its own.
         let one = e
             .submit(Request::new(
@@ -142,6 +144,7 @@ fn main() {
         let worst = *busy.iter().max().expect("runs > 0");
         rows.push((
             reserve,
+            nice,
             e.backend_name().to_string(),
             one,
             idle,
@@ -154,12 +157,12 @@ fn main() {
         "\nCRITICAL 2^{} while {} jobs x {} partitions of 2^{} run ({} runs each)",
         s.log, s.jobs, s.parts, s.busy_log, s.runs
     );
-    println!("| critical_workers | backend | partition device ms | partition synthesis ms | idle ms | busy median ms | busy max ms | bound ms | max within bound |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for (reserve, backend, one, idle, busy, worst) in rows {
+    println!("| critical_workers | nice | backend | partition device ms | partition synthesis ms | idle ms | busy median ms | busy max ms | bound ms | max within bound |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (reserve, nice, backend, one, idle, busy, worst) in rows {
         let bound = one.gpu + idle;
         println!(
-            "| {reserve} | {backend} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
+            "| {reserve} | {nice} | {backend} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
             ms(one.gpu),
             ms(one.synthesis),
             ms(idle),

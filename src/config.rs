@@ -79,6 +79,11 @@ pub struct Config {
     /// `synthesis_workers` (`synthesis.critical_workers`, default 1; 0: none kept), so that a
     /// WinningPoSt never waits for another job's synthesis to end.
     pub critical_workers: usize,
+    /// The nice value the `synthesis_workers` threads run at (`synthesis.nice`, 0..=19,
+    /// default 10; 0 leaves them as the process): with `critical_workers` kept at the
+    /// process's own priority, a CRITICAL partition gets a core's worth of CPU while every
+    /// ordinary worker is busy. Applied per thread, once, when a worker thread starts.
+    pub synthesis_nice: u8,
     /// Synthesize through recorded R1CS (`synthesis.compiled`, default on): the first
     /// synthesis of a key's circuit records it, later ones run witness-only (`compiled`).
     pub compiled: bool,
@@ -119,6 +124,7 @@ impl Default for Config {
             slots: None,
             synthesis_workers: cores.clamp(1, 16),
             critical_workers: 1,
+            synthesis_nice: 10,
             compiled: true,
             gpu_devices: Vec::new(),
             backend: BackendChoice::Auto,
@@ -253,6 +259,17 @@ impl Config {
         }
         if let Some(w) = synthesis.critical_workers {
             c.critical_workers = count("synthesis.critical_workers", &w, 0)?;
+        }
+        if let Some(n) = synthesis.nice {
+            c.synthesis_nice = match n.trim().parse::<u8>() {
+                Ok(v) if v <= 19 => v,
+                _ => {
+                    return Err(invalid(
+                        "synthesis.nice",
+                        format!("{n:?} is not a nice value from 0 to 19"),
+                    ))
+                }
+            };
         }
         if let Some(v) = synthesis.compiled {
             c.compiled = flag(&v).map_err(|e| invalid("synthesis.compiled", e))?;

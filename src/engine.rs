@@ -123,7 +123,7 @@ impl Engine {
         };
         let parts = SupervisorParts {
             ledger,
-            synthesis_workers: cfg.synthesis_workers + cfg.critical_workers,
+            synthesis_workers: cfg.synthesis_workers,
             critical_workers: cfg.critical_workers,
             retry_attempts: cfg.retry_attempts,
             metrics: metrics.clone(),

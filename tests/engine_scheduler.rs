@@ -329,3 +329,69 @@ fn status_names_the_job_on_each_gpu_actor() {
     assert!(st.on_gpu.is_empty(), "{:?}", st.on_gpu);
     engine.shutdown_blocking();
 }
+
+/// A circuit that records the nice value of the thread it is synthesized on.
+#[derive(Clone)]
+struct NiceProbe {
+    inner: Synthetic,
+    seen: Arc<Mutex<Vec<i32>>>,
+}
+
+impl bellperson::Circuit<blstrs::Scalar> for NiceProbe {
+    fn synthesize<CS: bellperson::ConstraintSystem<blstrs::Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> Result<(), bellperson::SynthesisError> {
+        self.seen.lock().expect("seen").push(thread_nice());
+        self.inner.synthesize(cs)
+    }
+}
+
+/// This thread's nice value (Linux: per thread).
+fn thread_nice() -> i32 {
+    // SAFETY: gettid and getpriority have no preconditions; PRIO_PROCESS with a thread id
+    // reads that thread's nice value.
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+}
+
+/// Ordinary synthesis runs niced by `synthesis.nice` (its parallel parts included, in the
+/// pool it runs in); the worker kept for CRITICAL runs at the process's priority, and
+/// `nice = 0` leaves ordinary synthesis there too. Proofs from both pools verify.
+#[test]
+fn ordinary_synthesis_runs_niced_and_critical_at_the_process_priority() {
+    let base = thread_nice();
+    for nice in [10u8, 0] {
+        let cfg = baton::Config {
+            synthesis_nice: nice,
+            ..config(1 << 30, 1, None, 3)
+        };
+        let engine = Engine::start(cfg).expect("start");
+        let pk = key();
+        let probe = |seed: u64, seen: &Arc<Mutex<Vec<i32>>>| NiceProbe {
+            inner: Synthetic::new(support::CONSTRAINTS, seed),
+            seen: seen.clone(),
+        };
+        let (ordinary, critical) = (Arc::default(), Arc::default());
+        let normal = engine.submit(Request::new(pk.clone(), vec![probe(1, &ordinary)]));
+        let urgent = engine.submit(
+            Request::new(pk.clone(), vec![probe(2, &critical)]).with_priority(Priority::Critical),
+        );
+        let normal = normal.blocking_outcome().expect("proved");
+        let urgent = urgent.blocking_outcome().expect("proved");
+        check_proofs(&pk, &normal.proofs, &circuits(1..2));
+        check_proofs(&pk, &urgent.proofs, &circuits(2..3));
+        let want = base.max(i32::from(nice));
+        let ordinary = ordinary.lock().expect("seen").clone();
+        assert!(
+            !ordinary.is_empty() && ordinary.iter().all(|&n| n == want),
+            "nice {nice}: ordinary synthesis ran at {ordinary:?}, want {want}"
+        );
+        let critical = critical.lock().expect("seen").clone();
+        assert!(
+            !critical.is_empty() && critical.iter().all(|&n| n == base),
+            "nice {nice}: CRITICAL synthesis ran at {critical:?}, want {base}"
+        );
+        wait_settled(&engine);
+        engine.shutdown_blocking();
+    }
+}

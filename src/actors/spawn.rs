@@ -1,5 +1,7 @@
-//! Starting the actors: Dealloc, BG2, one Gpu thread per device and the synthesis pool, each
-//! `SyncArbiter` built from its stage factory, all under one Supervisor.
+//! Starting the actors: Dealloc, BG2, one Gpu thread per device and the synthesis pools (the
+//! ordinary one, its threads niced by `synthesis.nice`, and the one kept for CRITICAL
+//! partitions at the process's priority), each `SyncArbiter` built from its stage factory, all
+//! under one Supervisor.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -21,7 +23,12 @@ pub(crate) fn spawn_actors(
     parts: SupervisorParts,
     metrics: Metrics,
 ) -> Addr<Supervisor> {
-    let workers = cfg.synthesis_workers + cfg.critical_workers;
+    let workers = cfg.synthesis_workers;
+    let critical_workers = cfg.critical_workers;
+    let nice = cfg.synthesis_nice;
+    // Threads inherit their creator's nice value: start rayon's global pool from this thread
+    // now, so that no niced synthesis worker is the one that starts it.
+    let _ = rayon::current_num_threads();
     let devices = cfg.gpu_devices.len();
     let bg2_workers = cfg.bg2_workers;
     Supervisor::create(move |ctx| {
@@ -68,25 +75,90 @@ pub(crate) fn spawn_actors(
             }
         });
         let warm = gpu.clone().recipient();
-        let f = stages.synthesis.clone();
-        let syn_counter = Arc::new(AtomicUsize::new(0));
-        let synthesis = SyncArbiter::start(workers, move || {
-            let i = thread_index(&syn_counter) % workers;
-            SynthesisActor {
-                stage: f(i),
-                gpu: gpu.clone(),
-                links: links.clone(),
-                queue: queue.clone(),
-            }
-        });
+        // Worker i of the ordinary pool builds stage i, of the critical pool stage workers + i.
+        let pool = |size: usize, first: usize, threads: Option<Arc<rayon::ThreadPool>>| {
+            let (f, gpu, links, queue) = (
+                stages.synthesis.clone(),
+                gpu.clone(),
+                links.clone(),
+                queue.clone(),
+            );
+            let counter = Arc::new(AtomicUsize::new(0));
+            SyncArbiter::start(size, move || {
+                let i = thread_index(&counter) % size;
+                SynthesisActor {
+                    stage: f(first + i),
+                    gpu: gpu.clone(),
+                    links: links.clone(),
+                    queue: queue.clone(),
+                    threads: threads.clone(),
+                }
+            })
+        };
+        let synthesis = pool(workers, 0, niced_threads(workers, nice)).recipient();
+        let critical =
+            (critical_workers > 0).then(|| pool(critical_workers, workers, None).recipient());
         let mut sup = Supervisor::new(parts);
-        sup.attach(synthesis.recipient(), warm, devices);
+        sup.attach(synthesis, critical, warm, devices);
         sup
     })
 }
 
 thread_local! {
     static WORKER_INDEX: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    static NICED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The ordinary synthesis pool's threads, niced to `nice` (`None` when 0, or when the pool
+/// cannot be built: then synthesis runs at the process's priority, as logged). One thread per
+/// CPU and at least one per worker, so that no worker's synthesis waits for a thread.
+fn niced_threads(workers: usize, nice: u8) -> Option<Arc<rayon::ThreadPool>> {
+    if nice == 0 {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(cores.max(workers))
+        .thread_name(|i| format!("baton-synthesis-{i}"))
+        .start_handler(move |_| lower_thread_priority(nice))
+        .build();
+    match built {
+        Ok(pool) => Some(Arc::new(pool)),
+        Err(e) => {
+            tracing::warn!(error = %e, "no niced synthesis threads; synthesis runs at the process's priority");
+            None
+        }
+    }
+}
+
+/// Lowers this thread's CPU priority to nice value `nice` (never raises it; once per thread,
+/// so a restarted actor does not lower it again). 0: nothing. A refusal is logged, not fatal.
+fn lower_thread_priority(nice: u8) {
+    if nice == 0 || NICED.with(|c| c.replace(true)) {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions. On Linux, PRIO_PROCESS with a thread id reads
+        // and sets that thread's nice value only; errno is cleared first since -1 is a valid
+        // getpriority result.
+        let (now, set) = unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            *libc::__errno_location() = 0;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            let target = now.max(i32::from(nice));
+            let set = if target > now {
+                libc::setpriority(libc::PRIO_PROCESS, tid, target)
+            } else {
+                0
+            };
+            (now, set)
+        };
+        if set != 0 {
+            let err = std::io::Error::last_os_error();
+            tracing::warn!(nice, from = now, error = %err, "could not lower a synthesis worker's CPU priority");
+        }
+    }
 }
 
 /// This thread's index within its pool: taken from `counter` on first use, kept across restarts.

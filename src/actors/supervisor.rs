@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use actix::{Actor, AsyncContext, Context, Handler, Recipient, WeakAddr};
 use tokio::sync::oneshot;
 
-use self::admission::{Admission, Next};
+use self::admission::{Admission, Next, Pool};
 use super::mailbox::{post, post_to, took};
 use crate::compiled::Recordings;
 use crate::key::ProvingKey;
@@ -33,9 +33,10 @@ use crate::status::{EngineError, EngineStatus, JobReport, JobStatus, PartitionSt
 pub struct SupervisorParts {
     /// The ledger (budget, slots, policy).
     pub ledger: Ledger,
-    /// Synthesis workers (concurrent synthesize calls), the CRITICAL ones included.
+    /// Ordinary synthesis workers (concurrent synthesize calls).
     pub synthesis_workers: usize,
-    /// Workers (and ledger slots) kept for CRITICAL partitions.
+    /// Synthesis workers of a pool of their own (and ledger slots) kept for CRITICAL
+    /// partitions.
     pub critical_workers: usize,
     /// Attempts per partition for retryable failures.
     pub retry_attempts: u32,
@@ -80,6 +81,10 @@ pub struct Supervisor {
     admission: Admission,
     grants: HashMap<GrantId, PartRef>,
     synthesis: Option<Recipient<Synthesize>>,
+    /// The pool kept for CRITICAL partitions, if any.
+    critical: Option<Recipient<Synthesize>>,
+    /// Grants synthesizing in the critical pool (their worker returns to it).
+    in_critical: std::collections::HashSet<GrantId>,
     /// The GPU actors' shared mailbox and how many devices read it.
     gpu: Option<(Recipient<Warm>, usize)>,
     metrics: Metrics,
@@ -152,6 +157,8 @@ impl Supervisor {
             ),
             grants: HashMap::new(),
             synthesis: None,
+            critical: None,
+            in_critical: std::collections::HashSet::new(),
             gpu: None,
             metrics: parts.metrics,
             recordings: parts.recordings,
@@ -166,16 +173,29 @@ impl Supervisor {
         }
     }
 
-    /// Connects the synthesis pool and the GPU actors (`devices` of them on one mailbox),
-    /// created after the supervisor, since they need its address.
+    /// Connects the synthesis pools (the ordinary one and the one kept for CRITICAL
+    /// partitions, if any) and the GPU actors (`devices` of them on one mailbox), created
+    /// after the supervisor, since they need its address.
     pub fn attach(
         &mut self,
         synthesis: Recipient<Synthesize>,
+        critical: Option<Recipient<Synthesize>>,
         gpu: Recipient<Warm>,
         devices: usize,
     ) {
         self.synthesis = Some(synthesis);
+        self.critical = critical;
         self.gpu = Some((gpu, devices));
+    }
+
+    /// The synthesis worker `grant` ran on is idle again.
+    fn worker_free(&mut self, grant: GrantId) {
+        let pool = if self.in_critical.remove(&grant) {
+            Pool::Critical
+        } else {
+            Pool::Ordinary
+        };
+        self.admission.worker_free(pool);
     }
 
     /// Asks every device to make `pk` ready ahead of its partitions (one [`Warm`] per device
@@ -203,7 +223,7 @@ impl Supervisor {
                     let key = self.jobs.get(&part.job).map_or(0, |j| j.pk.id());
                     self.fail_job(part.job, self.refusal(key, e))
                 }
-                Next::Start(part, grant) => {
+                Next::Start(part, grant, pool) => {
                     let Some(job) = self.jobs.get_mut(&part.job) else {
                         continue;
                     };
@@ -223,7 +243,14 @@ impl Supervisor {
                         span,
                         grant,
                     };
-                    if let Some(s) = &self.synthesis {
+                    let to = match pool {
+                        Pool::Critical => {
+                            self.in_critical.insert(msg.grant.id());
+                            self.critical.as_ref()
+                        }
+                        Pool::Ordinary => self.synthesis.as_ref(),
+                    };
+                    if let Some(s) = to {
                         post_to(&self.metrics, ActorKind::Synthesis, s, msg);
                     }
                 }

@@ -20,6 +20,10 @@ pub struct SynthesisActor {
     pub links: Links,
     /// Synthesized partitions wait here, most urgent first.
     pub queue: std::sync::Arc<super::GpuQueue>,
+    /// The thread pool synthesis runs in (its parallel parts too): the ordinary pool's niced
+    /// one, so that they yield to CRITICAL synthesis and the device path's host work; `None`:
+    /// this thread and rayon's global pool.
+    pub threads: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
 impl Actor for SynthesisActor {
@@ -43,9 +47,13 @@ impl Handler<Synthesize> for SynthesisActor {
         } = msg;
         let _enter = tracing::info_span!(parent: &span, "synthesize").entered();
         let t = Instant::now();
-        let stage = &mut self.stage;
+        let (stage, threads) = (&mut self.stage, &self.threads);
         let outcome = links.run(ActorKind::Synthesis, ctx, &abandoned, (), |()| {
-            stage.synthesize(circuit.as_ref(), &pk)
+            let mut work = || stage.synthesize(circuit.as_ref(), &pk);
+            match threads {
+                Some(pool) => pool.install(work),
+                None => work(),
+            }
         });
         let secs = t.elapsed().as_secs_f64();
         links.metrics.observe(Step::Synthesis, secs);

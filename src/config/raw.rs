@@ -35,6 +35,7 @@ pub(super) struct RawWorkers {
     pub(super) workers: Option<String>,
     pub(super) compiled: Option<String>,
     pub(super) critical_workers: Option<String>,
+    pub(super) nice: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -77,6 +77,16 @@ fn toml_and_env_are_read_and_validated() {
     let c = Config::from_toml("[synthesis]\ncritical_workers = 0\n").expect("valid");
     assert_eq!(c.critical_workers, 0);
     assert!(Config::from_toml("[synthesis]\ncritical_workers = \"x\"\n").is_err());
+    assert_eq!(Config::default().synthesis_nice, 10);
+    let c = Config::from_toml("[synthesis]\nnice = 0\n").expect("valid");
+    assert_eq!(c.synthesis_nice, 0);
+    for bad in ["20", "-1", "\"low\""] {
+        let e = Config::from_toml(&format!("[synthesis]\nnice = {bad}\n"));
+        assert!(
+            e.is_err_and(|e| e.to_string().contains("synthesis.nice")),
+            "{bad}"
+        );
+    }
 
     let env = vec![
         ("BATON_BG2_WORKERS".to_string(), "2".to_string()),

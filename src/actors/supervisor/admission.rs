@@ -4,20 +4,32 @@
 //! synthesis worker is idle and the ledger grants its footprint. A head that does not fit waits:
 //! a lower level never overtakes a higher one.
 //!
-//! CRITICAL work (WinningPoSt, due within one epoch) has a reserve: `critical_workers` idle
-//! workers, as many ledger slots, and the bytes of the largest CRITICAL partition seen so far,
-//! which no other level may take. So a CRITICAL job never waits for another job's synthesis to
-//! end, only for the partitions already granted ahead of it on the device path.
+//! CRITICAL work (WinningPoSt, due within one epoch) has a reserve: a pool of
+//! `critical_workers` synthesis threads of its own (at the process's CPU priority while the
+//! ordinary pool runs niced), as many ledger slots, and the bytes of the largest CRITICAL
+//! partition seen so far, which no other level may take. So a CRITICAL job never waits for
+//! another job's synthesis to end, only for the partitions already granted ahead of it on the
+//! device path. A CRITICAL partition takes a critical worker when one is idle, else an
+//! ordinary one.
 
 use crate::ledger::{Footprint, Grant, Ledger, LedgerError, Reserve};
 use crate::messages::PartRef;
 use crate::scheduler::{Cancelled, Failure, Finished, Priority, Scheduler, SchedulerError, Ticket};
 
+/// Which synthesis pool a partition runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pool {
+    /// The `synthesis_workers` threads.
+    Ordinary,
+    /// The `critical_workers` threads: CRITICAL partitions only.
+    Critical,
+}
+
 /// What [`Admission::next`] decided.
 #[derive(Debug)]
 pub(super) enum Next {
-    /// Start this partition under this grant (a worker is now counted busy).
-    Start(PartRef, Grant),
+    /// Start this partition under this grant in this pool (its worker is now counted busy).
+    Start(PartRef, Grant, Pool),
     /// This partition can never be granted; its job must fail (the scheduler has abandoned it).
     Refused(PartRef, LedgerError),
     /// Nothing can start now (no idle worker, no partition, or the ledger says wait).
@@ -44,7 +56,10 @@ fn part(t: Ticket) -> PartRef {
 #[derive(Debug)]
 pub(super) struct Admission {
     scheduler: Scheduler,
-    idle_workers: usize,
+    /// Idle workers of the ordinary pool.
+    idle_ordinary: usize,
+    /// Idle workers of the critical pool.
+    idle_critical: usize,
     /// Workers (and slots) only CRITICAL partitions may take.
     critical_workers: usize,
     /// Bytes only CRITICAL partitions may take: the largest CRITICAL footprint seen.
@@ -52,13 +67,15 @@ pub(super) struct Admission {
 }
 
 impl Admission {
-    /// No job yet, `workers` idle workers of which `critical_workers` (with as many ledger
-    /// slots) are kept for CRITICAL partitions, `max_attempts` attempts per partition.
+    /// No job yet, `workers` idle ordinary workers and `critical_workers` idle critical ones
+    /// (with as many ledger slots kept for CRITICAL partitions), `max_attempts` attempts per
+    /// partition.
     pub(super) fn new(workers: usize, critical_workers: usize, max_attempts: u32) -> Self {
         Admission {
             scheduler: Scheduler::new(max_attempts),
-            idle_workers: workers,
-            critical_workers: critical_workers.min(workers),
+            idle_ordinary: workers,
+            idle_critical: critical_workers,
+            critical_workers,
             critical_bytes: 0,
         }
     }
@@ -122,9 +139,25 @@ impl Admission {
         self.scheduler.forget(job);
     }
 
-    /// A synthesis worker is idle again.
-    pub(super) fn worker_free(&mut self) {
-        self.idle_workers += 1;
+    /// A synthesis worker of `pool` is idle again.
+    pub(super) fn worker_free(&mut self, pool: Pool) {
+        match pool {
+            Pool::Ordinary => self.idle_ordinary += 1,
+            Pool::Critical => self.idle_critical += 1,
+        }
+    }
+
+    /// The pool a partition of level `priority` would start in now, if any worker it may take
+    /// is idle.
+    fn pool_for(&self, priority: Option<Priority>) -> Option<Pool> {
+        let critical = priority == Some(Priority::Critical) && self.idle_critical > 0;
+        if critical {
+            Some(Pool::Critical)
+        } else if self.idle_ordinary > 0 {
+            Some(Pool::Ordinary)
+        } else {
+            None
+        }
     }
 
     /// Partitions waiting.
@@ -144,7 +177,7 @@ impl Admission {
         ledger: &mut Ledger,
         footprint: impl Fn(u64) -> Option<Footprint>,
     ) -> Next {
-        while self.idle_workers > 0 {
+        while self.idle_ordinary + self.idle_critical > 0 {
             let Some(head) = self.scheduler.peek() else {
                 break;
             };
@@ -152,15 +185,18 @@ impl Admission {
                 self.scheduler.cancel(head.job);
                 continue;
             };
-            let reserve = self.reserve_for(self.scheduler.priority_of(head.job));
-            if self.idle_workers <= reserve.slots {
+            let priority = self.scheduler.priority_of(head.job);
+            let Some(pool) = self.pool_for(priority) else {
                 break;
-            }
-            return match ledger.try_grant_leaving(&fp, reserve) {
+            };
+            return match ledger.try_grant_leaving(&fp, self.reserve_for(priority)) {
                 Ok(Some(grant)) => {
                     self.scheduler.pop();
-                    self.idle_workers -= 1;
-                    Next::Start(part(head), grant)
+                    match pool {
+                        Pool::Ordinary => self.idle_ordinary -= 1,
+                        Pool::Critical => self.idle_critical -= 1,
+                    }
+                    Next::Start(part(head), grant, pool)
                 }
                 Ok(None) => Next::Wait,
                 Err(e) => {

@@ -41,7 +41,7 @@ impl Supervisor {
     fn on_failed(&mut self, msg: Failed) {
         let part = msg.part;
         if msg.actor == ActorKind::Synthesis {
-            self.admission.worker_free();
+            self.worker_free(msg.grant);
         }
         if self.state(part) == Some(PartitionState::At(Stage::QueuedForGpu)) {
             // Lost before a GPU actor took it.
@@ -100,7 +100,7 @@ impl Handler<Synthesized> for Supervisor {
 
     fn handle(&mut self, msg: Synthesized, _: &mut Context<Self>) {
         took(&self.metrics, ActorKind::Supervisor);
-        self.admission.worker_free();
+        self.worker_free(msg.grant);
         self.alive_now += 1;
         self.alive_peak = self.alive_peak.max(self.alive_now);
         let r = self.ledger.synthesized(msg.grant);
