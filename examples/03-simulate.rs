@@ -126,9 +126,10 @@ struct Args {
     /// Scenario 2: bytes per partition, split a/b/c : aux as in scenario 1 (3 : 1).
     #[arg(long, default_value = "13.6GiB")]
     s2_partition: String,
-    /// Scenarios 3 and 4 (scenario 2 with compiled synthesis): the measured synthesis speed-up
-    /// when a/b/c are evaluated on the device, so the host runs the witness code only (full
-    /// synthesis ÷ witness-only synthesis on the real 2 KiB PoRep circuit, BENCHMARKS.md).
+    /// Scenarios 3 and 4 (scenario 2 with compiled synthesis): the measured synthesis speed-up when
+    /// a/b/c are evaluated on the device, so the host runs the witness code only (full synthesis ÷
+    /// witness-only synthesis on the real 2 KiB PoRep circuit: docs/bench-log/2026-12-01.md, "The
+    /// real 2 KiB PoRep circuit through the compiled path").
     #[arg(long, default_value_t = 2.4)]
     compiled_gpu_speedup: f64,
     /// Scenario 3: GPU seconds added per partition for a/b/c on the device (not measured yet).

@@ -53,10 +53,11 @@ pub enum Bg2Device {
     Gpu,
 }
 
-/// Host threads the CPU G2 MSM needs per GPU to keep up with it. Measured (BENCHMARKS.md):
-/// the B_G2 MSM of a 2^24 PoRep-like partition took 5.81 s on the CPU with all 32 threads of
-/// the 2-GPU host (186 thread-seconds) while one GPU's whole partition took 1.14 s, so the CPU
-/// keeps up only with ~160 threads per GPU left to it; no host measured here comes close.
+/// Host threads the CPU G2 MSM needs per GPU to keep up with it. Measured (BENCHMARKS.md, "H200 —
+/// GPU knob defaults"): the B_G2 MSM of a 2^24 PoRep-like partition took 5.81 s on the CPU with all
+/// 32 threads of the 2-GPU host (186 thread-seconds) while one GPU's whole partition took 1.14 s,
+/// so the CPU keeps up only with ~160 threads per GPU left to it; no host measured here comes
+/// close.
 pub const CPU_BG2_THREADS_PER_GPU: usize = 160;
 
 /// The validated configuration.

@@ -289,13 +289,14 @@ mod tests {
     }
 
     /// The first transform of a fresh domain builds its twiddle table. Built lazily inside the
-    /// parallel block stages, a worker building it (itself in parallel) could steal another
-    /// block's job while it waited, reach the same `OnceLock` again and wait on itself forever:
-    /// the stall that `cuda_conformance` kept hitting on the H200 host's 16 cores (BENCHMARKS.md,
-    /// twenty-first session). The hang needs more idle workers than the outer split keeps busy,
-    /// hence a pool of 64 threads; 2^16 is the first size whose table is built in parallel.
-    /// Without the fix this hangs on the 2-core dev machine (test profile, tried); now 200
-    /// fresh domains must finish well within the limit, and transform correctly.
+    /// parallel block stages, a worker building it (itself in parallel) could steal another block's
+    /// job while it waited, reach the same `OnceLock` again and wait on itself forever: the stall
+    /// that `cuda_conformance` kept hitting on the H200 host's 16 cores
+    /// (docs/bench-log/2026-12-03.md, "The first-run stall, found"). The hang needs more idle
+    /// workers than the outer split keeps busy, hence a pool of 64 threads; 2^16 is the first size
+    /// whose table is built in parallel. Without the fix this hangs on the 2-core dev machine (test
+    /// profile, tried); now 200 fresh domains must finish well within the limit, and transform
+    /// correctly.
     #[test]
     fn first_transform_of_fresh_domains_does_not_hang() {
         let (tx, rx) = std::sync::mpsc::channel();

@@ -38,7 +38,8 @@ struct Fp2Ops {
     template <bool INL> static DEVI T mul(const T& a, const T& b) { return fp2_mul_noinline(a, b); }
 #if FIELD_SQR == 1
     // Squarings stay the three-product Fp2 product: a two-product squaring (its own
-    // out-of-line function) made msm_accumulate_g2 1.08x slower on the H200 (kernels/NOTES.md).
+    // out-of-line function) made msm_accumulate_g2 1.08x slower on the H200
+    // (docs/bench-log/kernels-2026-12-03.md, "Where a partition's time goes").
     template <bool INL> static DEVI T sqr(const T& a) { return fp2_mul_noinline(a, a); }
 #endif
     // FIELD_LAZY's a*b + c*d: the two Fp2 products summed (no once-reduced Fp2 form).

@@ -142,7 +142,7 @@ DEVI void msm_scatter_window_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u3
 // writes coalesced), into memory the accumulation writes only later (the host lends the
 // segments' buffer). msm_scatter_stored's slices then read 4 bytes per scalar and window
 // instead of the 32-byte scalar and its conversion: the dense 2^24 window-order scatter
-// 10.7 -> 9.3 ms on the H200 (BENCHMARKS.md, eighth session). Needs nbk < 2^31.
+// 10.7 -> 9.3 ms on the H200 (BENCHMARKS.md, "H200 — GPU knob defaults"). Needs nbk < 2^31.
 #define MSM_NO_KEY 0xffffffffu
 
 DEVI void msm_count_store_dev(const fr_t* scalars, u32 n, u32 c, u32 nwin, u32* counts, u32* digits) {

@@ -8,10 +8,10 @@
 pub const DEFAULT_MSM_ACC_MINB: u32 = 3;
 /// Largest register cap `gpu.msm_acc_minb` takes (8 blocks of 128 threads: 64 registers each).
 pub const MAX_MSM_ACC_MINB: u32 = 8;
-/// Elements (log2) one `ntt_pass` block holds unless configured: 512 (16 KiB of shared memory;
-/// four passes at 2^27). With the radix-4 kernel it took 1.00 / 0.948 / 0.919 of the time of
-/// the previous default (256-element blocks, radix 2) at 2^24 / 2^26 / 2^27 on the H200, the
-/// best of every block and radix at the production sizes (BENCHMARKS.md, call F).
+/// Elements (log2) one `ntt_pass` block holds unless configured: 512 (16 KiB of shared memory; four
+/// passes at 2^27). With the radix-4 kernel it took 1.00 / 0.948 / 0.919 of the time of the
+/// previous default (256-element blocks, radix 2) at 2^24 / 2^26 / 2^27 on the H200, the best of
+/// every block and radix at the production sizes (BENCHMARKS.md, "H200 — GPU knob defaults").
 pub const DEFAULT_NTT_BLOCK: u32 = 9;
 /// The range `gpu.ntt_block` takes: a pass needs at least one stage beside its three columns,
 /// and the kernel holds at most 2^10 elements in shared memory.
@@ -23,16 +23,16 @@ pub const DEFAULT_NTT_RADIX: u32 = 4;
 /// `gpu.ntt_columns = "auto"`: per transform, one column where that takes fewer passes than
 /// three, else three ([`crate::gpu::plan::ntt_auto_columns`]).
 pub const NTT_COLUMNS_AUTO: u32 = u32::MAX;
-/// Columns (log2 of the consecutive elements in a row of an `ntt_pass` block) unless
-/// configured: "auto". On the H200 (BENCHMARKS.md, twelfth session) one column took 0.93-0.95x
-/// the time of three at 2^22, 2^24 and 2^25, where it saves a pass, and 1.00-1.21x at 2^26
-/// and 2^27, where it does not.
+/// Columns (log2 of the consecutive elements in a row of an `ntt_pass` block) unless configured:
+/// "auto". On the H200 (BENCHMARKS.md, "H200 — GPU knob defaults") one column took 0.93-0.95x the
+/// time of three at 2^22, 2^24 and 2^25, where it saves a pass, and 1.00-1.21x at 2^26 and 2^27,
+/// where it does not.
 pub const DEFAULT_NTT_COLUMNS: u32 = NTT_COLUMNS_AUTO;
 /// The range `gpu.ntt_columns` takes besides "auto".
 pub const NTT_COLUMNS: std::ops::RangeInclusive<u32> = 0..=3;
 /// Register cap of `ntt_pass_r4` unless configured: 96, five 128-thread blocks a multiprocessor
 /// (8 bytes spilled). It took 0.93x the time of ptxas's choice (118 registers, four blocks) at
-/// 2^26 and 2^27 on the H200 (BENCHMARKS.md, twelfth session).
+/// 2^26 and 2^27 on the H200 (BENCHMARKS.md, "H200 — GPU knob defaults").
 pub const DEFAULT_NTT_REGS: u32 = 96;
 /// The caps `gpu.ntt_regs` takes besides 0 (multiples of 8).
 pub const NTT_REGS: std::ops::RangeInclusive<u32> = 64..=128;
@@ -50,7 +50,7 @@ pub const MAX_MSM_PIECES: u32 = 8;
 pub const MSM_PIECE_MIN: usize = 1 << 20;
 /// Scalars per piece under `gpu.msm_pieces = "auto"` (0): one piece per 2^24 scalars, at most
 /// [`MSM_AUTO_PIECES`], so 2^24 and below stay whole (where cutting was within noise or
-/// slower on the H200) and 2^26 goes in four (BENCHMARKS.md, sixth session).
+/// slower on the H200) and 2^26 goes in four (BENCHMARKS.md, "H200 — GPU knob defaults").
 pub const MSM_AUTO_PIECE: usize = 1 << 24;
 /// The most pieces `"auto"` cuts an MSM into.
 pub const MSM_AUTO_PIECES: usize = 4;
@@ -67,7 +67,8 @@ pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
 use super::plan::{scatter_parts_ok, MAX_SCATTER_PARTS};
 
-/// The CUDA backend's knobs. The defaults are the measured best (BENCHMARKS.md).
+/// The CUDA backend's knobs. The defaults are the measured best (BENCHMARKS.md, "H200 — GPU knob
+/// defaults").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuOptions {
     /// Threads of a pool of each device's own for its host work (staging copies, density

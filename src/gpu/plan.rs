@@ -16,8 +16,8 @@ pub use reduce::{reduce_plan, ReduceLevel};
 pub const MIN_GPU_MSM: usize = 1 << 10;
 
 /// The MSM window for `n` scalars: grows with n up to 16 (2^18..2^22), `large` bits above 2^22
-/// (`gpu.msm_window_large`, [`crate::gpu::options::DEFAULT_MSM_WINDOW_LARGE`] unless configured; kernels/NOTES.md
-/// measurements).
+/// (`gpu.msm_window_large`, [`crate::gpu::options::DEFAULT_MSM_WINDOW_LARGE`] unless configured;
+/// kernels/NOTES.md measurements).
 pub fn msm_window(n: usize, large: u32) -> u32 {
     let log = usize::BITS - n.max(1).leading_zeros() - 1;
     if n > 1 << 22 {
@@ -27,12 +27,12 @@ pub fn msm_window(n: usize, large: u32) -> u32 {
     }
 }
 
-/// The window for an MSM of n points, `nontrivial` of them with a scalar other than 0 and 1,
-/// under `rule`: from n ([`msm_window`]), or from the count (the 0/1 scalars make no bucket
-/// entries, so the count is the work the window trades against its buckets), but not below
-/// the points rule's window capped at 16: the per-window work (the sums of the ones, the
-/// bucket reduction) follows n, and a window of 14 for the ~10^5 non-trivial scalars of a
-/// PoRep-like 2^20 MSM measured 1.35x slower than 16 on the H200 (BENCHMARKS.md).
+/// The window for an MSM of n points, `nontrivial` of them with a scalar other than 0 and 1, under
+/// `rule`: from n ([`msm_window`]), or from the count (the 0/1 scalars make no bucket entries, so
+/// the count is the work the window trades against its buckets), but not below the points rule's
+/// window capped at 16: the per-window work (the sums of the ones, the bucket reduction) follows n,
+/// and a window of 14 for the ~10^5 non-trivial scalars of a PoRep-like 2^20 MSM measured 1.35x
+/// slower than 16 on the H200 (BENCHMARKS.md, "H200 — GPU knob defaults").
 pub fn window_for(rule: WindowRule, n: usize, nontrivial: usize) -> u32 {
     let w = |k: usize| msm_window(k, rule.large);
     if rule.counts(n) {
@@ -43,14 +43,14 @@ pub fn window_for(rule: WindowRule, n: usize, nontrivial: usize) -> u32 {
 }
 
 /// Whether the bucket sort of an MSM of n scalars scatters a window at a time
-/// (`msm_scatter_window`) under `order`, `counted` being the device's count of its scalars
-/// other than 0 and 1 (`None`: not counted). `"auto"` takes it where at least half of the
-/// scalars were counted as making digits. On the H200 (BENCHMARKS.md, seventh session) it took
-/// the scatter of a dense 2^24 MSM from 17.8 to 10.8 ms (the MSM 0.951x, 2^26 0.942x, 2^20 and
-/// 2^22 0.98-1.00x), but every window's slice reads all n scalars again, so with the ~10 % of
-/// non-trivial scalars of a PoRep-like witness it was slower (1.07-1.33x). A model fitted to
-/// those rows (scatter time a·k per entry in scalar order, b·k + r·n in window order) breaks
-/// even at k ≈ n/2.
+/// (`msm_scatter_window`) under `order`, `counted` being the device's count of its scalars other
+/// than 0 and 1 (`None`: not counted). `"auto"` takes it where at least half of the scalars were
+/// counted as making digits. On the H200 (BENCHMARKS.md, "H200 — GPU knob defaults") it took the
+/// scatter of a dense 2^24 MSM from 17.8 to 10.8 ms (the MSM 0.951x, 2^26 0.942x, 2^20 and 2^22
+/// 0.98-1.00x), but every window's slice reads all n scalars again, so with the ~10 % of
+/// non-trivial scalars of a PoRep-like witness it was slower (1.07-1.33x). A model fitted to those
+/// rows (scatter time a·k per entry in scalar order, b·k + r·n in window order) breaks even at k ≈
+/// n/2.
 pub fn scatter_by_window(order: MsmScatterOrder, n: usize, counted: Option<usize>) -> bool {
     match order {
         MsmScatterOrder::Scalar => false,

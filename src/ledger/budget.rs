@@ -91,12 +91,12 @@ pub fn fits_host(
     }
 }
 
-/// The slot count: `explicit` (`memory.slots`), or by policy. The ledger policy adds a
-/// lookahead of [`LOOKAHEAD_PER_DEVICE`] buffers per GPU actor: enough that a worker whose buffer
-/// waits for a busy GPU can start its next partition, without queueing more than the GPUs can
-/// take (a lookahead of one per worker bought no throughput in the simulation and nearly doubled
-/// queued memory when the GPU was the bottleneck; see BENCHMARKS.md). The other policies get one
-/// slot per worker.
+/// The slot count: `explicit` (`memory.slots`), or by policy. The ledger policy adds a lookahead of
+/// [`LOOKAHEAD_PER_DEVICE`] buffers per GPU actor: enough that a worker whose buffer waits for a
+/// busy GPU can start its next partition, without queueing more than the GPUs can take (a lookahead
+/// of one per worker bought no throughput in the simulation and nearly doubled queued memory when
+/// the GPU was the bottleneck; see BENCHMARKS.md, "H200 — GPU knob defaults"). The other policies
+/// get one slot per worker.
 pub fn effective_slots(
     explicit: Option<usize>,
     policy: Policy,

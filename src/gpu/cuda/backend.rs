@@ -142,11 +142,11 @@ impl CudaBackend {
         );
     }
 
-    /// Page-locks the memory of `v` in place (the whole pages around it), so that uploads from
-    /// it DMA straight from `v` instead of through the staging copy (the copies were most of
-    /// a partition's host work). Worth it for buffers that are reused: registering 8 GiB took
-    /// 661 ms on the H200 host, unregistering 206 ms, against 153 ms of copies per 2^26
-    /// partition (BENCHMARKS.md, tenth session). A range that overlaps a registered one is an
+    /// Page-locks the memory of `v` in place (the whole pages around it), so that uploads from it
+    /// DMA straight from `v` instead of through the staging copy (the copies were most of a
+    /// partition's host work). Worth it for buffers that are reused: registering 8 GiB took 661 ms
+    /// on the H200 host, unregistering 206 ms, against 153 ms of copies per 2^26 partition
+    /// (BENCHMARKS.md, "H200 — GPU knob defaults"). A range that overlaps a registered one is an
     /// error.
     ///
     /// # Safety

@@ -152,10 +152,10 @@ pub(crate) struct Device {
     pub ntt_columns: std::sync::atomic::AtomicU32,
     /// Threads of this device's own for its host work (density filtering, staging copies) when
     /// `gpu.host_threads` is set; otherwise rayon's global pool. Measured on the 2-GPU host
-    /// (BENCHMARKS.md), 8 threads per device gave 19 % fewer proofs per hour with one GPU than
-    /// the global pool, so the global pool is the default. Only work that takes no lock runs
-    /// on it: a pool thread blocked on the state mutex could be the one whose stack holds it
-    /// (rayon threads pick up queued jobs while they wait).
+    /// (BENCHMARKS.md, "H200 — GPU knob defaults"), 8 threads per device gave 19 % fewer proofs per
+    /// hour with one GPU than the global pool, so the global pool is the default. Only work that
+    /// takes no lock runs on it: a pool thread blocked on the state mutex could be the one whose
+    /// stack holds it (rayon threads pick up queued jobs while they wait).
     pub host_pool: Option<rayon::ThreadPool>,
 }
 

@@ -124,12 +124,12 @@ impl Device {
         self.download_now(Lane::Compute, out, "download window sums")
     }
 
-    /// `buf` copied to the host after everything queued on the stream of `lane` (waits for it).
-    /// The stream is drained first, then the copy into pageable memory is made, so that the
-    /// copy never waits inside the driver behind running kernels while another thread (the
-    /// partition's a/b/c uploads) needs the driver. On the H200 one a/b/c buffer's upload per
-    /// partition still spends 270-350 ms in its own driver calls (`BATON_UPLOAD_TRACE`, tenth
-    /// session in BENCHMARKS.md); this drain did not measurably change that.
+    /// `buf` copied to the host after everything queued on the stream of `lane` (waits for it). The
+    /// stream is drained first, then the copy into pageable memory is made, so that the copy never
+    /// waits inside the driver behind running kernels while another thread (the partition's a/b/c
+    /// uploads) needs the driver. On the H200 one a/b/c buffer's upload per partition still spends
+    /// 270-350 ms in its own driver calls (`BATON_UPLOAD_TRACE`; docs/bench-log/2026-12-02.md, "Why
+    /// a, b, c uploaded slowly beside the MSMs"); this drain did not measurably change that.
     pub(crate) fn download_now<T: cudarc::driver::DeviceRepr + Default + Clone>(
         &self,
         lane: Lane,

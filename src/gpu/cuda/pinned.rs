@@ -1,11 +1,11 @@
 //! Caller memory page-locked in place
-//! ([`CudaBackend::register_host`](super::CudaBackend::register_host)). An upload whose source
-//! lies inside such a range skips the staging copy: the device reads the caller's buffer
-//! directly (the host copies into the pinned staging were most of a partition's host work:
-//! about 8.7 GiB at 2^26, BENCHMARKS.md tenth session). An upload holds the list's read lock
-//! until its DMA is done, and unregistering takes the write lock, so no range is unlocked
-//! under a DMA that reads it. Registering holds the write lock too (uploads wait meanwhile:
-//! 661 ms for 8 GiB on the H200 host), which keeps two overlapping registrations apart.
+//! ([`CudaBackend::register_host`](super::CudaBackend::register_host)). An upload whose source lies
+//! inside such a range skips the staging copy: the device reads the caller's buffer directly (the
+//! host copies into the pinned staging were most of a partition's host work: about 8.7 GiB at 2^26:
+//! docs/bench-log/2026-12-02.md, "Call T4"). An upload holds the list's read lock until its DMA is
+//! done, and unregistering takes the write lock, so no range is unlocked under a DMA that reads it.
+//! Registering holds the write lock too (uploads wait meanwhile: 661 ms for 8 GiB on the H200
+//! host), which keeps two overlapping registrations apart.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 

@@ -1,10 +1,10 @@
-//! The device's stream-ordered memory pool. Every device buffer comes from it (cudarc
-//! allocates with `cuMemAllocAsync`). Left alone, the pool hands freed memory back to the
-//! driver at every synchronize, and the next call's first kernels wait while it grows again:
-//! 5-7 ms of a 2^24 MSM's count step, 20 ms of a whole 2^26 one (H200, BENCHMARKS.md). Under
-//! `gpu.memory_pool = "keep"` it holds what it has; the memory policy counts those idle bytes
-//! as free ([`Pool::idle_bytes`]) and hands them back ([`Pool::release`]) only when a call
-//! needs more than the driver has.
+//! The device's stream-ordered memory pool. Every device buffer comes from it (cudarc allocates
+//! with `cuMemAllocAsync`). Left alone, the pool hands freed memory back to the driver at every
+//! synchronize, and the next call's first kernels wait while it grows again: 5-7 ms of a 2^24 MSM's
+//! count step, 20 ms of a whole 2^26 one (H200; BENCHMARKS.md, "H200 — GPU knob defaults"). Under
+//! `gpu.memory_pool = "keep"` it holds what it has; the memory policy counts those idle bytes as
+//! free ([`Pool::idle_bytes`]) and hands them back ([`Pool::release`]) only when a call needs more
+//! than the driver has.
 
 use cudarc::driver::sys::{self, CUmemPool_attribute, CUmemoryPool};
 use cudarc::driver::{CudaContext, DriverError};

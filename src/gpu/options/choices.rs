@@ -33,7 +33,7 @@ pub fn choice_name<T: Choice + PartialEq>(v: T) -> &'static str {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MsmMul {
     /// Every product inlined: the fastest arithmetic, a loop body larger than the
-    /// instruction cache (kernels/NOTES.md).
+    /// instruction cache (kernels/NOTES.md, "What bounds the kernels, and the next step").
     Inline,
     /// One out-of-line product called ten times: a small loop body, a call per product.
     Call,
@@ -156,7 +156,8 @@ pub enum FieldSqr {
     /// The Montgomery product of the element with itself.
     Mul,
     /// `f_sqr_pairs`: each cross product once, doubled, then the reduction (222 instead of
-    /// 288 32x32 products in Fp; 0.975-1.001x of `Mul` on the H200's MSM rows, BENCHMARKS.md).
+    /// 288 32x32 products in Fp; 0.975-1.001x of `Mul` on the H200's MSM rows,
+    /// BENCHMARKS.md, "H200 — GPU knob defaults").
     Pairs,
 }
 
@@ -296,12 +297,12 @@ impl Choice for MsmPieceBuckets {
 pub enum HStream {
     /// On the compute stream, between the witness's MSM kernels.
     Compute,
-    /// On a stream of their own at the device's highest priority, beside the witness's MSMs,
-    /// whose short kernels (count, scan, finalize, the reduction's small grids) leave
-    /// multiprocessors idle. The default: on the H200 the partition from device a/b/c took
-    /// 0.986x (2^26) and 0.980x (2^27) the time of `Compute`, from host buffers 0.996-1.002x
-    /// (BENCHMARKS.md, twentieth session). The MSMs' accumulation holds every multiprocessor's
-    /// registers, so the transforms overlap little more than those short kernels.
+    /// On a stream of their own at the device's highest priority, beside the witness's MSMs, whose
+    /// short kernels (count, scan, finalize, the reduction's small grids) leave multiprocessors
+    /// idle. The default: on the H200 the partition from device a/b/c took 0.986x (2^26) and 0.980x
+    /// (2^27) the time of `Compute`, from host buffers 0.996-1.002x (BENCHMARKS.md, "H200 — GPU
+    /// knob defaults"). The MSMs' accumulation holds every multiprocessor's registers, so the
+    /// transforms overlap little more than those short kernels.
     Own,
 }
 

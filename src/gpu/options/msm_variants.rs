@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(
             (base.msm_mul, base.msm_scatter, base.msm_acc_minb),
             (MsmMul::Call, MsmScatter::Starts, 3),
-            "the defaults measured best (BENCHMARKS.md, 2026-12-01 second session)"
+            "the defaults measured best (BENCHMARKS.md, H200 — GPU knob defaults)"
         );
         for bad in ["msm_mul", "msm_mul=fast", "msm_acc_minb=0", "colour=red"] {
             assert!(variant(&base, bad).is_err(), "{bad}");

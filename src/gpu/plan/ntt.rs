@@ -70,7 +70,7 @@ pub fn ntt_plan_cols(log_n: u32, block: u32, cols: u32) -> Vec<Pass> {
 /// The columns `gpu.ntt_columns = "auto"` picks for a 2^log_n transform: one where that takes
 /// fewer passes than three (with blocks of 2^9: 2^22 to 2^25 in three passes instead of four,
 /// 2^16 and 2^17 in two instead of three), else three, whose longer runs in memory won
-/// wherever the pass count was the same (BENCHMARKS.md, twelfth session).
+/// wherever the pass count was the same (BENCHMARKS.md, "H200 — GPU knob defaults").
 pub fn ntt_auto_columns(log_n: u32, block: u32) -> u32 {
     if ntt_plan_cols(log_n, block, 1).len() < ntt_plan_cols(log_n, block, 3).len() {
         1

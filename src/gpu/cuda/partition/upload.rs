@@ -135,7 +135,8 @@ impl Device {
     /// call frees its scratch: a buffer the copy stream took from the pool after a kernel's
     /// scratch went back to it on the compute stream could make the uploads wait for that
     /// kernel (the pool's reuse dependency). On the H200 the uploads beside the MSMs took
-    /// about 600 ms at 2^26 either way, against 252 ms alone (BENCHMARKS.md, ninth session).
+    /// about 600 ms at 2^26 either way, against 252 ms alone (docs/bench-log/2026-12-02.md,
+    /// "Why a, b, c uploaded slowly beside the MSMs").
     pub(crate) fn abc_buffers(&self, n: usize) -> GpuResult<[CudaSlice<u64>; 3]> {
         let one = || self.alloc_zeros_on::<u64>(Lane::Copy, n * FR_LIMBS, "a/b/c");
         Ok([one()?, one()?, one()?])

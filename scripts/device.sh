@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# The GPU device runner: one script, named steps. The GPU machine has no Rust and no network,
+# so the binaries are built here and the steps run there (../shared/GPU.md).
+#
+# Here:   scripts/device.sh build
+#         release binaries (the CUDA tests, the GPU bench, the CLI, examples/05-multi-gpu;
+#         BUILD_FILECOIN=1 adds the Filecoin bench) into .device/ (ignored by git), this
+#         script beside them, and sppark's harness from ../shared/bench/sppark when present
+#         (SPPARK=0 leaves it out). Then run with carry [".device"], timeout_s 600.
+# There:  bash .device/device.sh STEP...            e.g. conformance sppark msm part
+#         Steps run in the order given; full logs go to $OUT; a short table comes last.
+#         With no step: conformance sppark msm nttc ncu engine24 part partc engine26.
+#
+# Steps (correctness before timing: put conformance first):
+#   compile      kernels_compile: NVRTC compiles every kernel on the device (BATON_REQUIRE_NVRTC)
+#   conformance  cuda_conformance under a watchdog (a binary silent for 45 s gets every thread's
+#                state and stack printed and is killed; a stopped run reruns whole, once;
+#                CONF_ONLY=1: that binary alone, no rerun), cuda_partition, then
+#                cuda_msm_variants: every spec of CHECK_VARIANTS (else VARIANTS) against the CPU
+#   cli          `baton prove --constraints 65536 --proofs 4 --backend cuda`
+#   sppark       sppark's MSM and NTT harness, prebuilt: the reference column of the same call
+#   msm          (alias bench-msm) the bench's G1 MSM rows of MSM_LOGS for every VARIANTS spec
+#                side by side with BATON_MSM_PHASES, each result checked, and the NTT rows of
+#                NTT_LOGS / NTT_BLOCKS (radix 4). Only MSM rows: NTT_LOGS=none REPS=3.
+#   bench        the whole GPU bench once: BENCH_MSM, BENCH_NTT, BENCH_G2, BENCH_PART,
+#                BENCH_SPARSE (sizes; "none" for none), BENCH_CPU_MAX_LOG (CPU reference rows)
+#   ncu          counters of the first dense 2^24 MSM's scatter and accumulation, or with
+#                NCU_WHAT=ntt of the first 2^27 NTT's passes; NCU_KNOBS profiles other [gpu]
+#                knobs, NCU_TAG names the log (ncu$NCU_TAG.log)
+#   part         (aliases partition, bench-partition) the device partition, H + 4 G1 MSMs +
+#                B_G2, at PART_LOGS: staged, from device a/b/c, from registered host memory
+#   partp        one partition run per PARTP_LOGS size with every MSM's phases, and the G2
+#                MSMs of G2_LOGS alone
+#   trace        the 2^26 partition's uploads chunk by chunk (BATON_UPLOAD_TRACE)
+#   nttc, partc  the NTT / partition rows under CANDIDATE (a spec of [gpu] knobs, e.g.
+#                "msm_piece_buckets=own"; conformance then runs under it too)
+#   engine24     examples/05-multi-gpu on one GPU, 10 partitions of 2^24
+#   engine26     the same at 2^26; ENGINE26_AB=k adds k pairs of runs without and with the
+#                key made resident ahead (warm_keys)
+#   multi-gpu    proofs per hour with 1 and 2 GPU actors on one stream (a 2-GPU machine):
+#                MULTI_LOG (24), MULTI_REQUESTS (8), MULTI_CONCURRENT (4), MULTI_WORKERS (28),
+#                MULTI_BG2 (4), MULTI_BUDGET (120GiB), MULTI_BG2_DEVICE (cpu), MULTI_TIMEOUT
+#   filecoin     (BUILD_FILECOIN=1) makes the 2 KiB PoRep test parameters with baton's setup,
+#                then bench_filecoin synth c2: real-circuit synthesis full vs compiled and the
+#                whole C2 against filecoin-proofs' seal_commit_phase2, medians of FC_RUNS (3)
+#   quick        compile conformance cli, then a short bench (MSM 2^20/2^22, NTT to 2^24,
+#                partition 2^20, 3 runs)
+# Knobs: VARIANTS (";"-separated [gpu] specs the bench times side by side), CHECK_VARIANTS,
+# CANDIDATE, REPS (5), DEADLINE (560 s: a step starts only if the time left covers its usual
+# length, else the table says it was skipped), MSM_LOGS (20,22,24,26), NTT_LOGS (27),
+# NTT_BLOCKS (9), PART_LOGS (24,26). BATON_* variables a step does not set pass through.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+if [ "${1:-}" = build ]; then
+    cd "$here/.."
+    export CARGO_PROFILE_RELEASE_DEBUG=0
+    out=.device
+    rm -rf "$out"
+    mkdir -p "$out"
+    set -e
+    pick() { # cargo JSON messages on stdin -> executable of target $1
+        python3 -c '
+import json, sys
+name = sys.argv[1]
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == name:
+        print(m["executable"])
+' "$1" | tail -1
+    }
+    tests=$(cargo test --release --features cuda --test cuda_conformance --test cuda_partition \
+        --test cuda_msm_variants --test kernels_compile --no-run --message-format=json)
+    bench=$(cargo bench --features cuda --bench gpu --no-run --message-format=json)
+    cli=$(cargo build --release --features cuda --bin baton --example 05-multi-gpu --message-format=json)
+    for t in cuda_conformance kernels_compile cuda_partition cuda_msm_variants; do
+        cp "$(pick $t <<<"$tests")" "$out/$t"
+    done
+    cp "$(pick gpu <<<"$bench")" "$out/bench_gpu"
+    cp "$(pick baton <<<"$cli")" "$out/baton"
+    cp "$(pick 05-multi-gpu <<<"$cli")" "$out/05-multi-gpu"
+    if [ "${BUILD_FILECOIN:-0}" = 1 ]; then
+        fc=$(cargo bench --features cuda,filecoin,test-util --bench filecoin --no-run --message-format=json)
+        cp "$(pick filecoin <<<"$fc")" "$out/bench_filecoin"
+    fi
+    cp scripts/device.sh "$out/"
+    if [ "${SPPARK:-1}" = 1 ] && [ -d ../shared/bench/sppark ]; then
+        cp -r ../shared/bench/sppark "$out/sppark"
+    fi
+    if command -v strip >/dev/null; then
+        # Debug info only: the symbols stay, so that a stack taken on the device (the
+        # conformance watchdog, cuda-gdb) names its functions.
+        strip --strip-debug "$out"/* 2>/dev/null || true
+    fi
+    du -sh "$out"/* | tail -n 12
+    exit 0
+fi
+
+OUT=${OUT:-/tmp/baton-device-out}
+mkdir -p "$OUT"
+export BATON_CACHE_DIR=${BATON_CACHE_DIR:-/tmp/baton-cache}
+export RUST_LOG=${RUST_LOG:-warn} BATON_LOG=${BATON_LOG:-warn}
+DEADLINE=${DEADLINE:-560}
+REPS=${REPS:-5}
+VARIANTS=${VARIANTS:-"default;msm_piece_buckets=own;msm_scatter_digits=recompute"}
+CHECK_VARIANTS=${CHECK_VARIANTS:-}
+CANDIDATE=${CANDIDATE:-}
+PART_LOGS=${PART_LOGS:-24,26}
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition partc partp trace engine24 engine26 multi-gpu filecoin "
+for step in "${steps[@]}"; do
+    [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
+done
+t0=$SECONDS
+left() { echo $((DEADLINE - (SECONDS - t0))); }
+table=()
+
+# The candidate's knobs as the bench and the engine read them (BATON_GPU_<KEY>=value).
+knob_env() { # spec -> BATON_GPU_ assignments, one a line
+    local kv
+    IFS=',' read -ra kvs <<< "$1"
+    for kv in "${kvs[@]}"; do
+        local k=${kv%%=*}
+        [ -n "$k" ] && echo "BATON_GPU_${k^^}=${kv#*=}"
+    done
+}
+mapfile -t cand_env < <(knob_env "$CANDIDATE")
+
+# run NAME USUAL LIMIT COMMAND...: skipped if the time left is below USUAL seconds, else the
+# command under a timeout of min(LIMIT, time left), logged to $OUT/NAME.log, rc and seconds
+# recorded for the table.
+run() {
+    local name=$1 usual=$2 limit=$3
+    shift 3
+    local l; l=$(left)
+    if [ "$l" -lt "$usual" ]; then
+        table+=("$(printf '%-18s skipped (%s s left, takes ~%s s)' "$name" "$l" "$usual")")
+        echo "---- $name skipped: $l s left"
+        return
+    fi
+    [ "$limit" -gt "$l" ] && limit=$l
+    local s=$SECONDS
+    echo "==== $name: $*" | tee "$OUT/$name.log"
+    timeout "$limit" "$@" >>"$OUT/$name.log" 2>&1
+    local rc=$?
+    table+=("$(printf '%-18s rc=%-3s %4s s' "$name" "$rc" "$((SECONDS - s))")")
+    echo "---- $name rc=$rc in $((SECONDS - s)) s (at $((SECONDS - t0)) s)"
+}
+
+bench() { # label usual, then env assignments: one run of the GPU bench
+    local label=$1 usual=$2
+    shift 2
+    run "bench-$label" "$usual" "$(( $(left) - 10 ))" env BATON_BENCH_G2= BATON_BENCH_PART_BEFORE=0 \
+        BATON_BENCH_SPARSE=none BATON_BENCH_REPS="$REPS" BATON_BENCH_CPU_MAX_LOG=20 "$@" \
+        "$here/bench_gpu"
+}
+
+engine() { # log workers budget usual [gpu knobs [tag]]
+    run "engine$1${6:-}" "$4" 300 "$here/05-multi-gpu" --log "$1" --devices 1 --backend cuda \
+        --requests 1 --partitions 10 --concurrent 1 --workers "$2" --bg2-workers 2 \
+        --budget "$3" --bg2-device auto --gpu "${5:-}"
+}
+
+where() { # pid hexaddr -> mapping line
+    local pid=$1 a=$((16#${2#0x}))
+    while read -r range perms off dev inode path; do
+        local lo=$((16#${range%-*})) hi=$((16#${range#*-}))
+        if [ "$a" -ge "$lo" ] && [ "$a" -lt "$hi" ]; then echo "${path:-[anon]} $perms +$(printf %x $((a - lo)))"; return; fi
+    done < /proc/"$pid"/maps
+    echo "(unmapped)"
+}
+diag() { # pid: every thread's syscall, futex mapping and pc, then every thread's stack
+    local pid=$1
+    nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
+    for t in /proc/"$pid"/task/*; do
+        local tid; tid=$(basename "$t")
+        read -r nr a0 a1 a2 a3 a4 a5 sp pc < "$t"/syscall
+        echo "tid $tid $(cat "$t"/comm) nr=$nr utime=$(awk '{print $14}' "$t"/stat) futex=[$(where "$pid" "$a0")] op=$a1 pc=[$(where "$pid" "$pc")]"
+    done
+    # The binaries keep their symbols; the image has cuda-gdb, no gdb.
+    local gdb; gdb=$(command -v cuda-gdb || echo /usr/local/cuda/bin/cuda-gdb)
+    if [ -x "$gdb" ]; then
+        timeout 60 "$gdb" -p "$pid" -batch -ex "set pagination off" -ex "thread apply all bt 40" \
+            > "$OUT/stacks-$pid.log" 2>&1
+        echo "stacks: $OUT/stacks-$pid.log (rc=$?)"
+        grep -E "^Thread |^#" "$OUT/stacks-$pid.log" | grep -v "in ?? ()" | cut -c1-200 | head -120
+    fi
+}
+watched() { # label, seconds of silence, command...: rc 99 when the watchdog killed it
+    local label=$1 quiet=$2
+    shift 2
+    local log="$OUT/$label.log" s0=$SECONDS
+    "$@" >"$log" 2>&1 &
+    local pid=$! last=$SECONDS size=0
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 1
+        local sz; sz=$(stat -c %s "$log")
+        if [ "$sz" != "$size" ]; then size=$sz; last=$SECONDS; fi
+        if [ $((SECONDS - last)) -ge "$quiet" ]; then
+            echo "== $label: silent for $quiet s; last lines:"; tail -3 "$log"
+            diag "$pid"; kill -9 "$pid"; wait "$pid"; echo "== $label: killed"
+            table+=("$(printf '%-18s killed (silent %s s) %4s s' "$label" "$quiet" "$((SECONDS - s0))")")
+            return 99
+        fi
+    done
+    wait "$pid"
+    local rc=$?
+    echo "== $label: rc=$rc"; grep "^test result\|FAILED\|panicked" "$log" | head
+    table+=("$(printf '%-18s rc=%-3s %4s s' "$label" "$rc" "$((SECONDS - s0))")")
+    return $rc
+}
+
+conformance() {
+    local gv="${CANDIDATE:-default}" # the knobs the conformance and partition tests run under
+    # Modules loaded eagerly (first added against a stall blamed on lazy loading; the stall was
+    # the CPU NTT's twiddle table built inside its own parallel stages, a rayon/OnceLock
+    # deadlock fixed in b1f480a: docs/bench-log/2026-12-03.md, "The first-run stall, found").
+    # A stopped run is rerun whole, once, and the watchdog takes every thread's stack first.
+    BATON_TEST_GPU_VARIANT=$gv watched conformance 45 env CUDA_MODULE_LOADING=EAGER \
+        "$here/cuda_conformance" --test-threads 1 --nocapture
+    if [ $? -eq 99 ] && [ -z "${CONF_ONLY:-}" ]; then
+        BATON_TEST_GPU_VARIANT=$gv watched conformance_rerun 60 env CUDA_MODULE_LOADING=EAGER \
+            "$here/cuda_conformance" --test-threads 1 --nocapture
+    fi
+    if [ -z "${CONF_ONLY:-}" ]; then
+        BATON_TEST_GPU_VARIANT=$gv watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
+        BATON_MSM_VARIANTS="${CHECK_VARIANTS:-$VARIANTS}" watched variants 60 \
+            "$here/cuda_msm_variants" --test-threads 1 --nocapture
+    fi
+}
+
+ncu_step() {
+    local sel k
+    if [ "${NCU_WHAT:-msm}" = ntt ]; then
+        sel=(BATON_BENCH_MSM=none BATON_BENCH_NTT=27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4)
+        k=(-k regex:'^ntt_pass_r4$' -c 4)
+    else
+        sel=(BATON_BENCH_MSM=24 BATON_BENCH_NTT=none)
+        k=(-k regex:'^msm_(scatter|accumulate)$' -c 2)
+    fi
+    local stalls
+    stalls=$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle no_instruction not_selected selected dispatch_stall barrier branch_resolving drain imc_miss membar sleeping tex_throttle misc)
+    local knobs; mapfile -t knobs < <(knob_env "${NCU_KNOBS:-}")
+    # ncu drops empty variables from the environment, so "none" selects no size.
+    run "ncu${NCU_TAG:-}" 60 "$(( $(left) - 5 ))" env BATON_MSM_VARIANTS=default "${knobs[@]}" \
+        "${sel[@]}" BATON_BENCH_PARTITION=none BATON_BENCH_G2=none BATON_BENCH_SPARSE=none \
+        BATON_BENCH_REPS=1 BATON_BENCH_CPU_MAX_LOG=0 \
+        "${NCU:-/usr/local/cuda/bin/ncu}" --clock-control none "${k[@]}" \
+        --section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis --section WarpStateStats \
+        --metrics "${stalls}sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum" \
+        "$here/bench_gpu"
+}
+
+multi_gpu() {
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    nvidia-smi --query-gpu=index,name,memory.used,memory.total --format=csv > "$OUT/gpus.txt"
+    run multi-gpu 120 "${MULTI_TIMEOUT:-300}" "$here/05-multi-gpu" --log "${MULTI_LOG:-24}" \
+        --devices 1,2 --backend cuda --requests "${MULTI_REQUESTS:-8}" --partitions 10 \
+        --concurrent "${MULTI_CONCURRENT:-4}" --workers "${MULTI_WORKERS:-28}" \
+        --bg2-workers "${MULTI_BG2:-4}" --budget "${MULTI_BUDGET:-120GiB}" \
+        --bg2-device "${MULTI_BG2_DEVICE:-cpu}"
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total,clocks.sm,clocks.max.sm \
+    --format=csv,noheader | tee "$OUT/gpu.txt"
+echo "threads: $(nproc)" | tee -a "$OUT/gpu.txt"
+
+for step in "${steps[@]}"; do
+    case $step in
+    compile) run compile 30 120 env BATON_REQUIRE_NVRTC=1 "$here/kernels_compile" --test-threads 1 ;;
+    conformance) conformance ;;
+    cli) run cli 20 120 "$here/baton" prove --constraints 65536 --proofs 4 --backend cuda ;;
+    sppark) run sppark 30 100 env USE_PREBUILT=1 bash "$here/sppark/run.sh" ;;
+    msm | bench-msm)
+        bench msm 60 BATON_MSM_PHASES=1 BATON_MSM_VARIANTS="$VARIANTS" \
+            BATON_BENCH_MSM="${MSM_LOGS:-20,22,24,26}" BATON_BENCH_NTT="${NTT_LOGS:-27}" \
+            BATON_BENCH_NTT_BLOCKS="${NTT_BLOCKS:-9}" BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION= ;;
+    nttc)
+        [ -n "$CANDIDATE" ] && bench nttc 20 "${cand_env[@]}" BATON_MSM_VARIANTS=default \
+            BATON_BENCH_MSM= BATON_BENCH_NTT="${NTT_LOGS:-27}" \
+            BATON_BENCH_NTT_BLOCKS="${NTT_BLOCKS:-9}" BATON_BENCH_NTT_RADIX=4 BATON_BENCH_PARTITION= ;;
+    bench)
+        bench all 230 BATON_MSM_VARIANTS="$VARIANTS" BATON_BENCH_MSM="${BENCH_MSM:-20,22,24,26}" \
+            BATON_BENCH_NTT="${BENCH_NTT:-24,26,27}" BATON_BENCH_G2="${BENCH_G2:-}" \
+            BATON_BENCH_PARTITION="${BENCH_PART:-24,26}" BATON_BENCH_SPARSE="${BENCH_SPARSE:-22,24}" \
+            BATON_BENCH_CPU_MAX_LOG="${BENCH_CPU_MAX_LOG:-20}" ;;
+    quick)
+        run compile 30 120 env BATON_REQUIRE_NVRTC=1 "$here/kernels_compile" --test-threads 1
+        conformance
+        run cli 20 120 "$here/baton" prove --constraints 65536 --proofs 4 --backend cuda
+        REPS=3 bench quick 30 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=20,22 \
+            BATON_BENCH_NTT=20,22,24 BATON_BENCH_PARTITION=20 ;;
+    ncu) ncu_step ;;
+    part | partition | bench-partition)
+        bench part 40 BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= \
+            BATON_BENCH_PARTITION="$PART_LOGS" ;;
+    partc)
+        [ -n "$CANDIDATE" ] && bench partc 40 "${cand_env[@]}" BATON_MSM_VARIANTS=default \
+            BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS" ;;
+    partp)
+        # A wait after every MSM: one run, not of record for the wall time.
+        bench partp 30 BATON_MSM_PHASES=1 BATON_BENCH_REPS=1 BATON_MSM_VARIANTS=default \
+            BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION="${PARTP_LOGS:-26}" \
+            BATON_BENCH_G2="${G2_LOGS:-}" ;;
+    trace)
+        bench trace 30 BATON_UPLOAD_TRACE=1 BATON_BENCH_REPS=1 BATON_MSM_VARIANTS=default \
+            BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION=26 ;;
+    engine24) engine 24 16 80GiB 35 ;;
+    engine26)
+        # A 2^26 partition holds ~8 GiB on the host and the tiled key ~31 GiB: ten workers
+        # (the whole request synthesizing at once) fit the 128 GiB host.
+        engine 26 10 84GiB 100
+        for i in $(seq 1 "${ENGINE26_AB:-0}"); do
+            engine 26 10 84GiB 100 warm_keys=false "-cold$i"
+            engine 26 10 84GiB 100 "" "-warm$i"
+        done ;;
+    multi-gpu) multi_gpu ;;
+    filecoin)
+        run filecoin 240 450 env BATON_TEST_CACHE="${FC_CACHE:-/tmp/baton-fc}" \
+            BATON_BENCH_RUNS="${FC_RUNS:-3}" "$here/bench_filecoin" synth c2 ;;
+    esac
+done
+
+# The figures, then the table of steps last, so the call's tail keeps it.
+echo
+[ -f "$OUT/sppark.log" ] && { echo "-- sppark"; grep "^| " "$OUT/sppark.log" | tail -22; }
+for f in "$OUT"/bench-*.log; do
+    [ -f "$f" ] || continue
+    echo "-- $(basename "$f" .log)"
+    sed -n '/^## G1 MSM variants/,/^(end of the variant table)/p' "$f"
+    grep "^| \|^device partition" "$f" | head -60
+    grep -h "WRONG" "$f" | head -10
+done
+[ -f "$OUT/bench-partp.log" ] && { echo "-- phases"; grep "^msm phases" "$OUT/bench-partp.log" | sed 's/msm phases: //' | head -40; }
+[ -f "$OUT/bench-trace.log" ] && { echo "-- upload trace"; grep "^upload trace" "$OUT/bench-trace.log" | sed 's/upload trace: //' | head -24; }
+for f in "$OUT"/ncu*.log; do
+    [ -f "$f" ] && grep -E "^  [a-z_0-9]+ \(|Duration|Throughput|Registers|Achieved Occupancy|Issue|pipe|stalled|inst_executed" "$f" | head -80
+done
+for f in "$OUT"/engine*.log "$OUT"/multi-gpu.log; do
+    [ -f "$f" ] && { echo "-- $(basename "$f" .log)"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }
+done
+[ -f "$OUT/cli.log" ] && { echo "-- cli"; grep "verified\|proofs" "$OUT/cli.log" | tail -3; }
+[ -f "$OUT/filecoin.log" ] && { echo "-- filecoin"; grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"; }
+echo
+echo "==== steps (total $((SECONDS - t0)) s)"
+for s in "${table[@]}"; do echo "$s"; done
+for f in compile conformance conformance_rerun partition variants; do
+    [ -f "$OUT/$f.log" ] && echo "$f: $(grep -h '^test result' "$OUT/$f.log" | tail -1) $(grep -c 'FAILED\|panicked' "$OUT/$f.log") failures"
+done
