@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use baton::circuits::{MimcChain, Synthetic};
 use baton::compiled::{self, KeyTag, Recording, WitnessCs};
-use baton::cs::ProvingAssignment;
+use baton::groth16::cs::ProvingAssignment;
 use baton::Scalar;
 use bellperson::Circuit;
 

@@ -24,12 +24,12 @@ mod partition;
 #[path = "gpu/sparse.rs"]
 mod sparse;
 
-use baton::backend::{Backend, Bases, CpuBackend, Query};
-use baton::domain::Domain;
 use baton::gpu::options::NTT_COLUMNS_AUTO;
 use baton::gpu::plan::ntt_auto_columns;
 use baton::gpu::sample::{dense_scalars, porep_scalars, DistinctBases};
 use baton::gpu::CudaBackend;
+use baton::groth16::backend::{Backend, Bases, CpuBackend, Query};
+use baton::groth16::domain::Domain;
 use blstrs::{G2Affine, G2Projective};
 use group::{Curve, Group};
 

@@ -16,7 +16,7 @@ fn main() -> Result<(), baton::Error> {
     baton::verify(&pvk, &proof, &inputs)?;
     println!(
         "proof ({} bytes) verifies: {}",
-        baton::proof::PROOF_BYTES,
+        baton::groth16::proof::PROOF_BYTES,
         hex::encode(proof.to_bytes())
     );
     let wrong = vec![inputs[0] + Scalar::ONE];

@@ -22,10 +22,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use baton::config::{parse_bytes, BackendChoice};
-use baton::cs::Density;
+use baton::groth16::cs::Density;
+use baton::groth16::prover::{Abc, G1Sums, Witness};
 use baton::ledger::{Footprint, Policy};
-use baton::pipeline::{Bg2Stage, GpuStage, PartitionCircuit, Stages, Synthesizer};
-use baton::prover::{Abc, G1Sums, Witness};
+use baton::stages::pipeline::{Bg2Stage, GpuStage, PartitionCircuit, Stages, Synthesizer};
 use baton::{Config, Engine, Proof, ProvingKey, Request, Scalar};
 use blstrs::{G1Affine, G1Projective, G2Affine};
 use clap::Parser;

@@ -8,12 +8,6 @@
 #[macro_use]
 mod macros;
 
-/// The engine's actors.
-pub mod actors;
-/// Proving primitives behind a trait (CPU reference, CUDA).
-pub mod backend;
-/// Which backend each GPU actor runs, and the real stages on them.
-pub mod backend_pick;
 /// Where files are kept between runs.
 pub mod cache;
 /// Circuits shipped for examples, tests and benchmarks.
@@ -22,75 +16,43 @@ pub mod circuits;
 pub mod compiled;
 /// Engine configuration.
 pub mod config;
-/// The proving constraint system and density trackers.
-pub mod cs;
-/// Radix-2 evaluation domain and the H computation.
-pub mod domain;
-/// The embedding API.
+/// The engine: its API, requests, status, and the actors behind it.
 pub mod engine;
-/// The crate's error type.
-pub mod error;
 /// Filecoin proofs (PoRep C2, PoSt, SnapDeals) through the engine (feature `filecoin`).
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
 /// GPU backends (CUDA behind the `cuda` feature).
 pub mod gpu;
+/// The Groth16 core: constraint system, domain, MSM, keys, proving, proofs, verification.
+pub mod groth16;
 /// HTTP endpoints `/metrics` and `/healthz` (axum).
 pub mod http;
-/// Proving and verifying keys in bellperson's `.params` layout.
-pub mod key;
-/// baton's own files for a key file (recording, check record): where they live, by identity.
-pub mod key_files;
-/// A process-wide store of proving keys, shared by every job (preload, list, evict).
-pub mod key_store;
-/// Checking a key file once, then trusting it by identity or content.
-pub mod key_trust;
+/// Proving keys by file: the shared store, trust records, baton's own files for a key.
+pub mod keys;
 /// The memory-budget ledger (no actix inside).
 pub mod ledger;
-/// Messages between the actors.
-pub mod messages;
 /// Prometheus metrics.
 pub mod metrics;
-/// CPU multi-scalar multiplication through blst.
-pub mod msm;
-/// The device share of a partition as one backend call.
-pub mod partition;
-/// The proving stages as swappable traits.
-pub mod pipeline;
-/// The Groth16 proof and its encoding.
-pub mod proof;
-/// Proving in stages.
-pub mod prover;
-/// A proving request and its partitions' footprint.
-pub mod request;
 /// Admission order: priorities, cancellation, retries (no actix inside).
 pub mod scheduler;
 /// The `baton serve` daemon: cuzk's gRPC API, the journal, keys (tonic).
 pub mod server;
-/// Random setup for tests, examples and benchmarks.
-pub mod setup;
-/// Engine errors and status snapshots.
-pub mod status;
-/// Batched prime-order subgroup checks.
-pub mod subgroup;
+/// The proving stages a partition passes through, and the backends they run on.
+pub mod stages;
 /// Fake stages and counters for actor tests (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
-/// Verification.
-pub mod verify;
 
-pub use backend::{Backend, CpuBackend};
 pub use cache::cache_dir;
 pub use config::Config;
-pub use engine::Engine;
-pub use error::{Error, Result};
-pub use key::{Check, ProvingKey, VerifyingKey};
-pub use key_store::KeyStore;
-pub use proof::Proof;
-pub use prover::{prove, prove_timed};
-pub use request::Request;
-pub use setup::generate_random_parameters;
-pub use status::{EngineError, EngineStatus};
-pub use verify::{verify, PreparedVerifyingKey};
+pub use engine::{Engine, EngineError, EngineStatus, Request};
+pub use groth16::backend::{Backend, CpuBackend};
+pub use groth16::error::{Error, Result};
+pub use groth16::key::{Check, ProvingKey, VerifyingKey};
+pub use groth16::proof::Proof;
+pub use groth16::prover::{prove, prove_timed};
+pub use groth16::setup::generate_random_parameters;
+pub use groth16::verify::{verify, PreparedVerifyingKey};
+pub use keys::store::KeyStore;
 
 pub use blstrs::Scalar;

@@ -1,6 +1,6 @@
 //! Fakes for actor tests and embedders (feature `test-util`): pipeline stages that sleep, fail
 //! or panic on cue and otherwise run the real CPU code (so proofs still verify), counters the
-//! test hands in as `Arc<AtomicUsize>`, and [`Stages`](crate::pipeline::Stages) factories built from them.
+//! test hands in as `Arc<AtomicUsize>`, and [`Stages`](crate::stages::pipeline::Stages) factories built from them.
 //!
 //! ```ignore
 //! let gpu = FakeGpu::new().delay(Duration::from_millis(50));
@@ -19,16 +19,16 @@ use blstrs::Scalar;
 mod keys;
 pub use keys::tiled_key;
 
-use crate::backend::{Backend, CpuBackend};
+use crate::engine::request::Request;
 use crate::engine::Engine;
-use crate::error::{Error, Result};
-use crate::key::ProvingKey;
-use crate::pipeline::{
+use crate::groth16::backend::{Backend, CpuBackend};
+use crate::groth16::error::{Error, Result};
+use crate::groth16::key::ProvingKey;
+use crate::groth16::proof::Proof;
+use crate::groth16::prover::{self, Abc, G1Sums, Witness};
+use crate::stages::pipeline::{
     Bg2Stage, CpuBg2, Factory, GpuStage, PartitionCircuit, RealSynthesis, Stages, Synthesizer,
 };
-use crate::proof::Proof;
-use crate::prover::{self, Abc, G1Sums, Witness};
-use crate::request::Request;
 
 /// The real stages on the CPU backend (what `Engine::start` runs with `gpu.backend = cpu`).
 pub fn cpu_stages() -> Stages {

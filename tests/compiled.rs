@@ -5,8 +5,8 @@
 
 use baton::circuits::{KnownCircuit, MimcChain, Synthetic};
 use baton::compiled::{self, CoeffIndices, CompiledError, KeyTag, Recording};
-use baton::cs::ProvingAssignment;
-use baton::prover::{self, Abc, Witness};
+use baton::groth16::cs::ProvingAssignment;
+use baton::groth16::prover::{self, Abc, Witness};
 use baton::{CpuBackend, ProvingKey, Scalar};
 use bellperson::groth16 as bp;
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use baton::circuits::{KnownCircuit, Synthetic};
 use baton::compiled::{self, Recordings, Route};
-use baton::prover::{self, Abc, Witness};
+use baton::groth16::prover::{self, Abc, Witness};
 use baton::{CpuBackend, PreparedVerifyingKey, ProvingKey, Scalar};
 use bellperson::groth16 as bp;
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};

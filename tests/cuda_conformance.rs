@@ -11,12 +11,12 @@ use support::{gpu_present, test_gpu_options};
 
 use std::sync::{Arc, OnceLock};
 
-use baton::backend::{Backend, Bases, CpuBackend, Query};
 use baton::circuits::{KnownCircuit, Synthetic};
-use baton::cs::Density;
-use baton::domain::Domain;
 use baton::gpu::sample::{distinct_bases, porep_scalars, repeated_scalars};
 use baton::gpu::CudaBackend;
+use baton::groth16::backend::{Backend, Bases, CpuBackend, Query};
+use baton::groth16::cs::Density;
+use baton::groth16::domain::Domain;
 use baton::{Proof, ProvingKey, Scalar};
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, G1Affine, G2Affine, G2Projective};
@@ -487,7 +487,7 @@ fn proofs_verify_with_bellperson() {
 
 use baton::circuits::MimcChain;
 use baton::compiled::{self, WitnessCs};
-use baton::partition::{AbcInput, PartitionProver};
+use baton::stages::partition::{AbcInput, PartitionProver};
 
 /// Records `make(0)`, synthesizes `make(5)` witness-only, and checks the device's a/b/c
 /// against the CPU evaluation (the domain's padding zero); returns the recording's
@@ -614,7 +614,7 @@ fn device_abc_proofs_verify_with_bellperson() {
         // becomes resident on the first partition, so measuring before it differs by it).
         resident.push(gpu.resident_bytes());
         let b_g2 = sums.b_g2.expect("B_G2 asked for");
-        let proof = baton::prover::assemble(
+        let proof = baton::groth16::prover::assemble(
             &pk.vk,
             &sums.g1,
             b_g2,
@@ -647,7 +647,7 @@ fn device_abc_proofs_verify_with_bellperson() {
     gpu.set_memory_cap_bytes(Some(1 << 20));
     let cs = WitnessCs::synthesize(Synthetic::new(size, 5), rec.shape()).unwrap();
     match gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux) {
-        Err(baton::Error::Gpu(e)) => assert!(e.is_out_of_memory(), "{e}"),
+        Err(baton::Error::Device(e)) => assert!(e.is_out_of_memory(), "{e}"),
         other => panic!("expected out of memory, got {:?}", other.map(|d| d.log_n())),
     }
 }

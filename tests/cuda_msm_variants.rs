@@ -12,17 +12,17 @@ mod support;
 
 use support::gpu_present;
 
-use baton::backend::{Backend, Bases, CpuBackend};
 use baton::circuits::{KnownCircuit, Synthetic};
-use baton::cs::Density;
 use baton::gpu::options::{variants, GpuOptions};
 use baton::gpu::sample::{
     distinct_bases, fold_tiled, g2_points, porep_scalars, random_density, repeated_scalars,
     sample_abc, sample_witness, shaped_key, tiled_bases,
 };
 use baton::gpu::CudaBackend;
-use baton::partition::{AbcInput, PartitionProver};
-use baton::prover::{self, Abc, G1Sums, Witness};
+use baton::groth16::backend::{Backend, Bases, CpuBackend};
+use baton::groth16::cs::Density;
+use baton::groth16::prover::{self, Abc, G1Sums, Witness};
+use baton::stages::partition::{AbcInput, PartitionProver};
 use baton::{Proof, ProvingKey, Scalar};
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective};

@@ -13,13 +13,13 @@ use support::{gpu_present, test_gpu_options};
 
 use std::sync::OnceLock;
 
-use baton::backend::{Backend, CpuBackend};
 use baton::circuits::{KnownCircuit, Synthetic};
 use baton::config::{BackendChoice, Bg2Device};
 use baton::gpu::sample::{distinct_bases, g2_points, sample_abc, sample_witness, shaped_key};
 use baton::gpu::{CudaBackend, GpuError};
-use baton::partition::{AbcInput, PartitionProver, PartitionSums};
-use baton::prover::{self, Abc, Witness};
+use baton::groth16::backend::{Backend, CpuBackend};
+use baton::groth16::prover::{self, Abc, Witness};
+use baton::stages::partition::{AbcInput, PartitionProver, PartitionSums};
 use baton::{Config, Engine, Error, ProvingKey, Request, Scalar};
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, G1Affine, G2Affine};
@@ -263,13 +263,14 @@ fn device_abc_matches_host_abc_and_oom_leaves_abc() {
         called = true
     });
     match r {
-        Err(Error::Gpu(GpuError::OutOfMemory {
-            need_bytes,
-            free_bytes,
-            ..
-        })) => {
-            assert!(need_bytes > free_bytes, "{need_bytes} vs {free_bytes}")
-        }
+        Err(Error::Device(e)) => match e.downcast_ref::<GpuError>() {
+            Some(GpuError::OutOfMemory {
+                need_bytes,
+                free_bytes,
+                ..
+            }) => assert!(need_bytes > free_bytes, "{need_bytes} vs {free_bytes}"),
+            other => panic!("expected out of memory, got {other:?}"),
+        },
         other => panic!("expected out of memory, got {:?}", other.map(|_| ())),
     }
     assert!(!called, "a/b/c were not taken");

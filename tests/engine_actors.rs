@@ -31,7 +31,7 @@ fn slow_gpu_makes_synthesis_wait_at_the_budget() {
     let gpu = FakeGpu::new()
         .delay(Duration::from_millis(60))
         .in_flight(on_gpu.clone());
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: gpu.factory(),
         ..cpu_stages()
     };
@@ -92,7 +92,7 @@ fn gpu_failing_on_one_partition_fails_that_job_only() {
     let gpu = FakeGpu::new()
         .fail_on_public_input(0, poisoned)
         .failures(failures.clone());
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: gpu.factory(),
         ..cpu_stages()
     };
@@ -140,7 +140,7 @@ fn panicking_synthesis_is_restarted_and_its_partition_retried() {
     let built = Arc::new(AtomicUsize::new(0));
     let calls = Arc::new(AtomicUsize::new(0));
     let synthesis = PanickingSynthesis::new(2, calls.clone());
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         synthesis: counted(synthesis.factory(), built.clone()),
         ..cpu_stages()
     };
@@ -208,7 +208,7 @@ fn request_larger_than_the_budget_is_refused_at_once() {
     let f = footprint_of(&pk).total_bytes();
     let budget = 4 * f;
     let gpu = FakeGpu::new().delay(Duration::from_millis(150));
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: gpu.factory(),
         ..cpu_stages()
     };
@@ -259,7 +259,7 @@ fn shutdown_waits_for_work_in_flight() {
         .delay(Duration::from_millis(150))
         .calls(calls.clone());
     let bg2 = RecordingBg2::new();
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: gpu.factory(),
         bg2: bg2.factory(),
         ..cpu_stages()
@@ -323,7 +323,7 @@ fn a_failed_job_skips_its_partitions_in_flight_and_the_next_job_proves() {
             }
             hit
         });
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: gpu.factory(),
         ..cpu_stages()
     };

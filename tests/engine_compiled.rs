@@ -117,7 +117,7 @@ fn a_recording_that_no_longer_matches_is_proved_by_full_synthesis() {
 fn compiled_synthesis_can_be_turned_off() {
     let pk = key();
     let mut stages = cpu_stages();
-    stages.synthesis = Arc::new(|_| Box::new(baton::pipeline::RealSynthesis));
+    stages.synthesis = Arc::new(|_| Box::new(baton::stages::pipeline::RealSynthesis));
     let recordings = stages.recordings.clone();
     let engine = Engine::start_with(config(64 << 20, 1, None, 1), stages).expect("start");
     let cs = circuits(40..42);

@@ -10,11 +10,11 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use baton::backend::CpuBackend;
 use baton::compiled::{self, Recording, Route};
-use baton::partition::{AbcInput, PartitionProver, PartitionSums};
-use baton::pipeline::{CompiledSynthesis, DeviceStage, Stages};
-use baton::prover::{Abc, Witness};
+use baton::groth16::backend::CpuBackend;
+use baton::groth16::prover::{Abc, Witness};
+use baton::stages::partition::{AbcInput, PartitionProver, PartitionSums};
+use baton::stages::pipeline::{CompiledSynthesis, DeviceStage, Stages};
 use baton::{Engine, EngineError, ProvingKey, Request, Result, Scalar};
 
 /// A "device" on the CPU: evaluates a/b/c from the recording (the check included) into a

@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use baton::circuits::KnownCircuit;
-use baton::pipeline::Stages;
+use baton::stages::pipeline::Stages;
 use baton::testing::{cpu_stages, FakeGpu};
 use baton::{Config, Engine, EngineError, Request};
 use support::{check_proofs, circuits, config, key, metric, prove_concurrently, wait_settled};

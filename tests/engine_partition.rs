@@ -10,11 +10,11 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use baton::backend::CpuBackend;
 use baton::gpu::GpuError;
-use baton::partition::{AbcInput, PartitionProver, PartitionSums};
-use baton::pipeline::{Bg2Stage, CpuBg2, DeviceStage, Stages};
-use baton::prover::{Abc, G1Sums, Witness};
+use baton::groth16::backend::CpuBackend;
+use baton::groth16::prover::{Abc, G1Sums, Witness};
+use baton::stages::partition::{AbcInput, PartitionProver, PartitionSums};
+use baton::stages::pipeline::{Bg2Stage, CpuBg2, DeviceStage, Stages};
 use baton::{Engine, Proof, ProvingKey, Request, Result};
 use blstrs::G2Projective;
 

@@ -120,7 +120,7 @@ fn a_critical_job_never_waits_for_another_jobs_synthesis() {
 fn the_device_takes_a_critical_partition_before_the_normal_ones_queued_for_it() {
     let gpu_ms = 250;
     let gpu = baton::testing::FakeGpu::new().delay(Duration::from_millis(gpu_ms));
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: gpu.factory(),
         ..baton::testing::cpu_stages()
     };
@@ -313,7 +313,7 @@ fn a_job_kept_out_by_an_idle_pinned_key_is_told_how_many_bytes_short() {
 fn status_names_the_job_on_each_gpu_actor() {
     use baton::testing::{cpu_stages, FakeGpu};
     let gpu = FakeGpu::new().delay(Duration::from_millis(400));
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: gpu.factory(),
         ..cpu_stages()
     };

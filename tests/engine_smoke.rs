@@ -69,7 +69,7 @@ fn engine_proves_a_request_and_reconciles_the_ledger() {
 fn two_gpu_actors_share_the_work_and_report_busy_time_per_device() {
     use baton::testing::{cpu_stages, FakeGpu};
     let pk = key(1 << 8, 22);
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: FakeGpu::new()
             .delay(std::time::Duration::from_millis(40))
             .factory(),
@@ -218,7 +218,7 @@ fn a_stated_footprint_without_witness_bytes_still_lets_shutdown_finish() {
 fn an_auto_budget_sets_the_key_in_use_aside() {
     use baton::testing::{cpu_stages, FakeGpu};
     let pk = key(1 << 8, 25);
-    let stages = baton::pipeline::Stages {
+    let stages = baton::stages::pipeline::Stages {
         gpu: FakeGpu::new()
             .delay(std::time::Duration::from_millis(300))
             .factory(),

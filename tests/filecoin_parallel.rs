@@ -16,7 +16,7 @@ use baton::filecoin::testing::{
     use_test_cache,
 };
 use baton::filecoin::{CircuitKind, Filecoin, RegisteredPoStProof, RegisteredSealProof};
-use baton::prover::{Abc, Witness};
+use baton::groth16::prover::{Abc, Witness};
 use bellperson::ConstraintSystem;
 use blstrs::Scalar;
 

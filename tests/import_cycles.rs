@@ -292,8 +292,8 @@ fn loops(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     out
 }
 
-#[test]
-fn no_import_circle_among_src_files() {
+/// Every file of `src/` (the library's) and the files it depends on.
+fn file_edges() -> BTreeMap<String, BTreeSet<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut paths = Vec::new();
     rs_files(&root, &mut paths);
@@ -415,6 +415,12 @@ fn no_import_circle_among_src_files() {
         }
         edges.entry(name.clone()).or_default();
     }
+    edges
+}
+
+#[test]
+fn no_import_circle_among_src_files() {
+    let edges = file_edges();
     let bad = loops(&edges);
     let explain: Vec<String> = bad
         .iter()
@@ -436,10 +442,62 @@ fn no_import_circle_among_src_files() {
     );
     // The checker sees real dependencies (it would miss every circle if it saw none).
     assert!(
-        edges["src/engine.rs"].contains("src/actors/supervisor.rs"),
+        edges["src/engine/mod.rs"].contains("src/engine/actors/supervisor.rs"),
         "{:?}",
-        edges["src/engine.rs"]
+        edges["src/engine/mod.rs"]
     );
+}
+
+/// `src/a/b/c.rs` → `a`, `src/x.rs` → `x`; `None` for the crate root.
+fn top_module(file: &str) -> Option<String> {
+    let rel = file.strip_prefix("src/")?;
+    match rel.split_once('/') {
+        Some((dir, _)) => Some(dir.to_string()),
+        None => Some(rel.trim_end_matches(".rs").to_string()).filter(|m| m != "lib"),
+    }
+}
+
+/// The layers: no loop among the crate's top-level modules either (a file of one using a file
+/// of another is an edge between the two), so each folder builds only on the ones below it.
+#[test]
+fn no_import_circle_among_top_level_modules() {
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut why: BTreeMap<(String, String), String> = BTreeMap::new();
+    for (from, tos) in file_edges() {
+        let Some(a) = top_module(&from) else { continue };
+        edges.entry(a.clone()).or_default();
+        for to in tos {
+            let Some(b) = top_module(&to) else { continue };
+            if a != b {
+                why.entry((a.clone(), b.clone()))
+                    .or_insert_with(|| format!("{from} -> {to}"));
+                edges.entry(a.clone()).or_default().insert(b);
+            }
+        }
+    }
+    let bad = loops(&edges);
+    let explain: Vec<String> = bad
+        .iter()
+        .map(|l| {
+            let inner: Vec<String> = l
+                .iter()
+                .flat_map(|a| {
+                    edges[a]
+                        .iter()
+                        .filter(|b| l.contains(b))
+                        .map(|b| format!("  {a} -> {b} (e.g. {})", why[&(a.clone(), b.clone())]))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            inner.join("\n")
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "import circles among src/'s top-level modules:\n{}",
+        explain.join("\n--\n")
+    );
+    assert!(edges["engine"].contains("ledger"), "{:?}", edges["engine"]);
 }
 
 /// The next `use` statement in `code`: whether it is `pub`, and where its tree starts.

@@ -15,9 +15,9 @@ use std::time::SystemTime;
 
 use baton::circuits::Synthetic;
 use baton::compiled::{self, Route};
-use baton::key_files::{self, KeyFileKind};
-use baton::key_store::Loaded;
-use baton::key_trust::Trust;
+use baton::keys::files::{self as key_files, KeyFileKind};
+use baton::keys::store::Loaded;
+use baton::keys::trust::Trust;
 use baton::testing::cpu_stages;
 use baton::{Check, Engine, KeyStore, ProvingKey, Request};
 use rand::SeedableRng;
@@ -152,7 +152,7 @@ fn moved_from_beside_the_key(test: &str, read_only: bool) {
     let (rec, _, _) = compiled::record(circuits(0..1).remove(0)).expect("record");
     rec.write_for_key(&old_recording, &pk)
         .expect("old recording");
-    baton::key_trust::read_checked_once(&path).expect("check");
+    baton::keys::trust::read_checked_once(&path).expect("check");
     std::fs::rename(record_path(&path), &old_record).expect("old record");
     set_writable(&dir, !read_only);
     let before = listing(&dir);

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use baton::circuits::Synthetic;
-use baton::key_store::{Evicted, Loaded};
-use baton::key_trust::{read_checked_once, Trust};
+use baton::keys::store::{Evicted, Loaded};
+use baton::keys::trust::{read_checked_once, Trust};
 use baton::{Check, KeyStore, ProvingKey};
 use blstrs::G1Affine;
 use rand::SeedableRng;

@@ -62,12 +62,13 @@ pub fn synth(size: u64, size_name: &str, runs: usize) {
                 .expect("parallel compiled")
         });
         let rows = rec.shape().rows();
-        let same = |x: &baton::prover::Abc| {
+        let same = |x: &baton::groth16::prover::Abc| {
             x.a[..rows] == want_abc.a[..rows]
                 && x.b[..rows] == want_abc.b[..rows]
                 && x.c[..rows] == want_abc.c[..rows]
         };
-        let same_w = |x: &baton::prover::Witness| x.inputs == want_w.inputs && x.aux == want_w.aux;
+        let same_w =
+            |x: &baton::groth16::prover::Witness| x.inputs == want_w.inputs && x.aux == want_w.aux;
         assert!(
             same(&abc) && same(&sabc) && same_w(&w) && same_w(&sw),
             "compiled a/b/c or witness differ from full synthesis"

@@ -7,10 +7,10 @@
 
 use std::time::Instant;
 
-use baton::backend::{Backend, Bases, CpuBackend, Query};
 use baton::gpu::options::{variants, GpuOptions};
 use baton::gpu::sample::{dense_scalars, porep_scalars, DistinctBases};
 use baton::gpu::CudaBackend;
+use baton::groth16::backend::{Backend, Bases, CpuBackend, Query};
 use blstrs::G1Projective;
 
 use super::{cpu_reference, cpu_runs, env_logs, median_ms, ms, Table};

@@ -6,13 +6,13 @@
 
 use std::time::Instant;
 
-use baton::backend::{Backend, CpuBackend};
 use baton::circuits::Synthetic;
-use baton::cs::ProvingAssignment;
 use baton::gpu::sample::{g2_points, shaped_key, DistinctBases};
 use baton::gpu::CudaBackend;
-use baton::partition::{AbcInput, PartitionProver, PartitionSums};
-use baton::prover::{self, Abc, G1Sums, Witness};
+use baton::groth16::backend::{Backend, CpuBackend};
+use baton::groth16::cs::ProvingAssignment;
+use baton::groth16::prover::{self, Abc, G1Sums, Witness};
+use baton::stages::partition::{AbcInput, PartitionProver, PartitionSums};
 use baton::ProvingKey;
 use blstrs::G2Projective;
 

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use baton::circuits::Synthetic;
 use baton::compiled::{self, WitnessCs};
-use baton::cs::ProvingAssignment;
 use baton::gpu::CudaBackend;
+use baton::groth16::cs::ProvingAssignment;
 
 use super::{env_logs, median_ms, ms, Table};
 

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use baton::engine::status::PartitionState;
 use baton::filecoin::{
     parse_c1, parse_sector_size, post_proof_for, prover_id_from_miner, CircuitId, CircuitKind,
     Filecoin, Job, ParamCache, RegisteredPoStProof, RegisteredUpdateProof,
 };
 use baton::ledger::Stage;
-use baton::status::PartitionState;
 use baton::Engine;
 
 use super::{config_with, show_progress, Overrides};

@@ -4,8 +4,8 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use baton::engine::status::PartitionState;
 use baton::ledger::Stage;
-use baton::status::PartitionState;
 use baton::Engine;
 
 /// Bytes in GiB.

@@ -18,10 +18,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use super::error::CompiledError;
 use super::file::KeyTag;
 use super::recording::Recording;
-use crate::error::Result;
-use crate::key::ProvingKey;
-use crate::key_files::{self, KeyFileKind};
-use crate::prover::{Abc, Witness};
+use crate::groth16::error::Result;
+use crate::groth16::key::ProvingKey;
+use crate::groth16::prover::{Abc, Witness};
+use crate::keys::files::{self as key_files, KeyFileKind};
 
 /// What is known of one key.
 enum Entry {

@@ -32,8 +32,8 @@ use super::coeffs::CoeffIndices;
 use super::error::CompiledError;
 use super::matrix::SparseMatrix;
 use super::recording::{Recording, Shape};
-use crate::key::ProvingKey;
-use crate::key_files::{self, KeyFileKind};
+use crate::groth16::key::ProvingKey;
+use crate::keys::files::{self as key_files, KeyFileKind};
 
 const MAGIC: &[u8; 8] = b"BATONR1C";
 /// The format version this build reads and writes.
@@ -44,8 +44,8 @@ const DIGEST_BYTES: u64 = 32;
 const CHUNK: usize = 1 << 20;
 
 /// Where baton keeps the recording of the key file at `key_path`: in `recordings/` under its
-/// cache (`$BATON_CACHE_DIR`, else `~/.cache/baton`: [`crate::key_files::base_dir`]), named
-/// by the key file's path, size and verifying key ([`crate::key_files::path_for`]), never
+/// cache (`$BATON_CACHE_DIR`, else `~/.cache/baton`: [`crate::keys::files::base_dir`]), named
+/// by the key file's path, size and verifying key ([`crate::keys::files::path_for`]), never
 /// beside the key. Reads the file's verifying key and nothing more; a key file that cannot be
 /// read yet is named by its path alone. The engine keeps a key's recording at this same path.
 pub fn cache_path(key_path: &Path) -> PathBuf {

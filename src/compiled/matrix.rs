@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::coeffs::{CoeffIndices, Idx, MINUS_ONE_INDEX, ONE_INDEX};
-use crate::cs::Density;
+use crate::groth16::cs::Density;
 
 /// Rows evaluated per rayon task at the least.
 const MIN_ROWS_PER_TASK: usize = 1 << 10;

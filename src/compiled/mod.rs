@@ -55,7 +55,7 @@ pub use witness::{check_counts, WitnessCs};
 use bellperson::Circuit;
 use blstrs::Scalar;
 
-use crate::prover::{Abc, Witness};
+use crate::groth16::prover::{Abc, Witness};
 
 /// Records `circuit`'s R1CS and returns it with this synthesis's a/b/c and witness (checked
 /// against the recorded rows, as every compiled synthesis is).

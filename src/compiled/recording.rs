@@ -8,10 +8,10 @@ use ff::Field;
 use super::coeffs::{MINUS_ONE_INDEX, ONE_INDEX};
 use super::error::CompiledError;
 use super::matrix::{Columns, SparseMatrix};
-use crate::cs::Density;
-use crate::key::ProvingKey;
+use crate::groth16::cs::Density;
+use crate::groth16::key::ProvingKey;
+use crate::groth16::prover::{Abc, Witness};
 use crate::ledger::{BufferClass, Footprint, PartitionShape};
-use crate::prover::{Abc, Witness};
 
 /// The variable counts of a circuit shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use super::error::CompiledError;
 use super::recording::Shape;
 use super::recording::{Recording, BLOCK_ROWS};
 use super::witness::{check_counts, WitnessCs};
-use crate::prover::{Abc, Witness};
+use crate::groth16::prover::{Abc, Witness};
 
 /// Aux values per published chunk.
 const CHUNK: usize = 1 << 14;

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::key_store::KeyLoadError;
-use crate::status::EngineError;
+use crate::engine::status::EngineError;
+use crate::keys::store::KeyLoadError;
 
 /// Why a Filecoin job could not be built, proved or finished.
 #[derive(Debug, thiserror::Error)]
@@ -113,7 +113,7 @@ pub enum FilecoinError {
     },
     /// The prover core failed (key generation, encoding).
     #[error(transparent)]
-    Core(#[from] crate::error::Error),
+    Core(#[from] crate::groth16::error::Error),
 }
 
 /// Result with [`FilecoinError`].

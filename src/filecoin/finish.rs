@@ -9,8 +9,8 @@ use filecoin_proofs_api::{
     SectorId,
 };
 
-use crate::proof::Proof;
-use crate::request::Request;
+use crate::engine::request::Request;
+use crate::groth16::proof::Proof;
 
 use super::error::{FilecoinError, Result};
 use super::ids::CircuitId;

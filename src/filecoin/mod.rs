@@ -56,8 +56,8 @@ pub use filecoin_proofs_api::{
     RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof, SectorId, SnarkProof,
 };
 
-use crate::key::ProvingKey;
-use crate::key_store::{Evicted, KeyInfo, KeyStore, Loaded};
+use crate::groth16::key::ProvingKey;
+use crate::keys::store::{Evicted, KeyInfo, KeyStore, Loaded};
 
 /// Builds Filecoin jobs from a parameter cache and a key store.
 #[derive(Clone)]

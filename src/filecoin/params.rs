@@ -9,8 +9,8 @@ use filecoin_proofs_api::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::{self, CacheableParameters};
 use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
 
-use crate::key::ProvingKey;
-use crate::key_store::{KeyStore, Loaded};
+use crate::groth16::key::ProvingKey;
+use crate::keys::store::{KeyStore, Loaded};
 
 use super::error::{FilecoinError, Result};
 use super::ids::{post_proof_for, seal_proof_for, CircuitId, CircuitKind};

@@ -16,8 +16,8 @@ use storage_proofs_porep::stacked::{
     generate_replica_id, PublicInputs, StackedCompound, StackedDrg, Tau,
 };
 
-use crate::key::ProvingKey;
-use crate::request::Request;
+use crate::engine::request::Request;
+use crate::groth16::key::ProvingKey;
 
 use super::error::{FilecoinError, Result};
 use super::finish::{Check, Finisher, Job, ProofKind};

@@ -31,10 +31,10 @@ use rayon::prelude::*;
 use storage_proofs_porep::stacked::StackedCircuit;
 
 use crate::compiled::{self, CompiledError, Recording, RegionCs, Shape, WitnessCs};
-use crate::error::Result;
-use crate::key::ProvingKey;
-use crate::pipeline::PartitionCircuit;
-use crate::prover::{Abc, Witness};
+use crate::groth16::error::Result;
+use crate::groth16::key::ProvingKey;
+use crate::groth16::prover::{Abc, Witness};
+use crate::stages::pipeline::PartitionCircuit;
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 

@@ -17,8 +17,8 @@ use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::util::NODE_SIZE;
 use storage_proofs_post::fallback::{FallbackPoStCompound, PublicInputs, PublicSector};
 
-use crate::key::ProvingKey;
-use crate::request::Request;
+use crate::engine::request::Request;
+use crate::groth16::key::ProvingKey;
 
 use super::error::{FilecoinError, Result};
 use super::finish::{Check, Finisher, Job, ProofKind};

@@ -15,7 +15,7 @@ use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
 use storage_proofs_post::fallback::FallbackPoStCompound;
 use storage_proofs_update::EmptySectorUpdateCompound;
 
-use crate::key::ProvingKey;
+use crate::groth16::key::ProvingKey;
 
 use super::error::{FilecoinError, Result};
 use super::ids::{post_proof_for, seal_proof_for, CircuitId, CircuitKind};
@@ -66,7 +66,7 @@ pub fn generate_params(
     write_atomically(&files.vk, |w| Ok(pk.vk.write(w)?))?;
     write_atomically(&files.meta, |w| {
         w.write_all(format!("{{\"sector_size\":{size}}}").as_bytes())
-            .map_err(|e| crate::error::Error::Io(e).into())
+            .map_err(|e| crate::groth16::error::Error::Io(e).into())
     })?;
     pk.write_file(&files.params)?;
     Ok(Generated {
@@ -104,7 +104,9 @@ fn porep_key<Tree: 'static + MerkleTreeTrait>(
         StackedDrg<'_, Tree, DefaultPieceHasher>,
         _,
     >>::blank_circuit(&pp);
-    Ok(crate::setup::generate_random_parameters(blank, rng)?)
+    Ok(crate::groth16::setup::generate_random_parameters(
+        blank, rng,
+    )?)
 }
 
 fn post_key<Tree: 'static + MerkleTreeTrait>(
@@ -123,7 +125,9 @@ fn post_key<Tree: 'static + MerkleTreeTrait>(
     }
     .map_err(|e| FilecoinError::upstream("setting up the PoSt parameters", e))?;
     let blank = FallbackPoStCompound::<Tree>::blank_circuit(&pp);
-    Ok(crate::setup::generate_random_parameters(blank, rng)?)
+    Ok(crate::groth16::setup::generate_random_parameters(
+        blank, rng,
+    )?)
 }
 
 fn snap_key<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -132,5 +136,7 @@ fn snap_key<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 ) -> Result<ProvingKey> {
     let pp = storage_proofs_update::PublicParams::from_sector_size(size);
     let blank = EmptySectorUpdateCompound::<Tree>::blank_circuit(&pp);
-    Ok(crate::setup::generate_random_parameters(blank, rng)?)
+    Ok(crate::groth16::setup::generate_random_parameters(
+        blank, rng,
+    )?)
 }

@@ -14,8 +14,8 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PublicInputs, PublicParams,
 };
 
-use crate::key::ProvingKey;
-use crate::request::Request;
+use crate::engine::request::Request;
+use crate::groth16::key::ProvingKey;
 
 use super::error::{FilecoinError, Result};
 use super::finish::{Check, Finisher, Job, ProofKind};

@@ -18,7 +18,7 @@ use super::error::{FilecoinError, Result};
 use super::ids::{CircuitId, CircuitKind};
 use super::params::ParamCache;
 use super::setup::{generate_params, Generated};
-use crate::pipeline::PartitionCircuit;
+use crate::stages::pipeline::PartitionCircuit;
 
 fn up<E: std::fmt::Display>(during: &'static str) -> impl Fn(E) -> FilecoinError {
     move |e| FilecoinError::upstream(during, e)

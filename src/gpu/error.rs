@@ -74,6 +74,17 @@ impl GpuError {
     }
 }
 
+impl From<GpuError> for crate::Error {
+    fn from(e: GpuError) -> Self {
+        let (retryable, out_of_memory) = (e.retryable(), e.is_out_of_memory());
+        crate::Error::Device(crate::groth16::error::DeviceError::new(
+            e,
+            retryable,
+            out_of_memory,
+        ))
+    }
+}
+
 /// Result with [`GpuError`].
 pub type GpuResult<T> = std::result::Result<T, GpuError>;
 

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::backend::Backend;
-use crate::partition::PartitionProver;
+use crate::groth16::backend::Backend;
+use crate::stages::partition::PartitionProver;
 
 /// The CUDA backend (feature `cuda`).
 #[cfg(feature = "cuda")]

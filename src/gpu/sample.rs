@@ -60,7 +60,8 @@ impl DistinctBases {
     pub fn msm_check(&self, scalars: &[Scalar]) -> crate::Result<G1Projective> {
         let sa = fold_tiled(scalars, 1024);
         let sb: Vec<Scalar> = scalars.par_chunks(1024).map(|c| c.iter().sum()).collect();
-        Ok(crate::msm::msm_g1(&self.a, &sa, None)? + crate::msm::msm_g1(&self.b, &sb, None)?)
+        Ok(crate::groth16::msm::msm_g1(&self.a, &sa, None)?
+            + crate::groth16::msm::msm_g1(&self.b, &sb, None)?)
     }
 }
 
@@ -153,17 +154,17 @@ pub fn g2_points(count: usize, seed: u64) -> Vec<G2Affine> {
 }
 
 /// a, b, c of `len` PoRep-like values each (c = a·b, as a satisfied circuit gives).
-pub fn sample_abc(len: usize, seed: u64) -> crate::prover::Abc {
+pub fn sample_abc(len: usize, seed: u64) -> crate::groth16::prover::Abc {
     let a = porep_scalars(len, seed);
     let b = porep_scalars(len, seed ^ 0xb);
     let c = a.par_iter().zip(&b).map(|(x, y)| x * y).collect();
-    crate::prover::Abc { a, b, c }
+    crate::groth16::prover::Abc { a, b, c }
 }
 
 /// A density over n variables marking each with probability p (seeded).
-pub fn random_density(n: usize, p: f64, seed: u64) -> crate::cs::Density {
+pub fn random_density(n: usize, p: f64, seed: u64) -> crate::groth16::cs::Density {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut d = crate::cs::Density::default();
+    let mut d = crate::groth16::cs::Density::default();
     for i in 0..n {
         d.push();
         if rng.gen_bool(p) {
@@ -176,7 +177,12 @@ pub fn random_density(n: usize, p: f64, seed: u64) -> crate::cs::Density {
 /// A witness of `inputs` public inputs (the first is the constant one) and `aux` PoRep-like
 /// private values, each aux kept by the A and by the B density with probability `p` (inputs
 /// by B with probability `p` too).
-pub fn sample_witness(inputs: usize, aux: usize, p: f64, seed: u64) -> crate::prover::Witness {
+pub fn sample_witness(
+    inputs: usize,
+    aux: usize,
+    p: f64,
+    seed: u64,
+) -> crate::groth16::prover::Witness {
     let s = seed ^ 0xde45;
     let (a_aux_density, b_aux_density, b_input_density) = (
         random_density(aux, p, s),
@@ -187,7 +193,7 @@ pub fn sample_witness(inputs: usize, aux: usize, p: f64, seed: u64) -> crate::pr
     if let Some(one) = ins.first_mut() {
         *one = Scalar::ONE;
     }
-    crate::prover::Witness {
+    crate::groth16::prover::Witness {
         inputs: ins,
         aux: porep_scalars(aux, seed ^ 0x2),
         a_aux_density,
@@ -201,10 +207,10 @@ pub fn sample_witness(inputs: usize, aux: usize, p: f64, seed: u64) -> crate::pr
 /// verify (no setup made these points).
 pub fn shaped_key(
     n: usize,
-    w: &crate::prover::Witness,
+    w: &crate::groth16::prover::Witness,
     g1: &[G1Affine],
     g2: &[G2Affine],
-) -> crate::key::ProvingKey {
+) -> crate::groth16::key::ProvingKey {
     let b = w.b_input_density.count() + w.b_aux_density.count();
     let lens = [
         n - 1,
@@ -220,7 +226,7 @@ pub fn shaped_key(
     };
     let b_g2 = (0..b).into_par_iter().map(|i| g2[i % g2.len()]).collect();
     let p = g1[0];
-    let vk = crate::key::VerifyingKey {
+    let vk = crate::groth16::key::VerifyingKey {
         alpha_g1: p,
         beta_g1: p,
         beta_g2: g2[0],
@@ -229,7 +235,7 @@ pub fn shaped_key(
         delta_g2: g2[0],
         ic: vec![p; w.inputs.len()],
     };
-    crate::key::ProvingKey::from_parts(vk, tile(0), tile(1), tile(2), tile(3), b_g2)
+    crate::groth16::key::ProvingKey::from_parts(vk, tile(0), tile(1), tile(2), tile(3), b_g2)
 }
 
 /// Affine form of a projective result (for readable assertion messages).
@@ -246,13 +252,13 @@ mod tests {
         let d = DistinctBases::new(3000, 1);
         let mut s = porep_scalars(3000, 2);
         s[10] = Scalar::from(5u64);
-        let direct = crate::msm::msm_g1(&d.points, &s, None).unwrap();
+        let direct = crate::groth16::msm::msm_g1(&d.points, &s, None).unwrap();
         assert_eq!(d.msm_check(&s).unwrap(), direct);
         let t = tiled_bases(3000, 7, 3);
         let folded = fold_tiled(&s, 7);
         assert_eq!(
-            crate::msm::msm_g1(&t[..7], &folded, None).unwrap(),
-            crate::msm::msm_g1(&t, &s, None).unwrap()
+            crate::groth16::msm::msm_g1(&t[..7], &folded, None).unwrap(),
+            crate::groth16::msm::msm_g1(&t, &s, None).unwrap()
         );
     }
 }

@@ -20,7 +20,7 @@ use crate::metrics::KeyEviction;
 pub enum Store {
     /// The daemon's built-in keys ([`super::keys::KeyStore`]).
     Builtin,
-    /// The Filecoin keys ([`crate::key_store::KeyStore::global`]).
+    /// The Filecoin keys ([`crate::keys::store::KeyStore::global`]).
     Filecoin,
 }
 
@@ -62,7 +62,7 @@ fn idle_keys(d: &Daemon) -> Vec<IdleKey> {
         .collect();
     #[cfg(feature = "filecoin")]
     idle.extend(
-        crate::key_store::KeyStore::global()
+        crate::keys::store::KeyStore::global()
             .idle()
             .into_iter()
             .map(|k| IdleKey {
@@ -125,7 +125,7 @@ fn last_used(d: &Daemon, id: &str) -> Option<Instant> {
     let builtin = d.keys.list().into_iter().find(|k| k.id == id);
     #[cfg(feature = "filecoin")]
     if builtin.is_none() {
-        let fil = crate::key_store::KeyStore::global().idle();
+        let fil = crate::keys::store::KeyStore::global().idle();
         return fil
             .into_iter()
             .find(|k| k.circuit_id == id)

@@ -10,7 +10,7 @@ use super::daemon::Daemon;
 use super::error::CallError;
 use super::proto::{srs_status, EvictSrsResponse, PreloadSrsResponse, SrsStatus};
 use crate::filecoin::{CircuitId, Filecoin};
-use crate::key_store::{Evicted, KeyStore, Loaded};
+use crate::keys::store::{Evicted, KeyStore, Loaded};
 
 /// `None` when `id` does not look like a Filecoin circuit id; else the circuit, or why the id
 /// is not one.

@@ -12,7 +12,7 @@ use std::time::Instant;
 use tokio::sync::OnceCell;
 
 use super::kinds::KeySource;
-use crate::key::{Check, ProvingKey};
+use crate::groth16::key::{Check, ProvingKey};
 
 /// Why a key is not available.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -8,9 +8,9 @@ use serde::Deserialize;
 
 use super::proto::{ProofKind, SubmitProofRequest};
 use crate::circuits::{KnownCircuit, MimcChain, Synthetic};
-use crate::pipeline::PartitionCircuit;
-use crate::proof::Proof;
+use crate::groth16::proof::Proof;
 use crate::scheduler::Priority;
+use crate::stages::pipeline::PartitionCircuit;
 
 pub use super::kind_error::KindError;
 

@@ -18,7 +18,7 @@ use super::keys::KeyLease;
 use super::kinds::{self, Work};
 use super::proto::SubmitProofRequest;
 use crate::engine::{JobTicket, Request};
-use crate::proof::Proof;
+use crate::groth16::proof::Proof;
 
 /// How a job's partition proofs become the client's bytes.
 enum Finish {
@@ -92,7 +92,7 @@ impl Daemon {
         #[cfg(feature = "filecoin")]
         if pin {
             // The job has left its Filecoin key: used now.
-            crate::key_store::KeyStore::global().touch(key_id);
+            crate::keys::store::KeyStore::global().touch(key_id);
         }
     }
 

@@ -154,7 +154,7 @@ impl ProvingEngine for Service {
             .split(',')
             .enumerate()
             .map(|(i, name)| {
-                let label = crate::pipeline::device_label(name, i);
+                let label = crate::stages::pipeline::device_label(name, i);
                 let current = engine
                     .on_gpu
                     .iter()

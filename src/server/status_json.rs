@@ -250,7 +250,7 @@ pub async fn snapshot(d: &Daemon, synthesis_workers: usize) -> Result<StatusDoc,
         .split(',')
         .enumerate()
         .map(|(i, name)| {
-            let label = crate::pipeline::device_label(name, i);
+            let label = crate::stages::pipeline::device_label(name, i);
             let job = st.on_gpu.iter().find(|(dev, _)| *dev == label).map(|x| x.1);
             GpuWorker {
                 worker_id: i,

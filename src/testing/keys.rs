@@ -7,9 +7,9 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use group::{Curve, Group};
 use rayon::prelude::*;
 
-use crate::cs::ProvingAssignment;
-use crate::error::Result;
-use crate::key::{ProvingKey, VerifyingKey};
+use crate::groth16::cs::ProvingAssignment;
+use crate::groth16::error::Result;
+use crate::groth16::key::{ProvingKey, VerifyingKey};
 use crate::Scalar;
 
 fn tiled<P: Copy + Send + Sync>(pool: &[P], n: usize) -> Vec<P> {

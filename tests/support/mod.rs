@@ -199,19 +199,19 @@ pub fn stale_copy(good: &baton::compiled::Recording) -> baton::compiled::Recordi
 /// G1 MSMs and, with `with_b_g2`, the B_G2 MSM.
 pub fn cpu_partition_sums(
     pk: &ProvingKey,
-    abc: &mut baton::prover::Abc,
-    w: &baton::prover::Witness,
+    abc: &mut baton::groth16::prover::Abc,
+    w: &baton::groth16::prover::Witness,
     with_b_g2: bool,
-) -> baton::Result<baton::partition::PartitionSums> {
-    use baton::backend::CpuBackend;
-    use baton::prover;
+) -> baton::Result<baton::stages::partition::PartitionSums> {
+    use baton::groth16::backend::CpuBackend;
+    use baton::groth16::prover;
     let h = prover::compute_h(&CpuBackend, abc)?;
     let g1 = prover::g1_msms(&CpuBackend, pk, w, &h)?;
     let b_g2 = match with_b_g2 {
         true => Some(prover::b_g2_msm(&CpuBackend, pk, w)?),
         false => None,
     };
-    Ok(baton::partition::PartitionSums {
+    Ok(baton::stages::partition::PartitionSums {
         g1,
         b_g2,
         times: Default::default(),

@@ -11,13 +11,13 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use super::device::Device;
 use super::memory::State;
 use super::pinned::HostRegistration;
-use crate::backend::{Backend, Bases};
-use crate::cs::Density;
-use crate::domain::Domain;
-use crate::error::{Error, Result};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host;
 use crate::gpu::options::GpuOptions;
+use crate::groth16::backend::{Backend, Bases};
+use crate::groth16::cs::Density;
+use crate::groth16::domain::Domain;
+use crate::groth16::error::{Error, Result};
 
 /// Largest NTT the kernels take (scale tables index positions below 2^28).
 pub(super) const MAX_GPU_LOG_N: u32 = 28;
@@ -235,7 +235,13 @@ impl Backend for CudaBackend {
         scalars: &[Scalar],
         density: Option<&Density>,
     ) -> Result<G1Projective> {
-        self.msm::<host::G1>(bases, scalars, density, "msm_g1", crate::msm::msm_g1)
+        self.msm::<host::G1>(
+            bases,
+            scalars,
+            density,
+            "msm_g1",
+            crate::groth16::msm::msm_g1,
+        )
     }
 
     fn msm_g2(
@@ -244,7 +250,13 @@ impl Backend for CudaBackend {
         scalars: &[Scalar],
         density: Option<&Density>,
     ) -> Result<G2Projective> {
-        self.msm::<host::G2>(bases, scalars, density, "msm_g2", crate::msm::msm_g2)
+        self.msm::<host::G2>(
+            bases,
+            scalars,
+            density,
+            "msm_g2",
+            crate::groth16::msm::msm_g2,
+        )
     }
 
     fn resident_key_bytes(&self, key_id: u64) -> u64 {

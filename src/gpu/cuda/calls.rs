@@ -10,13 +10,13 @@ use super::device::{self, DeviceGroup, Lane};
 use super::memory::{staging_of, BasesKey, State};
 
 use super::staging::Staging;
-use crate::backend::{Bases, Query};
-use crate::cs::Density;
-use crate::domain::Domain;
-use crate::error::{Error, Result};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::gpu::plan::{self, MsmShape, MIN_GPU_MSM};
+use crate::groth16::backend::{Bases, Query};
+use crate::groth16::cs::Density;
+use crate::groth16::domain::Domain;
+use crate::groth16::error::{Error, Result};
 
 /// An error after the host buffers started changing: it must not send the call to the CPU
 /// (which would read them), so out of memory becomes a plain failure.

@@ -14,9 +14,9 @@ use cudarc::driver::CudaSlice;
 use super::device::{drv, Device, Lane};
 use super::ntt::{HTables, Twiddles};
 use super::staging::Staging;
-use crate::backend::Query;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::launch::SCALE_TABLE;
+use crate::groth16::backend::Query;
 
 /// Which resident bases: key id, query, offset in the query, length.
 pub(crate) type BasesKey = (u64, Query, usize, usize);

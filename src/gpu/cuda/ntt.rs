@@ -7,11 +7,11 @@ use cudarc::driver::{CudaSlice, CudaViewMut, PushKernelArg};
 use ff::Field;
 
 use super::device::{drv, Device, Lane};
-use crate::domain::Domain;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::gpu::launch;
 use crate::gpu::plan::{flags, ntt_plan_cols};
+use crate::groth16::domain::Domain;
 
 /// Entries of one half of a scale table.
 const SCALE_HALF: usize = launch::SCALE_TABLE / 2;

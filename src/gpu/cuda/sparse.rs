@@ -2,7 +2,7 @@
 //! table kept resident beside the key's bases (under the same memory policy, evicted least
 //! recently used with them), the witness uploaded, one `spmv_*` launch per matrix into the
 //! zero-padded domain buffers and the a·b = c check on the device, so a/b/c never exist on the
-//! host. The result is a [`DeviceAbc`] for [`crate::partition::AbcInput::Device`].
+//! host. The result is a [`DeviceAbc`] for [`crate::stages::partition::AbcInput::Device`].
 
 use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -12,11 +12,11 @@ use super::device::{Device, Lane};
 use super::memory::{DeviceIdx, DeviceMatrix, ResidentRecording, State};
 use super::partition::{DeviceAbc, DeviceAux};
 use crate::compiled::{CoeffIndices, CompiledError, Recording, SparseMatrix};
-use crate::error::Result;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::gpu::launch::{self, SpmvBufs, SpmvShape};
-use crate::prover::Abc;
+use crate::groth16::error::Result;
+use crate::groth16::prover::Abc;
 
 /// Device bytes a recording takes when resident.
 pub(crate) fn recording_bytes(r: &Recording) -> u64 {

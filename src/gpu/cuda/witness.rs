@@ -4,10 +4,10 @@
 use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 
 use super::device::Device;
-use crate::cs::Density;
 use crate::gpu::error::GpuResult;
 use crate::gpu::host::FR_LIMBS;
 use crate::gpu::launch;
+use crate::groth16::cs::Density;
 
 /// The little-endian 32-bit words of a density bitmap, as the kernels read it.
 pub(crate) fn density_words(d: &Density) -> Vec<u32> {

@@ -28,13 +28,13 @@ use super::calls::no_fallback;
 use super::device::{drv, Lane};
 use super::memory::{staging_of, State};
 use super::witness::density_words;
-use crate::error::Result;
 use crate::gpu::error::GpuError;
 use crate::gpu::host::G1;
 use crate::gpu::plan::{self, MIN_GPU_MSM};
-use crate::key::ProvingKey;
-use crate::partition::{AbcInput, PartitionProver, PartitionSums, PartitionTimes};
-use crate::prover::{Abc, G1Sums, Witness};
+use crate::groth16::error::Result;
+use crate::groth16::key::ProvingKey;
+use crate::groth16::prover::{Abc, G1Sums, Witness};
+use crate::stages::partition::{AbcInput, PartitionProver, PartitionSums, PartitionTimes};
 
 impl CudaBackend {
     fn partition(
@@ -190,10 +190,14 @@ impl CudaBackend {
             let inputs = &w.inputs;
             let bd = Some(&w.b_input_density);
             Ok((
-                crate::msm::msm_g1(&pk.a[..sh.a_split], inputs, None)?,
-                crate::msm::msm_g1(&pk.b_g1[..sh.b_split], inputs, bd)?,
+                crate::groth16::msm::msm_g1(&pk.a[..sh.a_split], inputs, None)?,
+                crate::groth16::msm::msm_g1(&pk.b_g1[..sh.b_split], inputs, bd)?,
                 match with_b_g2 {
-                    true => Some(crate::msm::msm_g2(&pk.b_g2[..sh.b_split], inputs, bd)?),
+                    true => Some(crate::groth16::msm::msm_g2(
+                        &pk.b_g2[..sh.b_split],
+                        inputs,
+                        bd,
+                    )?),
                     false => None,
                 },
             ))

@@ -10,8 +10,6 @@ use cudarc::driver::{CudaSlice, CudaView, DevicePtrMut};
 
 use super::shape::{QueryBases, Shape};
 
-use crate::cs::Density;
-use crate::error::Result;
 use crate::gpu::cuda::backend::CudaBackend;
 use crate::gpu::cuda::calls::{no_fallback, CpuMsm};
 use crate::gpu::cuda::device::{drv, DeviceGroup, Lane};
@@ -22,7 +20,9 @@ use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS, G1, G2};
 use crate::gpu::options::MsmFirstPiece;
 use crate::gpu::plan::{self, MsmShape, MIN_GPU_MSM};
-use crate::prover::Witness;
+use crate::groth16::cs::Density;
+use crate::groth16::error::Result;
+use crate::groth16::prover::Witness;
 
 impl CudaBackend {
     /// The MSM of the first `k` scalars of `scalars` over resident bases `key` from its
@@ -179,7 +179,9 @@ impl CudaBackend {
         };
         let l = match l_pieces {
             Some(p) => self.dev.pieces_sum::<G1>(p).map_err(no_fallback)?,
-            None if sh.m_aux < MIN_GPU_MSM => crate::msm::msm_g1(g1q[1].points(), &w.aux, None)?,
+            None if sh.m_aux < MIN_GPU_MSM => {
+                crate::groth16::msm::msm_g1(g1q[1].points(), &w.aux, None)?
+            }
             None => self
                 .device_msm::<G1>(bases, (&g1q[1].key(), 0), &aux.slice(..), sh.m_aux)
                 .map_err(no_fallback)?,
@@ -191,7 +193,7 @@ impl CudaBackend {
             &w.a_aux_density,
             fa.as_ref(),
             &w.aux,
-            crate::msm::msm_g1,
+            crate::groth16::msm::msm_g1,
         )?;
         drop(fa);
         let fb = filter(&w.b_aux_density, &words[1])?;
@@ -201,7 +203,7 @@ impl CudaBackend {
             &w.b_aux_density,
             fb.as_ref(),
             &w.aux,
-            crate::msm::msm_g1,
+            crate::groth16::msm::msm_g1,
         )?;
         let b2 = match g2q {
             Some(q) => Some(self.aux_msm::<G2>(
@@ -210,7 +212,7 @@ impl CudaBackend {
                 &w.b_aux_density,
                 fb.as_ref(),
                 &w.aux,
-                crate::msm::msm_g2,
+                crate::groth16::msm::msm_g2,
             )?),
             None => None,
         };

@@ -3,12 +3,12 @@
 //! without evicting anything, make a key resident ahead of its partitions.
 
 use super::shape::{queries, QueryBases, Shape};
-use crate::domain::Domain;
 use crate::gpu::cuda::backend::{CudaBackend, MAX_GPU_LOG_N};
 use crate::gpu::cuda::memory::{BasesKey, State};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{GpuGroup, G1, G2};
-use crate::key::ProvingKey;
+use crate::groth16::domain::Domain;
+use crate::groth16::key::ProvingKey;
 use blstrs::{G1Affine, G2Affine};
 
 /// Room asked for a domain's H tables while they are made (two scale tables and 1/Z, with

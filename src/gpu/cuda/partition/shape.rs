@@ -3,14 +3,14 @@
 
 use blstrs::{G1Affine, G2Affine};
 
-use crate::backend::Query;
-use crate::error::{Error, Result};
 use crate::gpu::cuda::memory::BasesKey;
 use crate::gpu::host::{G1, G2};
 use crate::gpu::options::WindowRule;
 use crate::gpu::plan;
-use crate::key::ProvingKey;
-use crate::prover::Witness;
+use crate::groth16::backend::Query;
+use crate::groth16::error::{Error, Result};
+use crate::groth16::key::ProvingKey;
+use crate::groth16::prover::Witness;
 
 /// The sizes of one partition, checked against its key.
 pub(crate) struct Shape {

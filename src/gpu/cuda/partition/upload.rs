@@ -8,15 +8,15 @@ use cudarc::driver::CudaSlice;
 use blstrs::Scalar;
 
 use super::shape::Shape;
-use crate::error::Result;
 use crate::gpu::cuda::backend::CudaBackend;
 use crate::gpu::cuda::device::{Device, Lane};
 use crate::gpu::cuda::ntt::{HTables, Twiddles};
 use crate::gpu::cuda::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
-use crate::partition::AbcInput;
-use crate::prover::Abc;
+use crate::groth16::error::Result;
+use crate::groth16::prover::Abc;
+use crate::stages::partition::AbcInput;
 
 /// a, b, c of one partition in device memory: 2^log_n Fr each, natural order, zero-padded.
 /// For a/b/c evaluated on the device (a recorded R1CS times the witness); pass it as

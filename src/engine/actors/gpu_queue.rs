@@ -1,0 +1,55 @@
+//! The synthesized partitions waiting for a device, most urgent first: a synthesis worker puts
+//! its partition here and posts a [`TakeNext`](crate::engine::messages::TakeNext) to the Gpu actors'
+//! shared mailbox; the actor that takes the token takes the most urgent partition waiting (the
+//! highest priority, then the first queued). So a CRITICAL partition waits only for the
+//! partitions already on the devices, not for every one queued before it. One token per
+//! partition: every token finds a partition.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use crate::engine::messages::Prove;
+use crate::scheduler::Priority;
+
+/// The queue, shared by the synthesis and Gpu actors of one engine.
+#[derive(Default)]
+pub struct GpuQueue {
+    inner: Mutex<Waiting>,
+}
+
+#[derive(Default)]
+struct Waiting {
+    next: u64,
+    parts: BTreeMap<(Reverse<Priority>, u64), Prove>,
+}
+
+impl GpuQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        // A panic while held cannot leave the map half-updated (one insert or remove).
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a synthesized partition (ownership moves in).
+    pub fn push(&self, prove: Prove) {
+        let mut w = self.lock();
+        let seq = w.next;
+        w.next += 1;
+        w.parts.insert((Reverse(prove.priority), seq), prove);
+    }
+
+    /// The most urgent partition waiting, moved out.
+    pub fn pop(&self) -> Option<Prove> {
+        self.lock().parts.pop_first().map(|(_, p)| p)
+    }
+
+    /// Partitions waiting.
+    pub fn len(&self) -> usize {
+        self.lock().parts.len()
+    }
+
+    /// Whether none waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

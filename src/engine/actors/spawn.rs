@@ -1,0 +1,173 @@
+//! Starting the actors: Dealloc, BG2, one Gpu thread per device and the synthesis pools (the
+//! ordinary one, its threads niced by `synthesis.nice`, and the one kept for CRITICAL
+//! partitions at the process's priority), each `SyncArbiter` built from its stage factory, all
+//! under one Supervisor.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use actix::{Actor, Addr, AsyncContext, SyncArbiter};
+
+use super::{
+    Bg2Actor, DeallocActor, GpuActor, GpuQueue, Links, Supervisor, SupervisorParts, SynthesisActor,
+};
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::stages::pipeline::Stages;
+
+/// Starts every actor for `cfg` with `stages`; returns the Supervisor's address. Call from
+/// inside the actix System that will run them.
+pub(crate) fn spawn_actors(
+    cfg: &Config,
+    stages: Stages,
+    parts: SupervisorParts,
+    metrics: Metrics,
+) -> Addr<Supervisor> {
+    let workers = cfg.synthesis_workers;
+    let critical_workers = cfg.critical_workers;
+    let nice = cfg.synthesis_nice;
+    // Threads inherit their creator's nice value: start rayon's global pool from this thread
+    // now, so that no niced synthesis worker is the one that starts it.
+    let _ = rayon::current_num_threads();
+    let devices = cfg.gpu_devices.len();
+    let bg2_workers = cfg.bg2_workers;
+    Supervisor::create(move |ctx| {
+        let sup_addr = ctx.address();
+        let (m, s) = (metrics.clone(), sup_addr.clone());
+        let dealloc = SyncArbiter::start(1, move || DeallocActor {
+            supervisor: s.clone(),
+            metrics: m.clone(),
+            delay: std::time::Duration::ZERO,
+        });
+        let links = Links {
+            supervisor: sup_addr,
+            dealloc,
+            metrics,
+        };
+        let (l, f) = (links.clone(), stages.bg2.clone());
+        let bg2_counter = Arc::new(AtomicUsize::new(0));
+        let bg2 = SyncArbiter::start(bg2_workers, move || {
+            let i = thread_index(&bg2_counter) % bg2_workers;
+            Bg2Actor {
+                stage: f(i),
+                links: l.clone(),
+            }
+        });
+        let (l, f) = (links.clone(), stages.gpu.clone());
+        let gpu_counter = Arc::new(AtomicUsize::new(0));
+        let queue = Arc::new(GpuQueue::default());
+        let q = queue.clone();
+        // One thread per device, all sharing one mailbox (an idle device takes the next
+        // partition). The factory runs on the actor's own thread, so a restarted actor finds its
+        // device index in a thread-local.
+        let gpu = SyncArbiter::start(devices, move || {
+            let i = thread_index(&gpu_counter) % devices;
+            let stage = f(i);
+            // One label per device even when several run the same backend (e.g. "cpu:1").
+            let name = stage.name();
+            let device = crate::stages::pipeline::device_label(&name, i);
+            GpuActor {
+                stage,
+                device,
+                bg2: bg2.clone(),
+                links: l.clone(),
+                queue: q.clone(),
+            }
+        });
+        let warm = gpu.clone().recipient();
+        // Worker i of the ordinary pool builds stage i, of the critical pool stage workers + i.
+        let pool = |size: usize, first: usize, threads: Option<Arc<rayon::ThreadPool>>| {
+            let (f, gpu, links, queue) = (
+                stages.synthesis.clone(),
+                gpu.clone(),
+                links.clone(),
+                queue.clone(),
+            );
+            let counter = Arc::new(AtomicUsize::new(0));
+            SyncArbiter::start(size, move || {
+                let i = thread_index(&counter) % size;
+                SynthesisActor {
+                    stage: f(first + i),
+                    gpu: gpu.clone(),
+                    links: links.clone(),
+                    queue: queue.clone(),
+                    threads: threads.clone(),
+                }
+            })
+        };
+        let synthesis = pool(workers, 0, niced_threads(workers, nice)).recipient();
+        let critical =
+            (critical_workers > 0).then(|| pool(critical_workers, workers, None).recipient());
+        let mut sup = Supervisor::new(parts);
+        sup.attach(synthesis, critical, warm, devices);
+        sup
+    })
+}
+
+thread_local! {
+    static WORKER_INDEX: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    static NICED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The ordinary synthesis pool's threads, niced to `nice` (`None` when 0, or when the pool
+/// cannot be built: then synthesis runs at the process's priority, as logged). One thread per
+/// CPU and at least one per worker, so that no worker's synthesis waits for a thread.
+fn niced_threads(workers: usize, nice: u8) -> Option<Arc<rayon::ThreadPool>> {
+    if nice == 0 {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(cores.max(workers))
+        .thread_name(|i| format!("baton-synthesis-{i}"))
+        .start_handler(move |_| lower_thread_priority(nice))
+        .build();
+    match built {
+        Ok(pool) => Some(Arc::new(pool)),
+        Err(e) => {
+            tracing::warn!(error = %e, "no niced synthesis threads; synthesis runs at the process's priority");
+            None
+        }
+    }
+}
+
+/// Lowers this thread's CPU priority to nice value `nice` (never raises it; once per thread,
+/// so a restarted actor does not lower it again). 0: nothing. A refusal is logged, not fatal.
+fn lower_thread_priority(nice: u8) {
+    if nice == 0 || NICED.with(|c| c.replace(true)) {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions. On Linux, PRIO_PROCESS with a thread id reads
+        // and sets that thread's nice value only; errno is cleared first since -1 is a valid
+        // getpriority result.
+        let (now, set) = unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            *libc::__errno_location() = 0;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            let target = now.max(i32::from(nice));
+            let set = if target > now {
+                libc::setpriority(libc::PRIO_PROCESS, tid, target)
+            } else {
+                0
+            };
+            (now, set)
+        };
+        if set != 0 {
+            let err = std::io::Error::last_os_error();
+            tracing::warn!(nice, from = now, error = %err, "could not lower a synthesis worker's CPU priority");
+        }
+    }
+}
+
+/// This thread's index within its pool: taken from `counter` on first use, kept across restarts.
+fn thread_index(counter: &AtomicUsize) -> usize {
+    WORKER_INDEX.with(|c| {
+        c.get().unwrap_or_else(|| {
+            let i = counter.fetch_add(1, Ordering::Relaxed);
+            c.set(Some(i));
+            i
+        })
+    })
+}

@@ -1,0 +1,172 @@
+//! The Supervisor's admission of a new request ([`Submit`]) and its dry run ([`CheckRoom`]): a
+//! job's key counts against memory while the job runs (`Ledger::use_key`) and its partitions'
+//! footprint must fit the budget (`Ledger::admit`). A refusal that proving keys in use stand in
+//! the way of is answered as [`EngineError::NoRoom`], with how many bytes they would have to
+//! give back, so that an embedder can evict idle keys and try again.
+
+use std::time::{Duration, Instant};
+
+use actix::{Context, Handler};
+
+use super::{Job, Supervisor};
+use crate::engine::actors::mailbox::took;
+use crate::engine::messages::{Abandoned, CheckRoom, Submit};
+use crate::engine::status::{EngineError, PartitionState};
+use crate::groth16::key::ProvingKey;
+use crate::ledger::{Footprint, LedgerError};
+use crate::metrics::ActorKind;
+use crate::scheduler::Priority;
+
+impl Supervisor {
+    /// A job's per-partition footprint: `stated`, or its witness alone on the host when its
+    /// key's recording is ready and the devices evaluate a/b/c, or the key's full shape.
+    pub(super) fn footprint_for(&self, pk: &ProvingKey, stated: Option<Footprint>) -> Footprint {
+        let compiled = match (stated, self.abc_on_device) {
+            (None, true) => self.recordings.get(pk),
+            _ => None,
+        };
+        match (stated, compiled) {
+            (Some(f), _) => f,
+            (None, Some(rec)) => rec.footprint(true),
+            (None, None) => crate::engine::request::footprint_of(pk),
+        }
+    }
+
+    /// The bytes a key counts for while in use: its points, with its circuit's recording as far
+    /// as its size is known (a recording the job's first synthesis makes is not counted until
+    /// the key's next use).
+    pub(super) fn key_bytes(&self, pk: &ProvingKey) -> u64 {
+        pk.heap_bytes() + self.recordings.expected_bytes(pk)
+    }
+
+    /// The answer to a job on key `own` that the ledger refused with `e`:
+    /// [`EngineError::NoRoom`] when keys in use stand in its way, else `Rejected`.
+    pub(super) fn refusal(&self, own: u64, e: LedgerError) -> EngineError {
+        match self.ledger.short_of_keys(&e) {
+            Some(short_bytes) => EngineError::NoRoom {
+                short_bytes,
+                idle_bytes: self.idle_key_bytes(own),
+                cause: e,
+            },
+            None => EngineError::Rejected(e.to_string()),
+        }
+    }
+
+    /// Bytes the ledger counts for pinned keys that no job uses, key `own` aside.
+    fn idle_key_bytes(&self, own: u64) -> u64 {
+        self.pinned
+            .iter()
+            .filter(|k| **k != own && !self.jobs.values().any(|j| j.pk.id() == **k))
+            .filter_map(|k| self.ledger.key_bytes(*k))
+            .sum()
+    }
+}
+
+impl Handler<Submit> for Supervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Submit, _: &mut Context<Self>) {
+        took(&self.metrics, ActorKind::Supervisor);
+        let Submit { id, request, reply } = msg;
+        if self.refuse_new {
+            let _ = reply.send(Err(EngineError::ShuttingDown));
+            return;
+        }
+        if request.circuits.is_empty() {
+            let _ = reply.send(Err(EngineError::Rejected(
+                "the request has no circuits".into(),
+            )));
+            return;
+        }
+        let footprint = self.footprint_for(&request.pk, request.stated_footprint());
+        // The key counts against memory while a job uses it (set aside from an auto budget, or
+        // checked beside a stated one).
+        let key = request.pk.id();
+        let key_bytes = self.key_bytes(&request.pk);
+        let available = &self.available;
+        let admitted = self
+            .ledger
+            .use_key(key, key_bytes, || available())
+            .and_then(|()| {
+                self.ledger
+                    .admit(&footprint)
+                    .inspect_err(|_| self.ledger.unuse_key(key))
+            });
+        if let Err(e) = admitted {
+            let _ = reply.send(Err(self.refusal(key, e)));
+            return;
+        }
+        let n = request.circuits.len();
+        let priority = request.priority();
+        if priority == Priority::Critical {
+            self.admission.note_critical(footprint.total_bytes());
+        }
+        if let Err(e) = self.admission.push_job(id, priority, n, request.arrival()) {
+            self.ledger.unuse_key(key);
+            let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
+            return;
+        }
+        tracing::info!(
+            job = id,
+            partitions = n,
+            %priority,
+            footprint_bytes = footprint.total_bytes(),
+            "job admitted"
+        );
+        // The devices take the key while the first partitions synthesize.
+        self.warm(&request.pk);
+        self.jobs.insert(
+            id,
+            Job {
+                pk: request.pk,
+                circuits: request.circuits,
+                footprint,
+                proofs: vec![None; n],
+                states: vec![PartitionState::Queued; n],
+                attempts: vec![1; n],
+                in_flight: 0,
+                reply: Some(reply),
+                failed: false,
+                priority,
+                submitted: Instant::now(),
+                first_grant: None,
+                since: vec![None; n],
+                synthesis: Duration::ZERO,
+                gpu: Duration::ZERO,
+                abandoned: Abandoned::default(),
+                span: tracing::info_span!(parent: None, "job", id, partitions = n),
+            },
+        );
+        self.pump();
+    }
+}
+
+impl Handler<CheckRoom> for Supervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: CheckRoom, _: &mut Context<Self>) {
+        took(&self.metrics, ActorKind::Supervisor);
+        if self.refuse_new {
+            let _ = msg.reply.send(Err(EngineError::ShuttingDown));
+            return;
+        }
+        let own = msg.pk.id();
+        let footprint = self.footprint_for(&msg.pk, msg.footprint);
+        // The largest partition the ledger must still grant: this job's, or one of a job in
+        // flight whose partitions still wait (each is checked against the budget as it starts).
+        let largest = self
+            .jobs
+            .values()
+            .filter(|j| !j.failed && j.states.contains(&PartitionState::Queued))
+            .map(|j| j.footprint)
+            .chain([footprint])
+            .max_by_key(Footprint::total_bytes)
+            .unwrap_or(footprint);
+        let available = &self.available;
+        let r = self
+            .ledger
+            .room_for(own, self.key_bytes(&msg.pk), &largest, || available())
+            .map_err(|e| self.refusal(own, e));
+        let _ = msg.reply.send(r);
+    }
+}

@@ -1,0 +1,85 @@
+//! The Synthesis actor (a `SyncArbiter` pool): builds a partition's a/b/c and witness and moves
+//! them to the GPU actor. A panic restarts the actor and the partition is retried.
+
+use std::time::Instant;
+
+use actix::{Actor, Addr, Handler, SyncContext};
+
+use super::{post, took, GpuActor, Links};
+use crate::engine::messages::{Prove, Synthesize, Synthesized, TakeNext};
+use crate::metrics::{ActorKind, Step};
+use crate::stages::pipeline::Synthesizer;
+
+/// One synthesis worker.
+pub struct SynthesisActor {
+    /// The stage implementation (rebuilt on restart by the arbiter's factory).
+    pub stage: Box<dyn Synthesizer>,
+    /// Told of each synthesized partition (a token: the partition waits in `queue`).
+    pub gpu: Addr<GpuActor>,
+    /// The Supervisor, Dealloc and metrics.
+    pub links: Links,
+    /// Synthesized partitions wait here, most urgent first.
+    pub queue: std::sync::Arc<super::GpuQueue>,
+    /// The thread pool synthesis runs in (its parallel parts too): the ordinary pool's niced
+    /// one, so that they yield to CRITICAL synthesis and the device path's host work; `None`:
+    /// this thread and rayon's global pool.
+    pub threads: Option<std::sync::Arc<rayon::ThreadPool>>,
+}
+
+impl Actor for SynthesisActor {
+    type Context = SyncContext<Self>;
+}
+
+impl Handler<Synthesize> for SynthesisActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Synthesize, ctx: &mut SyncContext<Self>) {
+        let links = &self.links;
+        took(&links.metrics, ActorKind::Synthesis);
+        let Synthesize {
+            part,
+            circuit,
+            pk,
+            abandoned,
+            priority,
+            span,
+            grant,
+        } = msg;
+        let _enter = tracing::info_span!(parent: &span, "synthesize").entered();
+        let t = Instant::now();
+        let (stage, threads) = (&mut self.stage, &self.threads);
+        let outcome = links.run(ActorKind::Synthesis, ctx, &abandoned, (), |()| {
+            let mut work = || stage.synthesize(circuit.as_ref(), &pk);
+            match threads {
+                Some(pool) => pool.install(work),
+                None => work(),
+            }
+        });
+        let secs = t.elapsed().as_secs_f64();
+        links.metrics.observe(Step::Synthesis, secs);
+        match outcome {
+            Ok((abc, witness)) => {
+                tracing::info!(seconds = secs, "synthesized");
+                links.tell(Synthesized {
+                    part,
+                    grant: grant.id(),
+                });
+                self.queue.push(Prove {
+                    part,
+                    pk,
+                    abc,
+                    witness,
+                    synthesized_at: Instant::now(),
+                    abandoned,
+                    priority,
+                    span,
+                    grant,
+                });
+                post(&links.metrics, ActorKind::Gpu, &self.gpu, TakeNext);
+            }
+            // Nothing survived (an error returns no buffers; unwinding dropped them): the whole
+            // charge is settled through Dealloc, the one usual way.
+            Err(failure) => links.fail(ActorKind::Synthesis, part, grant, failure, &abandoned, ()),
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! The Groth16 core over BLS12-381, with no engine, actor or device in it: the proving
+//! constraint system and its density trackers (`cs`), the radix-2 domain and H (`domain`), the
+//! CPU multi-scalar multiplication (`msm`), keys in bellperson's `.params` layout (`key`),
+//! proving in stages (`prover`) on a `Backend` (`backend`: the primitives behind a trait, with
+//! its CPU reference; the GPU implements it), the 192-byte proof (`proof`), verification (`verify`), random
+//! setup for tests and benchmarks (`setup`), batched subgroup checks (`subgroup`), and the one
+//! error type these share (`error`; a backend's failure is boxed in it, so the core names no
+//! backend). The engine, the stages and the GPU build on this layer; nothing here imports them.
+
+pub mod backend;
+pub mod cs;
+pub mod domain;
+pub mod error;
+pub mod key;
+pub mod msm;
+pub mod proof;
+pub mod prover;
+pub mod setup;
+pub mod subgroup;
+pub mod verify;

@@ -1,0 +1,273 @@
+//! Groth16 proving in stages (synthesize → H → G1 MSMs → B_G2 MSM → assemble), each a plain
+//! function over owned buffers so the actor engine can run them on different threads.
+
+use std::time::{Duration, Instant};
+
+use bellperson::Circuit;
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve};
+use rand_core::RngCore;
+
+use crate::groth16::backend::{Backend, Bases, CpuBackend, Query};
+use crate::groth16::cs::{Density, ProvingAssignment};
+use crate::groth16::domain::Domain;
+use crate::groth16::error::{Error, Result};
+use crate::groth16::key::{ProvingKey, VerifyingKey};
+use crate::groth16::proof::Proof;
+
+/// The constraint evaluations of one partition: the `abc` buffer class.
+#[derive(Debug, Default)]
+pub struct Abc {
+    /// A at each constraint.
+    pub a: Vec<Scalar>,
+    /// B at each constraint.
+    pub b: Vec<Scalar>,
+    /// C at each constraint.
+    pub c: Vec<Scalar>,
+}
+
+/// The witness and densities of one partition: the `aux`, `inputs` and `density` classes.
+#[derive(Debug, Default)]
+pub struct Witness {
+    /// Public inputs, the constant one first.
+    pub inputs: Vec<Scalar>,
+    /// Private variables.
+    pub aux: Vec<Scalar>,
+    /// Private variables present in A.
+    pub a_aux_density: Density,
+    /// Inputs present in B.
+    pub b_input_density: Density,
+    /// Private variables present in B.
+    pub b_aux_density: Density,
+}
+
+impl Witness {
+    /// The public inputs a verifier is given (without the constant one).
+    pub fn public_inputs(&self) -> &[Scalar] {
+        self.inputs.get(1..).unwrap_or(&[])
+    }
+}
+
+impl ProvingAssignment {
+    /// Splits into the constraint evaluations and the witness.
+    pub fn into_parts(self) -> (Abc, Witness) {
+        (
+            Abc {
+                a: self.a,
+                b: self.b,
+                c: self.c,
+            },
+            Witness {
+                inputs: self.inputs,
+                aux: self.aux,
+                a_aux_density: self.a_aux_density,
+                b_input_density: self.b_input_density,
+                b_aux_density: self.b_aux_density,
+            },
+        )
+    }
+}
+
+/// Synthesizes `circuit`, rejecting an unsatisfied one, and checks it against `pk`.
+pub fn synthesize<C: Circuit<Scalar>>(circuit: C, pk: &ProvingKey) -> Result<(Abc, Witness)> {
+    let (abc, w) =
+        ProvingAssignment::synthesize_sized(circuit, pk.h.len() + 1, pk.vk.ic.len(), pk.l.len())?
+            .into_parts();
+    check_shape(pk, &abc, &w)?;
+    Ok((abc, w))
+}
+
+/// Checks that a synthesized circuit has the dimensions `pk` was made for.
+pub fn check_shape(pk: &ProvingKey, abc: &Abc, w: &Witness) -> Result<()> {
+    // Only the size: building a Domain's twiddles here would cost memory the ledger never sees.
+    let d = abc.a.len().max(2).next_power_of_two();
+    let checks = [
+        ("public inputs (IC query)", pk.vk.ic.len(), w.inputs.len()),
+        ("H query (domain size − 1)", pk.h.len(), d - 1),
+        ("private variables (L query)", pk.l.len(), w.aux.len()),
+        (
+            "A query (inputs + private variables in A)",
+            pk.a.len(),
+            w.inputs.len() + w.a_aux_density.count(),
+        ),
+        (
+            "B_G1 query (variables in B)",
+            pk.b_g1.len(),
+            w.b_input_density.count() + w.b_aux_density.count(),
+        ),
+        (
+            "B_G2 query (variables in B)",
+            pk.b_g2.len(),
+            w.b_input_density.count() + w.b_aux_density.count(),
+        ),
+    ];
+    for (what, key, circuit) in checks {
+        if key != circuit {
+            return Err(Error::KeyMismatch { what, key, circuit });
+        }
+    }
+    Ok(())
+}
+
+/// H's coefficients: (a·b − c)/Z through the backend's NTTs. Takes `a`'s buffer for the result
+/// and leaves `b` and `c` in `abc` for the caller to free.
+pub fn compute_h(backend: &dyn Backend, abc: &mut Abc) -> Result<Vec<Scalar>> {
+    let domain = Domain::for_size(abc.a.len())?;
+    backend.compute_h(&domain, &mut abc.a, &mut abc.b, &mut abc.c)?;
+    Ok(std::mem::take(&mut abc.a))
+}
+
+/// The four G1 MSM results of one partition.
+#[derive(Clone, Copy, Debug)]
+pub struct G1Sums {
+    /// Σ h_i·H_i.
+    pub h: G1Projective,
+    /// Σ aux_j·L_j.
+    pub l: G1Projective,
+    /// Σ over the A query.
+    pub a: G1Projective,
+    /// Σ over the B query in G1.
+    pub b_g1: G1Projective,
+}
+
+/// The G1 MSMs: H, L, A and B_G1.
+pub fn g1_msms(
+    backend: &dyn Backend,
+    pk: &ProvingKey,
+    w: &Witness,
+    h: &[Scalar],
+) -> Result<G1Sums> {
+    let id = pk.id();
+    let ni = w.inputs.len();
+    let nbi = w.b_input_density.count();
+    fn bases<P>(key_id: u64, query: Query, points: &[P], offset: usize) -> Bases<'_, P> {
+        Bases {
+            key_id,
+            query,
+            offset,
+            points,
+        }
+    }
+    let a_split = pk.a.len().min(ni);
+    let b_split = pk.b_g1.len().min(nbi);
+    let h_sum = backend.msm_g1(bases(id, Query::H, &pk.h, 0), h, None)?;
+    let l = backend.msm_g1(bases(id, Query::L, &pk.l, 0), &w.aux, None)?;
+    let a = backend.msm_g1(bases(id, Query::A, &pk.a[..a_split], 0), &w.inputs, None)?
+        + backend.msm_g1(
+            bases(id, Query::A, &pk.a[a_split..], a_split),
+            &w.aux,
+            Some(&w.a_aux_density),
+        )?;
+    let b_g1 = backend.msm_g1(
+        bases(id, Query::BG1, &pk.b_g1[..b_split], 0),
+        &w.inputs,
+        Some(&w.b_input_density),
+    )? + backend.msm_g1(
+        bases(id, Query::BG1, &pk.b_g1[b_split..], b_split),
+        &w.aux,
+        Some(&w.b_aux_density),
+    )?;
+    Ok(G1Sums {
+        h: h_sum,
+        l,
+        a,
+        b_g1,
+    })
+}
+
+/// The G2 MSM over the B query.
+pub fn b_g2_msm(backend: &dyn Backend, pk: &ProvingKey, w: &Witness) -> Result<G2Projective> {
+    let id = pk.id();
+    let split = pk.b_g2.len().min(w.b_input_density.count());
+    let inputs = Bases {
+        key_id: id,
+        query: Query::BG2,
+        offset: 0,
+        points: &pk.b_g2[..split],
+    };
+    let aux = Bases {
+        key_id: id,
+        query: Query::BG2,
+        offset: split,
+        points: &pk.b_g2[split..],
+    };
+    Ok(backend.msm_g2(inputs, &w.inputs, Some(&w.b_input_density))?
+        + backend.msm_g2(aux, &w.aux, Some(&w.b_aux_density))?)
+}
+
+/// Assembles the proof with blinding factors r and s.
+pub fn assemble(
+    vk: &VerifyingKey,
+    g1: &G1Sums,
+    b_g2: G2Projective,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof> {
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(Error::Identity { what: "delta" });
+    }
+    let a = vk.alpha_g1 + g1.a + vk.delta_g1 * r;
+    let b = G2Projective::from(vk.beta_g2) + b_g2 + vk.delta_g2 * s;
+    let c = g1.h
+        + g1.l
+        + g1.a * s
+        + g1.b_g1 * r
+        + vk.alpha_g1 * s
+        + vk.beta_g1 * r
+        + vk.delta_g1 * (r * s);
+    Ok(Proof {
+        a: a.to_affine(),
+        b: b.to_affine(),
+        c: c.to_affine(),
+    })
+}
+
+/// Wall time of each proving stage.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    /// Circuit synthesis and the satisfaction check.
+    pub synthesis: Duration,
+    /// The H computation (NTTs).
+    pub h: Duration,
+    /// The G1 MSMs.
+    pub g1: Duration,
+    /// The B_G2 MSM and assembly.
+    pub g2: Duration,
+}
+
+/// Proves one circuit on `backend`, returning the proof and the time of each stage.
+pub fn prove_timed<C: Circuit<Scalar>, R: RngCore>(
+    backend: &dyn Backend,
+    circuit: C,
+    pk: &ProvingKey,
+    rng: &mut R,
+) -> Result<(Proof, StageTimes)> {
+    let mut t = StageTimes::default();
+    let clock = Instant::now();
+    let (mut abc, w) = synthesize(circuit, pk)?;
+    t.synthesis = clock.elapsed();
+    let clock = Instant::now();
+    let h = compute_h(backend, &mut abc)?;
+    drop(abc);
+    t.h = clock.elapsed();
+    let clock = Instant::now();
+    let g1 = g1_msms(backend, pk, &w, &h)?;
+    drop(h);
+    t.g1 = clock.elapsed();
+    let clock = Instant::now();
+    let g2 = b_g2_msm(backend, pk, &w)?;
+    let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+    let proof = assemble(&pk.vk, &g1, g2, r, s)?;
+    t.g2 = clock.elapsed();
+    Ok((proof, t))
+}
+
+/// Proves one circuit on the CPU, without actors.
+pub fn prove<C: Circuit<Scalar>, R: RngCore>(
+    circuit: C,
+    pk: &ProvingKey,
+    rng: &mut R,
+) -> Result<Proof> {
+    prove_timed(&CpuBackend, circuit, pk, rng).map(|(p, _)| p)
+}
