@@ -9,6 +9,7 @@ mod clock;
 mod device;
 mod memory;
 mod msm;
+mod msm_finish;
 mod ntt;
 mod partition;
 mod pieces;
