@@ -84,7 +84,7 @@ impl Engine {
         cfg.gpu_devices = cfg.resolved_devices(visible);
         tracing::info!(devices = ?cfg.gpu_devices, visible, "GPU actors");
         let (stages, names, backends) = real_stages(&cfg)?;
-        let mut engine = Self::start_with(cfg, stages)?;
+        let mut engine = Self::launch(cfg, stages, Arc::new(ledger::available_memory_bytes))?;
         engine.backend = names;
         engine.backends = backends;
         tracing::info!(backend = %engine.backend, "engine started");
@@ -107,6 +107,15 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         cfg.validate()?;
         cfg.gpu_devices = cfg.resolved_devices(0);
+        Self::launch(cfg, stages, available)
+    }
+
+    /// Starts the actors for `cfg`, already validated, its devices resolved.
+    fn launch(
+        cfg: Config,
+        stages: Stages,
+        available: AvailableMemory,
+    ) -> Result<Self, EngineError> {
         let plan = ledger::plan_budget(
             cfg.budget_bytes,
             cfg.margin_bytes,
