@@ -129,8 +129,8 @@ pub struct Synthesize {
 }
 
 /// Supervisor → Gpu: a job was admitted (or its key pinned); make its key ready on the device
-/// ([`crate::stages::pipeline::GpuStage::warm`]) while its partitions synthesize. One per device, into
-/// the shared mailbox: a device that already holds the key finds nothing to do.
+/// ([`crate::stages::pipeline::GpuStage::warm`]) while its partitions synthesize. One to each device: a
+/// device that already holds the key finds nothing to do.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Warm {
@@ -139,8 +139,9 @@ pub struct Warm {
 }
 
 /// Synthesis → Gpu: a synthesized partition waits in the device queue
-/// ([`GpuQueue`](crate::engine::actors::GpuQueue)); the actor that takes this token takes the most
-/// urgent partition waiting there, not necessarily the one whose worker posted it.
+/// ([`GpuQueue`](crate::engine::actors::GpuQueue)); posted to every device, whose actor then
+/// takes the most urgent partition waiting there (not necessarily the one whose worker posted
+/// it), or nothing when the other devices took them all.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct TakeNext;

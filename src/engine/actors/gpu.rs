@@ -116,7 +116,7 @@ impl Handler<TakeNext> for GpuActor {
 
     fn handle(&mut self, _: TakeNext, ctx: &mut SyncContext<Self>) {
         took(&self.links.metrics, ActorKind::Gpu);
-        // One token per queued partition: there is one to take (or the engine is stopping).
+        // Every device gets a token per queued partition: another device may have taken it.
         if let Some(prove) = self.queue.pop() {
             self.prove(prove, ctx);
         }

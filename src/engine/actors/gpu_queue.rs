@@ -1,9 +1,10 @@
 //! The synthesized partitions waiting for a device, most urgent first: a synthesis worker puts
-//! its partition here and posts a [`TakeNext`](crate::engine::messages::TakeNext) to the Gpu actors'
-//! shared mailbox; the actor that takes the token takes the most urgent partition waiting (the
-//! highest priority, then the first queued). So a CRITICAL partition waits only for the
-//! partitions already on the devices, not for every one queued before it. One token per
-//! partition: every token finds a partition.
+//! its partition here and posts a [`TakeNext`](crate::engine::messages::TakeNext) to every Gpu
+//! actor; an actor handling a token takes the most urgent partition waiting (the highest
+//! priority, then the first queued), if any is left. So a CRITICAL partition waits only for the
+//! partitions already on the devices, not for every one queued before it. Each device gets one
+//! token per partition, so any one device alone would drain the queue; a token that finds it
+//! empty (another device took the partition) does nothing.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;

@@ -1,4 +1,5 @@
-//! Starting the actors: Dealloc, BG2, one Gpu thread per device and the synthesis pools (the
+//! Starting the actors: Dealloc, BG2, one Gpu actor per device (each its own thread and
+//! mailbox) and the synthesis pools (the
 //! ordinary one, its threads niced by `synthesis.nice`, and the one kept for CRITICAL
 //! partitions at the process's priority), each `SyncArbiter` built from its stage factory, all
 //! under one Supervisor.
@@ -53,28 +54,34 @@ pub(crate) fn spawn_actors(
                 links: l.clone(),
             }
         });
-        let (l, f) = (links.clone(), stages.gpu.clone());
-        let gpu_counter = Arc::new(AtomicUsize::new(0));
         let queue = Arc::new(GpuQueue::default());
-        let q = queue.clone();
-        // One thread per device, all sharing one mailbox (an idle device takes the next
-        // partition). The factory runs on the actor's own thread, so a restarted actor finds its
-        // device index in a thread-local.
-        let gpu = SyncArbiter::start(devices, move || {
-            let i = thread_index(&gpu_counter) % devices;
-            let stage = f(i);
-            // One label per device even when several run the same backend (e.g. "cpu:1").
-            let name = stage.name();
-            let device = crate::stages::pipeline::device_label(&name, i);
-            GpuActor {
-                stage,
-                device,
-                bg2: bg2.clone(),
-                links: l.clone(),
-                queue: q.clone(),
-            }
-        });
-        let warm = gpu.clone().recipient();
+        // One single-thread arbiter per device, its index fixed in its factory (which also
+        // rebuilds a restarted actor). Synthesized partitions wait in the shared `queue`; every
+        // device is told of each one, and whichever is idle first takes the most urgent.
+        let gpus: Vec<Addr<GpuActor>> = (0..devices)
+            .map(|i| {
+                let (l, f, q, bg2) = (
+                    links.clone(),
+                    stages.gpu.clone(),
+                    queue.clone(),
+                    bg2.clone(),
+                );
+                SyncArbiter::start(1, move || {
+                    let stage = f(i);
+                    // One label per device even when several run the same backend ("cpu:1").
+                    let device = crate::stages::pipeline::device_label(&stage.name(), i);
+                    GpuActor {
+                        stage,
+                        device,
+                        bg2: bg2.clone(),
+                        links: l.clone(),
+                        queue: q.clone(),
+                    }
+                })
+            })
+            .collect();
+        let gpu: Arc<[Addr<GpuActor>]> = gpus.into();
+        let warm: Vec<_> = gpu.iter().map(|g| g.clone().recipient()).collect();
         // Worker i of the ordinary pool builds stage i, of the critical pool stage workers + i.
         let pool = |size: usize, first: usize, threads: Option<Arc<rayon::ThreadPool>>| {
             let (f, gpu, links, queue) = (
@@ -99,7 +106,7 @@ pub(crate) fn spawn_actors(
         let critical =
             (critical_workers > 0).then(|| pool(critical_workers, workers, None).recipient());
         let mut sup = Supervisor::new(parts);
-        sup.attach(synthesis, critical, warm, devices);
+        sup.attach(synthesis, critical, warm);
         sup
     })
 }

@@ -87,8 +87,8 @@ pub struct Supervisor {
     critical: Option<Recipient<Synthesize>>,
     /// Grants synthesizing in the critical pool (their worker returns to it).
     in_critical: std::collections::HashSet<GrantId>,
-    /// The GPU actors' shared mailbox and how many devices read it.
-    gpu: Option<(Recipient<Warm>, usize)>,
+    /// Each GPU actor (one per device).
+    gpu: Vec<Recipient<Warm>>,
     metrics: Metrics,
     recordings: Arc<Recordings>,
     abc_on_device: bool,
@@ -161,7 +161,7 @@ impl Supervisor {
             synthesis: None,
             critical: None,
             in_critical: std::collections::HashSet::new(),
-            gpu: None,
+            gpu: Vec::new(),
             metrics: parts.metrics,
             recordings: parts.recordings,
             abc_on_device: parts.abc_on_device,
@@ -176,18 +176,17 @@ impl Supervisor {
     }
 
     /// Connects the synthesis pools (the ordinary one and the one kept for CRITICAL
-    /// partitions, if any) and the GPU actors (`devices` of them on one mailbox), created
-    /// after the supervisor, since they need its address.
+    /// partitions, if any) and the GPU actors (one per device), created after the supervisor,
+    /// since they need its address.
     pub fn attach(
         &mut self,
         synthesis: Recipient<Synthesize>,
         critical: Option<Recipient<Synthesize>>,
-        gpu: Recipient<Warm>,
-        devices: usize,
+        gpu: Vec<Recipient<Warm>>,
     ) {
         self.synthesis = Some(synthesis);
         self.critical = critical;
-        self.gpu = Some((gpu, devices));
+        self.gpu = gpu;
     }
 
     /// The synthesis worker `grant` ran on is idle again.
@@ -200,14 +199,12 @@ impl Supervisor {
         self.admission.worker_free(pool);
     }
 
-    /// Asks every device to make `pk` ready ahead of its partitions (one [`Warm`] per device
-    /// into their shared mailbox; a device that holds the key already does nothing).
+    /// Asks every device to make `pk` ready ahead of its partitions (one [`Warm`] each; a
+    /// device that holds the key already does nothing).
     fn warm(&self, pk: &Arc<ProvingKey>) {
-        if let Some((gpu, devices)) = &self.gpu {
-            for _ in 0..*devices {
-                let msg = Warm { pk: pk.clone() };
-                post_to(&self.metrics, ActorKind::Gpu, gpu, msg);
-            }
+        for gpu in &self.gpu {
+            let msg = Warm { pk: pk.clone() };
+            post_to(&self.metrics, ActorKind::Gpu, gpu, msg);
         }
     }
 

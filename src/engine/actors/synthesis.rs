@@ -14,8 +14,9 @@ use crate::stages::pipeline::Synthesizer;
 pub struct SynthesisActor {
     /// The stage implementation (rebuilt on restart by the arbiter's factory).
     pub stage: Box<dyn Synthesizer>,
-    /// Told of each synthesized partition (a token: the partition waits in `queue`).
-    pub gpu: Addr<GpuActor>,
+    /// Every device's actor, each told of each synthesized partition (a token: the partition
+    /// waits in `queue` for the first idle device).
+    pub gpu: std::sync::Arc<[Addr<GpuActor>]>,
     /// The Supervisor, Dealloc and metrics.
     pub links: Links,
     /// Synthesized partitions wait here, most urgent first.
@@ -75,7 +76,9 @@ impl Handler<Synthesize> for SynthesisActor {
                     span,
                     grant,
                 });
-                post(&links.metrics, ActorKind::Gpu, &self.gpu, TakeNext);
+                for gpu in self.gpu.iter() {
+                    post(&links.metrics, ActorKind::Gpu, gpu, TakeNext);
+                }
             }
             // Nothing survived (an error returns no buffers; unwinding dropped them): the whole
             // charge is settled through Dealloc, the one usual way.
