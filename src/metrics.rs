@@ -144,6 +144,9 @@ pub enum ProofResult {
 }
 
 impl ProofResult {
+    /// Every result.
+    pub const ALL: [ProofResult; 4] = [Self::Ok, Self::Failed, Self::Retried, Self::Abandoned];
+
     /// The label.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -340,8 +343,13 @@ impl Metrics {
         for c in collectors {
             m.registry.register(c)?;
         }
+        // Every series a dashboard queries exists from the start, at 0.
         for a in ActorKind::ALL {
             m.mailbox(a).set(0);
+            m.restarts_total.with_label_values(&[a.as_str()]);
+        }
+        for r in ProofResult::ALL {
+            m.proofs_total.with_label_values(&[r.as_str()]);
         }
         for r in KeyEviction::ALL {
             m.key_evictions_total.with_label_values(&[r.as_str()]);

@@ -23,10 +23,13 @@ pub mod journal;
 pub mod keys;
 pub mod kind_error;
 pub mod kinds;
+pub mod live;
 pub mod proto;
 pub mod runner;
 pub mod service;
+pub mod status_build;
 pub mod status_json;
+pub mod status_page;
 pub mod web;
 
 use std::sync::Arc;
