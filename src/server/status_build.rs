@@ -185,7 +185,8 @@ fn base(
 pub async fn snapshot(d: &Daemon, synthesis_workers: usize) -> Result<StatusDoc, EngineError> {
     let st = d.engine.status().await?;
     let mut live = d.live_jobs();
-    live.sort_by(|a, b| a.id.cmp(&b.id));
+    // Oldest first, as accepted.
+    live.sort_by(|a, b| (a.accepted_ms, &a.id).cmp(&(b.accepted_ms, &b.id)));
     let name = |e: u64| {
         live.iter()
             .find(|j| j.engine_job == e)
