@@ -194,6 +194,9 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    /// Every endpoint.
+    pub const ALL: [Endpoint; 2] = [Self::Grpc, Self::Http];
+
     /// The label.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -217,6 +220,14 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// Every reason.
+    pub const ALL: [Refusal; 4] = [
+        Self::NoToken,
+        Self::WrongToken,
+        Self::NotAllowed,
+        Self::TooLarge,
+    ];
+
     /// The label.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -353,6 +364,12 @@ impl Metrics {
         }
         for r in KeyEviction::ALL {
             m.key_evictions_total.with_label_values(&[r.as_str()]);
+        }
+        for e in Endpoint::ALL {
+            for r in Refusal::ALL {
+                m.refusals_total
+                    .with_label_values(&[e.as_str(), r.as_str()]);
+            }
         }
         Ok(m)
     }
