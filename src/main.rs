@@ -21,7 +21,7 @@ mod progress;
 #[path = "cli/serve.rs"]
 mod serve_cli;
 
-use progress::{gib, progress_line, show_progress};
+use progress::{gib, progress_line, serve_status, show_progress};
 
 /// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params).
 #[cfg(feature = "filecoin")]
@@ -141,6 +141,10 @@ enum Command {
         /// Split the proofs into this many requests submitted together.
         #[arg(long, default_value_t = 1, value_parser = at_least_one)]
         requests: usize,
+        /// Serve the status page (`/`, `/status`, `/metrics`) on 127.0.0.1:PORT while proving
+        /// (0: a free port; the address is printed).
+        #[arg(long, value_name = "PORT")]
+        status_port: Option<u16>,
         #[command(flatten)]
         overrides: Overrides,
     },
@@ -200,6 +204,10 @@ struct ProveOpts {
     proofs: usize,
     requests: usize,
     cfg: Config,
+    /// `--status-port`.
+    status_port: Option<u16>,
+    /// The jobs' kind on the status page.
+    kind: &'static str,
 }
 
 fn prove_all<C: KnownCircuit + Sync>(
@@ -209,8 +217,10 @@ fn prove_all<C: KnownCircuit + Sync>(
 ) -> Result<bool, String> {
     let pk = Arc::new(load_or_make_key(&make(0), key).map_err(|e| e.to_string())?);
     let pvk = PreparedVerifyingKey::new(&pk.vk);
-    let engine = Engine::start(o.cfg).map_err(|e| e.to_string())?;
+    let workers = o.cfg.synthesis_workers;
+    let engine = Arc::new(Engine::start(o.cfg).map_err(|e| e.to_string())?);
     eprintln!("engine: backend {}", engine.backend_name());
+    serve_status(o.status_port, &engine, workers, o.kind)?;
     let circuits: Vec<C> = (0..o.proofs).map(|i| make(i as u64 + 1)).collect();
     let per = o.proofs.div_ceil(o.requests.max(1)).max(1);
     let started = Instant::now();
@@ -218,7 +228,7 @@ fn prove_all<C: KnownCircuit + Sync>(
         let handles: Vec<_> = circuits
             .chunks(per)
             .map(|chunk| {
-                let (engine, pk, chunk) = (&engine, pk.clone(), chunk.to_vec());
+                let (engine, pk, chunk) = (&*engine, pk.clone(), chunk.to_vec());
                 s.spawn(move || engine.prove_blocking(Request::new(pk, chunk)))
             })
             .collect();
@@ -357,6 +367,7 @@ fn run(cli: Cli, cuzk: Option<CuzkConfig>) -> Result<bool, String> {
             circuit,
             proofs,
             requests,
+            status_port,
             overrides,
         } => {
             circuit.check()?;
@@ -365,6 +376,11 @@ fn run(cli: Cli, cuzk: Option<CuzkConfig>) -> Result<bool, String> {
                 proofs,
                 requests,
                 cfg,
+                status_port,
+                kind: match circuit.circuit {
+                    CircuitKind::Synthetic => "baton-synthetic",
+                    CircuitKind::Mimc => "baton-mimc",
+                },
             };
             let c = circuit.constraints;
             match circuit.circuit {

@@ -95,3 +95,95 @@ fn a_request_refused_for_the_budget_says_so_and_a_good_run_verifies() {
     assert!(err.contains("key: loaded"), "the key was cached: {err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `GET path` on `addr`: the whole answer, headers included.
+fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("an answer");
+    out
+}
+
+#[test]
+fn status_port_serves_the_page_and_the_runs_status_while_it_proves() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = cache("status-port");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["prove", "--backend", "cpu", "--constraints", "1024"])
+        .args(["--proofs", "300", "--requests", "3", "--status-port", "0"])
+        .env("BATON_CACHE_DIR", &dir)
+        .env("BATON_CONFIG", dir.join("no-such-baton.toml"))
+        .env_remove("BATON_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the baton binary runs");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            Some(
+                l.strip_prefix("status: http://")?
+                    .trim_end_matches('/')
+                    .to_string(),
+            )
+        })
+        .expect("the address is printed");
+    let page = http_get(&addr, "/");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("<title>baton status</title>"), "{page}");
+    // Until a job shows (they are submitted just after the address is printed).
+    let mut seen = None;
+    for _ in 0..200 {
+        let answer = http_get(&addr, "/status");
+        let body = answer.split_once("\r\n\r\n").map_or("", |x| x.1);
+        let doc: serde_json::Value = serde_json::from_str(body).expect("JSON");
+        assert_eq!(doc["baton_source"], "cli", "{doc}");
+        assert!(doc.get("counters").is_none(), "{doc}");
+        if let Some(p) = doc["pipelines"].as_array().and_then(|p| p.first()) {
+            seen = Some(p.clone());
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let job = seen.expect("a job on /status while the run lasts");
+    assert!(job["job_id"]
+        .as_str()
+        .is_some_and(|id| id.starts_with("job-")));
+    assert_eq!(job["proof_kind"], "baton-synthetic");
+    assert_eq!(job["total_partitions"], 100);
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("exits");
+    assert!(status.success(), "{}", rest.join("\n"));
+
+    // A port already taken is refused, naming the flag.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let (ok, _, err) = baton(
+        &dir,
+        &[
+            "prove",
+            "--backend",
+            "cpu",
+            "--constraints",
+            "1024",
+            "--proofs",
+            "1",
+        ]
+        .into_iter()
+        .chain(["--status-port", port.as_str()])
+        .collect::<Vec<_>>(),
+    );
+    assert!(!ok, "{err}");
+    assert!(err.contains(&format!("--status-port {port}:")), "{err}");
+}

@@ -15,7 +15,7 @@ use baton::filecoin::{
 use baton::ledger::Stage;
 use baton::Engine;
 
-use super::{config_with, show_progress, Overrides};
+use super::{config_with, serve_status, show_progress, Overrides};
 
 /// Where the output goes and the engine's overrides.
 #[derive(Args)]
@@ -24,6 +24,10 @@ pub struct Output {
     /// once they verify.
     #[arg(long)]
     out: PathBuf,
+    /// Serve the status page (`/`, `/status`, `/metrics`) on 127.0.0.1:PORT while proving
+    /// (0: a free port; the address is printed).
+    #[arg(long, value_name = "PORT")]
+    status_port: Option<u16>,
     #[command(flatten)]
     overrides: Overrides,
 }
@@ -265,8 +269,11 @@ pub fn run(cmd: Command) -> Result<bool, String> {
 /// Proves `job` with live per-partition progress on a terminal, writes the verified output.
 fn prove(job: Job, what: &str, output: Output) -> Result<bool, String> {
     let cfg = config_with(output.overrides)?;
-    let engine = Engine::start(cfg).map_err(|e| e.to_string())?;
-    let label = format!("{} {what}", job.finisher.kind().name());
+    let workers = cfg.synthesis_workers;
+    let engine = std::sync::Arc::new(Engine::start(cfg).map_err(|e| e.to_string())?);
+    let kind = job.finisher.kind().name();
+    serve_status(output.status_port, &engine, workers, kind)?;
+    let label = format!("{kind} {what}");
     let partitions = job.finisher.partitions();
     eprintln!(
         "{label}: {partitions} partition(s) of {} on {}",

@@ -1,7 +1,8 @@
 //! The live progress line of the proving subcommands: how many partitions are in each state,
-//! rewritten in place on a terminal.
+//! rewritten in place on a terminal; and `--status-port`, the status page of a local run.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::engine::status::PartitionState;
@@ -63,4 +64,22 @@ pub fn show_progress(done: impl Fn() -> bool, line: impl Fn() -> Option<String>)
     if tty {
         eprintln!();
     }
+}
+
+/// `--status-port PORT`: serves the status page of `engine` (its jobs of kind `kind`) on
+/// 127.0.0.1:PORT while the run lasts, and says where; nothing without the flag.
+pub fn serve_status(
+    port: Option<u16>,
+    engine: &Arc<Engine>,
+    synthesis_workers: usize,
+    kind: &str,
+) -> Result<(), String> {
+    let Some(port) = port else {
+        return Ok(());
+    };
+    let addr =
+        baton::server::status_page::serve_engine(port, engine.clone(), synthesis_workers, kind)
+            .map_err(|e| format!("--status-port {port}: {e}"))?;
+    eprintln!("status: http://{addr}/");
+    Ok(())
 }

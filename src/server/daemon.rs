@@ -5,69 +5,20 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use prost::Message;
 use sha2::{Digest, Sha256};
-use tokio::sync::{watch, Notify};
+use tokio::sync::Notify;
 
 use super::error::CallError;
 use super::journal::{JobRecord, JobState, Journal, Timings};
 use super::keys::KeyStore;
 use super::kinds::{self, JobSpec};
+use super::live::{live_with, Failure, Failures, Live};
+pub use super::live::{now_ms, LiveView, Outcome};
 use super::proto::SubmitProofRequest;
 use crate::engine::{CancelOutcome, Engine};
-
-/// How a job ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Proved.
-    Completed {
-        /// The proof bytes.
-        proof: Vec<u8>,
-        /// Phase timings.
-        timings: Timings,
-    },
-    /// Failed for good.
-    Failed {
-        /// Why.
-        error: String,
-        /// Phase timings.
-        timings: Timings,
-    },
-    /// Cancelled by a client.
-    Cancelled,
-}
-
-/// A job not yet ended.
-struct Live {
-    record: JobRecord,
-    done: watch::Sender<Option<Outcome>>,
-    /// The engine's id for it once submitted there (0 before).
-    engine_job: Arc<AtomicU64>,
-    /// Set once it is ending (only the first ender writes the journal).
-    ending: bool,
-}
-
-/// A job in [`Daemon::live_jobs`].
-#[derive(Clone, Debug)]
-pub struct LiveView {
-    /// Job id.
-    pub id: String,
-    /// The client's request id (shared by every job sent under it).
-    pub request_id: String,
-    /// The wire proof kind.
-    pub kind: i32,
-    /// The engine's job id (0 while its key loads).
-    pub engine_job: u64,
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
 
 /// The daemon's shared state.
 pub struct Daemon {
@@ -79,6 +30,8 @@ pub struct Daemon {
     pub(super) started: Instant,
     pub(super) completed: AtomicU64,
     pub(super) failed: AtomicU64,
+    /// The last jobs that failed, with their reason (for `/status`).
+    pub(super) failures: Failures,
     draining: AtomicBool,
     idle: Notify,
 }
@@ -126,6 +79,7 @@ impl Daemon {
             started: Instant::now(),
             completed: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            failures: Failures::default(),
             draining: AtomicBool::new(false),
             idle: Notify::new(),
         })
@@ -362,6 +316,12 @@ impl Daemon {
                     r.timings = *timings;
                 }
                 Outcome::Failed { error, timings } => {
+                    self.failures.push(Failure {
+                        id: id.to_string(),
+                        kind: r.kind,
+                        error: error.clone(),
+                        at_ms: now_ms(),
+                    });
                     r.state = JobState::Failed;
                     r.error = Some(error.clone());
                     r.timings = *timings;
@@ -443,6 +403,9 @@ impl Daemon {
                 request_id: l.record.request_id.clone(),
                 kind: l.record.kind,
                 engine_job: l.engine_job.load(Ordering::SeqCst),
+                accepted_ms: l.record.accepted_ms,
+                priority: crate::scheduler::Priority::from_index(l.record.priority.into())
+                    .unwrap_or_default(),
             })
             .collect()
     }
@@ -462,24 +425,5 @@ impl Daemon {
     /// Whether [`drain`](Self::drain) was called.
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
-    }
-}
-
-/// The live job (not ending) whose request had digest `digest`.
-fn live_with(table: &HashMap<String, Live>, digest: &str) -> Option<String> {
-    table
-        .iter()
-        .find(|(_, l)| !l.ending && l.record.digest == digest)
-        .map(|(id, _)| id.clone())
-}
-
-impl Live {
-    fn new(record: JobRecord) -> Self {
-        Live {
-            record,
-            done: watch::channel(None).0,
-            engine_job: Arc::new(AtomicU64::new(0)),
-            ending: false,
-        }
     }
 }

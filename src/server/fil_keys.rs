@@ -61,7 +61,7 @@ pub async fn preload(d: &Daemon, circuit: CircuitId) -> Result<PreloadSrsRespons
 
 /// The engine's id of the resident key of `circuit`, if any (the reference is dropped at once,
 /// so it does not count as a user).
-fn key_id(circuit: &str) -> Option<u64> {
+pub(super) fn key_id(circuit: &str) -> Option<u64> {
     let store = KeyStore::global();
     let info = store.list().into_iter().find(|k| k.circuit_id == circuit)?;
     store.get(&info.path).map(|k: Arc<_>| k.id())

@@ -7,7 +7,9 @@
 //! (job table, journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns
 //! requests into circuits, `keys` holds the proving keys, `eviction` evicts them on request and
 //! under memory pressure (least recently used idle key first), `journal` persists, `web` serves
-//! the HTTP port and `status_json` its `/status` document; with the `filecoin` feature,
+//! the HTTP port, `status_json` its `/status` document (built by `status_build`) and
+//! `status_page` the page at `/` that draws it; `live` holds how jobs end and the recent
+//! failures; with the `filecoin` feature,
 //! `fil_kinds` checks and builds the Filecoin kinds and `fil_keys` preloads, evicts and lists
 //! their keys.
 
@@ -23,10 +25,13 @@ pub mod journal;
 pub mod keys;
 pub mod kind_error;
 pub mod kinds;
+pub mod live;
 pub mod proto;
 pub mod runner;
 pub mod service;
+pub mod status_build;
 pub mod status_json;
+pub mod status_page;
 pub mod web;
 
 use std::sync::Arc;

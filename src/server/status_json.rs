@@ -1,16 +1,16 @@
 //! The `/status` document of `baton serve`'s HTTP port, shaped like cuzk's (`GET /status` on
 //! its `status_listen`): the same top-level names and fields where baton has the data, `null`
-//! where it has not, and baton's own figures under `ledger` and fields named `baton_*`.
+//! where it has not, and baton's own figures under `ledger` and fields named `baton_*`. The
+//! CLI's `--status-port` serves the same document without the daemon's parts (`counters`,
+//! `baton_failures`); [`status_build`](super::status_build) builds both.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 
 use serde::Serialize;
 
-use super::daemon::Daemon;
 use super::kinds::kind_name;
 use super::proto::ProofKind;
-use crate::engine::{EngineError, PartitionState};
+use crate::engine::PartitionState;
 use crate::ledger::Stage;
 
 /// The whole document.
@@ -28,12 +28,36 @@ pub struct StatusDoc {
     pub gpu_workers: Vec<GpuWorker>,
     /// Proving keys held (`pce` stays empty: recordings are not listed).
     pub allocations: Allocations,
-    /// Jobs ended and waiting.
-    pub counters: Counters,
+    /// Jobs ended and waiting (the daemon's; absent from the CLI's document).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Counters>,
     /// baton's ledger, in full.
     pub ledger: Ledger,
     /// The GPU actors' backends (`cuda:0,cuda:1`, `cpu`).
     pub baton_backend: String,
+    /// Who serves the document: `daemon` (`baton serve`) or `cli` (`--status-port`).
+    pub baton_source: &'static str,
+    /// Partitions waiting for a grant, per priority (`low`, `normal`, `high`, `critical`).
+    pub baton_queued_by_priority: BTreeMap<&'static str, usize>,
+    /// Partition attempts since start by result (`ok`, `failed`, `retried`, `abandoned`), from
+    /// `baton_proofs_total`.
+    pub baton_proofs: BTreeMap<&'static str, u64>,
+    /// The last jobs that failed for good, newest first (the daemon's; absent from the CLI's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baton_failures: Option<Vec<FailureEntry>>,
+}
+
+/// One job that failed, in `baton_failures`.
+#[derive(Debug, Serialize)]
+pub struct FailureEntry {
+    /// The job id.
+    pub job_id: String,
+    /// cuzk's name of its kind.
+    pub proof_kind: String,
+    /// Why it failed.
+    pub reason: String,
+    /// Seconds since it failed.
+    pub secs_ago: f64,
 }
 
 /// `memory`: bytes of the ledger's budget.
@@ -64,7 +88,7 @@ pub struct Pipeline {
     /// cuzk's name of the kind: `porep-c2`, `snap-update`, `window-post`, `winning-post` (and
     /// `baton-synthetic`, `baton-mimc`).
     pub proof_kind: String,
-    /// Not known to the status (null).
+    /// Seconds since the job was accepted.
     pub started_secs_ago: Option<f64>,
     /// Partitions of the job (0 while its key loads).
     pub total_partitions: usize,
@@ -74,6 +98,8 @@ pub struct Pipeline {
     pub partitions: Vec<Partition>,
     /// The engine's job id (null while its key loads).
     pub baton_engine_job: Option<u64>,
+    /// Its priority: `low`, `normal`, `high` or `critical`.
+    pub baton_priority: &'static str,
 }
 
 /// One partition.
@@ -105,8 +131,11 @@ pub struct GpuWorker {
     pub current_job: Option<String>,
     /// Not known to the status (null).
     pub current_partition: Option<usize>,
-    /// Not known to the status (null).
+    /// Seconds it has been busy since start (`baton_gpu_busy_seconds_total`, counted as each
+    /// partition or warm-up ends).
     pub busy_secs: Option<f64>,
+    /// Its device label (`cuda:0`, `cpu:0`), as in the metrics.
+    pub baton_device: String,
 }
 
 /// `allocations`.
@@ -133,6 +162,8 @@ pub struct SrsEntry {
     pub baton_users: u32,
     /// `hot` (bases on a GPU), `warm` (host memory) or `cold` (loading).
     pub baton_tier: &'static str,
+    /// Bytes its bases take on the devices (0 unless `hot`).
+    pub baton_device_bytes: u64,
 }
 
 /// `counters`.
@@ -169,10 +200,13 @@ pub struct Ledger {
     pub queued_partitions: usize,
     /// Partitions synthesized and not yet taken by a GPU actor.
     pub synthesized_waiting: usize,
+    /// Charged bytes per ledger stage (`synthesizing`, `queued_gpu`, `on_gpu`, `bg2`,
+    /// `dealloc`).
+    pub baton_bytes_by_stage: BTreeMap<&'static str, u64>,
 }
 
 /// cuzk's name of a wire kind.
-fn cuzk_kind(kind: i32) -> String {
+pub fn cuzk_kind(kind: i32) -> String {
     match ProofKind::try_from(kind) {
         Ok(ProofKind::PorepSealCommit) => "porep-c2".into(),
         Ok(ProofKind::SnapDealsUpdate) => "snap-update".into(),
@@ -185,7 +219,7 @@ fn cuzk_kind(kind: i32) -> String {
 }
 
 /// cuzk's and baton's names of a partition state.
-fn states(p: PartitionState) -> (&'static str, &'static str) {
+pub fn states(p: PartitionState) -> (&'static str, &'static str) {
     match p {
         PartitionState::Queued => ("pending", "queued"),
         PartitionState::At(s) => (
@@ -200,148 +234,4 @@ fn states(p: PartitionState) -> (&'static str, &'static str) {
         PartitionState::Done => ("done", "done"),
         PartitionState::Failed => ("failed", "failed"),
     }
-}
-
-/// The document now; `synthesis_workers` is the configured worker count.
-pub async fn snapshot(d: &Daemon, synthesis_workers: usize) -> Result<StatusDoc, EngineError> {
-    let st = d.engine.status().await?;
-    let mut live = d.live_jobs();
-    live.sort_by(|a, b| a.id.cmp(&b.id));
-    let engine_job = |id: u64| st.jobs.iter().find(|j| j.id == id);
-    let pipelines: Vec<Pipeline> = live
-        .iter()
-        .map(|j| {
-            let parts = (j.engine_job != 0)
-                .then(|| engine_job(j.engine_job))
-                .flatten()
-                .map_or(&[][..], |e| &e.partitions[..]);
-            let partitions: Vec<Partition> = parts
-                .iter()
-                .enumerate()
-                .map(|(index, p)| {
-                    let (state, baton_state) = states(*p);
-                    Partition {
-                        index,
-                        state,
-                        synth_ms: None,
-                        gpu_ms: None,
-                        baton_state,
-                    }
-                })
-                .collect();
-            Pipeline {
-                job_id: j.id.clone(),
-                proof_kind: cuzk_kind(j.kind),
-                started_secs_ago: None,
-                total_partitions: partitions.len(),
-                partitions_done: partitions.iter().filter(|p| p.state == "done").count(),
-                partitions,
-                baton_engine_job: (j.engine_job != 0).then_some(j.engine_job),
-            }
-        })
-        .collect();
-    let queue_depth = pipelines
-        .iter()
-        .filter(|p| p.partitions.iter().all(|x| x.state == "pending"))
-        .count();
-    let backend = d.engine.backend_name().to_string();
-    let devices = d.engine.gpu_devices();
-    let gpu_workers = backend
-        .split(',')
-        .enumerate()
-        .map(|(i, name)| {
-            let label = crate::stages::pipeline::device_label(name, i);
-            let job = st.on_gpu.iter().find(|(dev, _)| *dev == label).map(|x| x.1);
-            GpuWorker {
-                worker_id: i,
-                gpu_ordinal: devices.get(i).copied().unwrap_or(i),
-                state: if job.is_some() { "proving" } else { "idle" },
-                current_job: job
-                    .and_then(|e| live.iter().find(|j| j.engine_job == e))
-                    .map(|j| j.id.clone()),
-                current_partition: None,
-                busy_secs: None,
-            }
-        })
-        .collect();
-    let l = &st.ledger;
-    let used_bytes = l.charged_bytes.saturating_add(l.resident_bytes);
-    let synthesizing = PartitionState::At(Stage::Synthesizing);
-    Ok(StatusDoc {
-        uptime_secs: d.started.elapsed().as_secs_f64(),
-        memory: Memory {
-            total_bytes: l.budget_bytes,
-            used_bytes,
-            available_bytes: l.budget_bytes.saturating_sub(used_bytes),
-        },
-        synthesis: Synthesis {
-            max_concurrent: synthesis_workers,
-            active: st
-                .jobs
-                .iter()
-                .flat_map(|j| &j.partitions)
-                .filter(|p| **p == synthesizing)
-                .count(),
-        },
-        pipelines,
-        gpu_workers,
-        allocations: Allocations {
-            srs: srs(d),
-            pce: Vec::new(),
-        },
-        counters: Counters {
-            total_completed: d.completed.load(Ordering::Relaxed),
-            total_failed: d.failed.load(Ordering::Relaxed),
-            completed_by_kind: BTreeMap::new(),
-            failed_by_kind: BTreeMap::new(),
-            queue_depth,
-        },
-        ledger: Ledger {
-            budget_bytes: l.budget_bytes,
-            charged_bytes: l.charged_bytes,
-            peak_charged_bytes: l.peak_charged_bytes,
-            resident_bytes: l.resident_bytes,
-            slots: l.slots,
-            free_slots: l.free_slots,
-            queued_partitions: st.queued,
-            synthesized_waiting: st.synthesized_alive,
-        },
-        baton_backend: backend,
-    })
-}
-
-/// The keys of the built-in circuits and (feature `filecoin`) the Filecoin ones.
-fn srs(d: &Daemon) -> Vec<SrsEntry> {
-    #[allow(unused_mut)]
-    let mut out: Vec<SrsEntry> = d
-        .keys
-        .list()
-        .into_iter()
-        .map(|k| SrsEntry {
-            baton_tier: match &k.key {
-                Some(key) if d.engine.device_key_bytes(key.id()) > 0 => "hot",
-                Some(_) => "warm",
-                None => "cold",
-            },
-            circuit_id: k.id,
-            bytes: k.bytes,
-            last_used_secs_ago: None,
-            evictable: k.users == 0,
-            baton_users: k.users as u32,
-        })
-        .collect();
-    #[cfg(feature = "filecoin")]
-    out.extend(super::fil_keys::list(d).into_iter().map(|s| SrsEntry {
-        baton_tier: match s.tier() {
-            super::proto::srs_status::Tier::Hot => "hot",
-            super::proto::srs_status::Tier::Warm => "warm",
-            _ => "cold",
-        },
-        circuit_id: s.circuit_id,
-        bytes: s.size_bytes,
-        last_used_secs_ago: None,
-        evictable: s.ref_count == 0,
-        baton_users: s.ref_count,
-    }));
-    out
 }

@@ -1,5 +1,6 @@
-//! The daemon's HTTP port: the engine's `/metrics` and `/healthz`, and `/status` (cuzk's JSON
-//! document, [`status_json`](super::status_json)), behind the gRPC service's gate: a client on
+//! The daemon's HTTP port: the engine's `/metrics` and `/healthz`, `/status` (cuzk's JSON
+//! document, [`status_json`](super::status_json)) and `/`, the page that draws it
+//! ([`status_page`](super::status_page)), behind the gRPC service's gate: a client on
 //! this machine always passes, another one needs an address in `server.allow_clients` or the
 //! bearer token when either is set (401 otherwise, counted and logged like a gRPC refusal).
 
@@ -15,7 +16,7 @@ use axum::Router;
 
 use super::access::{Gate, Peer};
 use super::daemon::Daemon;
-use super::status_json;
+use super::{status_build, status_page};
 use crate::metrics::Endpoint;
 
 /// The routes, gated by `gate`; `synthesis_workers` goes into `/status`.
@@ -23,37 +24,25 @@ pub fn router(d: Arc<Daemon>, gate: Gate, synthesis_workers: usize) -> Router {
     let engine = d.engine.clone();
     let render: crate::http::Render = Arc::new(move || engine.metric_handles().render());
     crate::http::routes(render)
+        .route("/", get(status_page::page))
         .route(
             "/status",
             get(move || {
                 let d = d.clone();
-                async move { status(&d, synthesis_workers).await }
+                async move {
+                    let doc = status_build::snapshot(&d, synthesis_workers).await;
+                    status_page::json(doc.map_err(|e| e.to_string()))
+                }
             }),
         )
         .fallback(|| async {
-            (StatusCode::NOT_FOUND, "try /metrics, /healthz or /status\n").into_response()
+            (
+                StatusCode::NOT_FOUND,
+                "try /, /status, /metrics or /healthz\n",
+            )
+                .into_response()
         })
         .layer(axum::middleware::from_fn_with_state(gate, guard))
-}
-
-/// `GET /status`: the document as JSON, readable from any web page (as cuzk's).
-async fn status(d: &Daemon, synthesis_workers: usize) -> Response {
-    let doc = status_json::snapshot(d, synthesis_workers)
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|doc| serde_json::to_string(&doc).map_err(|e| e.to_string()));
-    let (code, body) = match doc {
-        Ok(body) => (StatusCode::OK, body),
-        Err(e) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            serde_json::json!({ "error": e }).to_string(),
-        ),
-    };
-    let headers = [
-        (header::CONTENT_TYPE, "application/json"),
-        (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
-    ];
-    (code, headers, body).into_response()
 }
 
 /// Lets a request through the gate, or answers 401 saying what would admit it.
