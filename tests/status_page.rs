@@ -62,15 +62,20 @@ fn headless(bin: &str, profile: &Path, url: &str, args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("chromium starts");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().expect("chromium runs").is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
+    // Its output is read while it runs (a full pipe would stall it), on a thread of its own.
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(out) => out,
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            rx.recv().expect("chromium was killed")
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().expect("chromium's output")
+    };
+    out.expect("chromium's output")
 }
 
 /// `GET path` on `addr`: the status code and the body.
