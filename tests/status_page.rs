@@ -43,7 +43,7 @@ fn chromium() -> Option<&'static str> {
 /// Headless Chromium on `url` with `args`, given `budget_ms` of virtual time for the page's
 /// script (its polls) before it dumps or shoots; killed after 120 s.
 fn headless(bin: &str, profile: &Path, url: &str, args: &[&str]) -> Output {
-    let mut child = Command::new(bin)
+    let child = Command::new(bin)
         .args([
             "--headless",
             "--no-sandbox",

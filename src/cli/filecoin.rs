@@ -15,7 +15,8 @@ use baton::filecoin::{
 use baton::ledger::Stage;
 use baton::Engine;
 
-use super::{config_with, serve_status, show_progress, Overrides};
+use super::overrides::{config_with, Overrides};
+use super::progress::{serve_status, show_progress};
 
 /// Where the output goes and the engine's overrides.
 #[derive(Args)]

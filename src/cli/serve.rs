@@ -7,7 +7,7 @@ use baton::config::cuzk::CuzkConfig;
 use baton::config::ConfigError;
 use baton::Config;
 
-use super::{overridden, Overrides};
+use super::overrides::{overridden, Overrides};
 
 /// The flags of `baton serve`.
 #[derive(clap::Args)]
