@@ -23,7 +23,7 @@ mod serve_cli;
 
 use progress::{gib, progress_line, show_progress};
 
-/// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params).
+/// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params, fil-gen-c1).
 #[cfg(feature = "filecoin")]
 #[path = "cli/filecoin.rs"]
 mod filecoin_cli;
