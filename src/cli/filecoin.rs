@@ -9,8 +9,8 @@ use std::time::Instant;
 use clap::{Args, Subcommand, ValueEnum};
 
 use baton::filecoin::{
-    generate_c1, parse_c1, parse_sector_size, GenC1, post_proof_for, prover_id_from_miner, CircuitId, CircuitKind,
-    Filecoin, Job, ParamCache, RegisteredPoStProof, RegisteredUpdateProof,
+    generate_c1, parse_c1, parse_sector_size, post_proof_for, prover_id_from_miner, CircuitId,
+    CircuitKind, Filecoin, GenC1, Job, ParamCache, RegisteredPoStProof, RegisteredUpdateProof,
 };
 use baton::ledger::Stage;
 use baton::status::PartitionState;
@@ -294,7 +294,15 @@ pub fn run(cmd: Command) -> Result<bool, String> {
             ticket,
             out,
             envelope,
-        } => gen_c1(&sector_size, miner_id, sector_id, seed, ticket, &out, envelope),
+        } => gen_c1(
+            &sector_size,
+            miner_id,
+            sector_id,
+            seed,
+            ticket,
+            &out,
+            envelope,
+        ),
     }
 }
 

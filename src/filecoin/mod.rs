@@ -26,10 +26,10 @@ mod post;
 mod setup;
 mod shape;
 mod snap;
-mod vanilla;
 /// Sealing small sectors offline for tests and benchmarks (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
+mod vanilla;
 
 use std::sync::Arc;
 

@@ -139,11 +139,7 @@ fn diagnose<Tree: 'static + MerkleTreeTrait>(
         };
         match cols.c_x.get_node_at_layer(layer) {
             Ok(label) if lp.verify(&pub_in.replica_id, label) => {}
-            _ => {
-                return format!(
-                    "its layer-{layer} label is not the hash of its parents' labels"
-                )
-            }
+            _ => return format!("its layer-{layer} label is not the hash of its parents' labels"),
         }
     }
     if !proof

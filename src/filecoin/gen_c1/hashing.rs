@@ -53,14 +53,18 @@ pub(crate) fn tree_arities<Tree: MerkleTreeTrait>(nodes: usize) -> Result<Vec<us
     let base = Tree::Arity::to_usize();
     let sub = Tree::SubTreeArity::to_usize();
     let top = Tree::TopTreeArity::to_usize();
-    let bad = || FilecoinError::BadInput(format!("{nodes} nodes do not fill a tree of arity {base}/{sub}/{top}"));
+    let bad = || {
+        FilecoinError::BadInput(format!(
+            "{nodes} nodes do not fill a tree of arity {base}/{sub}/{top}"
+        ))
+    };
     let mut per_base = nodes / sub.max(1) / top.max(1);
     if base < 2 || per_base * sub.max(1) * top.max(1) != nodes {
         return Err(bad());
     }
     let mut arities = Vec::new();
     while per_base > 1 {
-        if per_base % base != 0 {
+        if !per_base.is_multiple_of(base) {
             return Err(bad());
         }
         arities.push(base);

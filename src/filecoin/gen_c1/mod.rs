@@ -185,7 +185,8 @@ fn generate<Tree: 'static + MerkleTreeTrait>(spec: &GenC1) -> Result<SealCommitP
         .collect();
     let mut secret_r = secret;
     secret_r[0] ^= 0x4e;
-    let tree_r = SparseTree::<Tree::Hasher>::build(arities, replica_leaves, Fill::Random(secret_r))?;
+    let tree_r =
+        SparseTree::<Tree::Hasher>::build(arities, replica_leaves, Fill::Random(secret_r))?;
     let comm_r = hash2::<Tree::Hasher>(&tree_c.root(), &tree_r.root());
 
     let trees = Trees {
@@ -215,8 +216,9 @@ fn generate<Tree: 'static + MerkleTreeTrait>(spec: &GenC1) -> Result<SealCommitP
 
 /// What a column hashes to in tree_c.
 fn column_hash<Tree: MerkleTreeTrait>(node: usize, rows: &[Domain<Tree>]) -> Result<Domain<Tree>> {
-    let column = storage_proofs_porep::stacked::Column::<Tree::Hasher>::new(node as u32, rows.to_vec())
-        .map_err(up("making a column"))?;
+    let column =
+        storage_proofs_porep::stacked::Column::<Tree::Hasher>::new(node as u32, rows.to_vec())
+            .map_err(up("making a column"))?;
     Ok(column.hash().into())
 }
 
@@ -230,7 +232,10 @@ struct Trees<'a, H: Hasher> {
 
 impl<H: Hasher> Trees<'_, H> {
     /// The vanilla proof of challenge `c`, laid out as filecoin-proofs lays it out.
-    fn proof<Tree: 'static + MerkleTreeTrait<Hasher = H>>(&self, c: usize) -> VanillaSealProof<Tree> {
+    fn proof<Tree: 'static + MerkleTreeTrait<Hasher = H>>(
+        &self,
+        c: usize,
+    ) -> VanillaSealProof<Tree> {
         let layers = self.columns.layers();
         let column = |n: usize| -> ColumnProof<TreeProof<Tree>> {
             let (leaf, root, path) = self.tree_c.opening(n);
