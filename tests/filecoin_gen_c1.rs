@@ -103,6 +103,16 @@ fn vanilla_proofs_of_small_sectors_pass_filecoin_proofs_verifier() {
     for size in [SECTOR_SIZE_2_KIB, SECTOR_SIZE_8_MIB, SECTOR_SIZE_512_MIB] {
         accepted_and_only_so(size);
     }
+    // The first proof version too (another parent graph).
+    let mut v1 = spec(SECTOR_SIZE_2_KIB, 7);
+    v1.proof = baton::filecoin::RegisteredSealProof::StackedDrg2KiBV1;
+    assert!(vanilla_accepted(&generate(&v1), &v1), "V1 accepted");
+    // Synthetic and non-interactive PoRep are not generated.
+    v1.proof = baton::filecoin::RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep;
+    assert!(matches!(
+        generate_c1(&v1),
+        Err(FilecoinError::Unsupported(_))
+    ));
 }
 
 #[test]

@@ -83,3 +83,44 @@ pub(crate) fn binary_arities(nodes: usize) -> Result<Vec<usize>> {
     }
     Ok(vec![2; nodes.trailing_zeros() as usize])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use filecoin_proofs::constants::{
+        SectorShape2KiB, SectorShape32GiB, SectorShape512MiB, SectorShape64GiB,
+    };
+
+    #[test]
+    fn arities_follow_the_tree_shapes() {
+        assert_eq!(tree_arities::<SectorShape2KiB>(64).ok(), Some(vec![8, 8]));
+        assert_eq!(
+            tree_arities::<SectorShape512MiB>(1 << 24).ok(),
+            Some(vec![8; 8])
+        );
+        // 32 GiB: eight sub-trees of 8^9 leaves under one 8-ary layer.
+        let mut want = vec![8; 9];
+        want.push(8);
+        assert_eq!(
+            tree_arities::<SectorShape32GiB>(1 << 30).ok(),
+            Some(want.clone())
+        );
+        // 64 GiB: two of those under a binary top layer.
+        want.push(2);
+        assert_eq!(tree_arities::<SectorShape64GiB>(1 << 31).ok(), Some(want));
+        assert!(tree_arities::<SectorShape2KiB>(96).is_err());
+        assert_eq!(binary_arities(64).ok(), Some(vec![2; 6]));
+        assert!(binary_arities(48).is_err());
+    }
+
+    #[test]
+    fn labels_are_field_elements_of_the_header_and_parents() {
+        let id = [7u8; 32];
+        let parents = [[1u8; 32], [2u8; 32]];
+        let a: [u8; 32] = label(&id, 1, 5, &parents);
+        assert!(a[31] <= 0x3f, "top two bits cleared");
+        assert_ne!(a, label(&id, 2, 5, &parents), "the layer counts");
+        assert_ne!(a, label(&id, 1, 6, &parents), "the node counts");
+        assert_ne!(a, label(&id, 1, 5, &parents[..1]), "the parents count");
+    }
+}
