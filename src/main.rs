@@ -24,7 +24,7 @@ mod serve_cli;
 use overrides::Overrides;
 use prove::{at_least_one, CircuitArgs};
 
-/// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params).
+/// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params, fil-gen-c1).
 #[cfg(feature = "filecoin")]
 #[path = "cli/filecoin.rs"]
 mod filecoin_cli;

@@ -1,6 +1,7 @@
 //! The Filecoin subcommands (feature `filecoin`): `porep-c2`, `winning-post`, `window-post`,
 //! `snap-prove` prove through the engine and write the output only once filecoin-proofs'
-//! verifier accepted it (exit 0 exactly then); `fil-params` makes test parameters offline.
+//! verifier accepted it (exit 0 exactly then); `fil-params` makes test parameters offline;
+//! `fil-gen-c1` makes a C1 output of any sector size without sealing one.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -9,8 +10,8 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use baton::engine::status::PartitionState;
 use baton::filecoin::{
-    parse_c1, parse_sector_size, post_proof_for, prover_id_from_miner, CircuitId, CircuitKind,
-    Filecoin, Job, ParamCache, RegisteredPoStProof, RegisteredUpdateProof,
+    generate_c1, parse_c1, parse_sector_size, post_proof_for, prover_id_from_miner, CircuitId,
+    CircuitKind, Filecoin, GenC1, Job, ParamCache, RegisteredPoStProof, RegisteredUpdateProof,
 };
 use baton::ledger::Stage;
 use baton::Engine;
@@ -116,6 +117,32 @@ pub enum Command {
         /// default directory).
         #[arg(long)]
         dir: Option<PathBuf>,
+    },
+    /// Make a C1 output (PoRep commit 1) of an all-zero sector without sealing it, in seconds
+    /// for any size: the vanilla proofs a real sector would give for the seed's challenges
+    /// (filecoin-proofs' vanilla verifier accepts them, and so does `verify_seal` their C2).
+    FilGenC1 {
+        /// Sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB).
+        #[arg(long)]
+        sector_size: String,
+        /// The miner id (the N of f0N); the prover id is derived from it as Lotus does.
+        #[arg(long)]
+        miner_id: u64,
+        /// The sector number.
+        #[arg(long)]
+        sector_id: u64,
+        /// The interactive seed (hex, 32 bytes; default: derived from miner and sector).
+        #[arg(long)]
+        seed: Option<String>,
+        /// The ticket (hex, 32 bytes; default: derived from miner and sector).
+        #[arg(long)]
+        ticket: Option<String>,
+        /// Output file: the C1 output JSON.
+        #[arg(long)]
+        out: PathBuf,
+        /// Write Curio's envelope {"SectorNum","Phase1Out","SectorSize"} instead of bare JSON.
+        #[arg(long)]
+        envelope: bool,
     },
 }
 
@@ -264,7 +291,73 @@ pub fn run(cmd: Command) -> Result<bool, String> {
             }
             Ok(true)
         }
+        Command::FilGenC1 {
+            sector_size,
+            miner_id,
+            sector_id,
+            seed,
+            ticket,
+            out,
+            envelope,
+        } => gen_c1(
+            &sector_size,
+            miner_id,
+            sector_id,
+            seed,
+            ticket,
+            &out,
+            envelope,
+        ),
     }
+}
+
+/// `fil-gen-c1`: generates, writes (atomically) and summarizes a C1 output.
+fn gen_c1(
+    sector_size: &str,
+    miner_id: u64,
+    sector_id: u64,
+    seed: Option<String>,
+    ticket: Option<String>,
+    out: &Path,
+    envelope: bool,
+) -> Result<bool, String> {
+    let e = |e: baton::filecoin::FilecoinError| e.to_string();
+    let size = parse_sector_size(sector_size).map_err(e)?;
+    let mut spec = GenC1::new(size, miner_id, sector_id).map_err(e)?;
+    if let Some(s) = seed {
+        spec.seed = hex32("seed", &s)?;
+    }
+    if let Some(t) = ticket {
+        spec.ticket = hex32("ticket", &t)?;
+    }
+    let started = Instant::now();
+    let c1 = generate_c1(&spec).map_err(e)?;
+    let json = serde_json::to_vec(&c1).map_err(|e| format!("serializing the C1 output: {e}"))?;
+    let bytes = if envelope {
+        baton::filecoin::envelope(&json, sector_id, size)
+    } else {
+        json
+    };
+    let tmp = out.with_extension("tmp");
+    std::fs::write(&tmp, &bytes)
+        .and_then(|_| std::fs::rename(&tmp, out))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!(
+        "{:?} miner {miner_id} sector {sector_id}: comm_r {} comm_d {} seed {} ticket {}",
+        spec.proof,
+        hex::encode(c1.comm_r),
+        hex::encode(c1.comm_d),
+        hex::encode(spec.seed),
+        hex::encode(spec.ticket),
+    );
+    eprintln!(
+        "C1 output ({} bytes{}) generated in {:.2} s and written to {}",
+        bytes.len(),
+        if envelope { ", Curio envelope" } else { "" },
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
+    Ok(true)
 }
 
 /// Proves `job` with live per-partition progress on a terminal, writes the verified output.

@@ -17,6 +17,7 @@ mod api;
 mod c1;
 mod error;
 mod finish;
+mod gen_c1;
 mod ids;
 mod params;
 mod porep;
@@ -28,6 +29,7 @@ mod snap;
 /// Sealing small sectors offline for tests and benchmarks (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
+mod vanilla;
 
 use std::sync::Arc;
 
@@ -39,6 +41,7 @@ pub use api::{
 pub use c1::{envelope, parse_c1, C1Input};
 pub use error::{FilecoinError, Result};
 pub use finish::{Finisher, Job, ProofKind};
+pub use gen_c1::{generate_c1, GenC1};
 pub use ids::{
     parse_sector_size, post_proof_for, post_proof_from_number, prover_id_from_miner,
     seal_proof_for, seal_proof_from_number, sector_size_name, update_proof_for,

@@ -11,7 +11,6 @@ use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain};
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::{ApiFeature, Hasher, MerkleTreeTrait};
 use storage_proofs_core::compound_proof::{CompoundProof, SetupParams};
-use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{
     generate_replica_id, PublicInputs, StackedCompound, StackedDrg, Tau,
 };
@@ -167,17 +166,8 @@ pub(crate) fn porep_circuits<Tree: 'static + MerkleTreeTrait>(
         &setup,
     )
     .map_err(|e| up("setting up the PoRep parameters", e))?;
-    let valid = StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
-        &pp.vanilla_params,
-        &pub_in,
-        &vanilla,
-    )
-    .map_err(|e| FilecoinError::VanillaInvalid(format!("{e:#}")))?;
-    if !valid {
-        return Err(FilecoinError::VanillaInvalid(
-            "stacked DRG partition proofs do not match the commitments and seed".into(),
-        ));
-    }
+    // filecoin-proofs' checks, challenge by challenge, so a refusal names the challenge.
+    super::vanilla::check(&pp.vanilla_params, &pub_in, &vanilla)?;
     let inputs = Compound::<Tree>::generate_public_inputs(&pub_in, &pp.vanilla_params, Some(0))
         .map_err(|e| up("computing the public inputs", e))?;
     // What `StackedCompound::circuit` builds, held so the challenges can be synthesized apart.
