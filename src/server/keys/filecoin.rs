@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
-use super::daemon::Daemon;
-use super::error::CallError;
-use super::proto::{srs_status, EvictSrsResponse, PreloadSrsResponse, SrsStatus};
 use crate::filecoin::{CircuitId, Filecoin};
 use crate::keys::store::{Evicted, KeyStore, Loaded};
+use crate::server::error::CallError;
+use crate::server::jobs::daemon::Daemon;
+use crate::server::proto::{srs_status, EvictSrsResponse, PreloadSrsResponse, SrsStatus};
 
 /// `None` when `id` does not look like a Filecoin circuit id; else the circuit, or why the id
 /// is not one.
@@ -61,7 +61,7 @@ pub async fn preload(d: &Daemon, circuit: CircuitId) -> Result<PreloadSrsRespons
 
 /// The engine's id of the resident key of `circuit`, if any (the reference is dropped at once,
 /// so it does not count as a user).
-pub(super) fn key_id(circuit: &str) -> Option<u64> {
+pub(in crate::server) fn key_id(circuit: &str) -> Option<u64> {
     let store = KeyStore::global();
     let info = store.list().into_iter().find(|k| k.circuit_id == circuit)?;
     store.get(&info.path).map(|k: Arc<_>| k.id())

@@ -4,21 +4,21 @@
 //! way and the idle ones could make up the difference, the least recently used key that no job
 //! holds (never the job's own, never one being loaded) is evicted from its store and unpinned in
 //! the engine, and the engine is asked again. One job at a time makes room ([`KeyStore::room`]
-//! (super::keys::KeyStore::room)), until the engine has its request, so two jobs arriving
+//! (super::builtin::KeyStore::room)), until the engine has its request, so two jobs arriving
 //! together do not both evict for the same bytes.
 
 use std::time::{Duration, Instant};
 
-use super::daemon::Daemon;
-use super::error::CallError;
-use super::proto::EvictSrsResponse;
 use crate::engine::{EngineError, Request};
 use crate::metrics::KeyEviction;
+use crate::server::error::CallError;
+use crate::server::jobs::daemon::Daemon;
+use crate::server::proto::EvictSrsResponse;
 
 /// Which store a resident key lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Store {
-    /// The daemon's built-in keys ([`super::keys::KeyStore`]).
+    /// The daemon's built-in keys ([`super::builtin::KeyStore`]).
     Builtin,
     /// The Filecoin keys ([`crate::keys::store::KeyStore::global`]).
     Filecoin,
@@ -80,7 +80,7 @@ fn idle_keys(d: &Daemon) -> Vec<IdleKey> {
 /// it. Returns the turn to hand the job to the engine; drop it once the engine has the request.
 /// Where eviction cannot help, nothing is evicted and the engine's answer to the submission
 /// says why the job does not fit.
-pub(super) async fn make_room<'d>(
+pub(in crate::server) async fn make_room<'d>(
     d: &'d Daemon,
     request: &Request,
     own: &str,
@@ -143,8 +143,8 @@ pub async fn evict(
 ) -> Result<EvictSrsResponse, CallError> {
     let idle = last_used(d, id).map_or(Duration::ZERO, |t| t.elapsed());
     #[cfg(feature = "filecoin")]
-    let evicted = match super::fil_keys::circuit_of(id) {
-        Some(circuit) => super::fil_keys::evict(d, circuit?).await,
+    let evicted = match super::filecoin::circuit_of(id) {
+        Some(circuit) => super::filecoin::evict(d, circuit?).await,
         None => evict_builtin(d, id).await,
     }?;
     #[cfg(not(feature = "filecoin"))]

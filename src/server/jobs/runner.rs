@@ -12,13 +12,13 @@ use std::sync::Arc;
 use prost::Message;
 
 use super::daemon::{now_ms, Accepted, Daemon, Outcome};
-use super::eviction;
 use super::journal::{JournalError, Timings};
-use super::keys::KeyLease;
-use super::kinds::{self, Work};
-use super::proto::SubmitProofRequest;
 use crate::engine::{JobTicket, Request};
 use crate::groth16::proof::Proof;
+use crate::server::keys::builtin::KeyLease;
+use crate::server::keys::eviction;
+use crate::server::proto::SubmitProofRequest;
+use crate::server::requests::kinds::{self, Work};
 
 /// How a job's partition proofs become the client's bytes.
 enum Finish {
