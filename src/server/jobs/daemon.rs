@@ -1,6 +1,7 @@
-//! The daemon's job table: accepting a job (journal first), answering waiters, cancelling, and
-//! ending each job exactly once (journal first, then the waiters), so that an answer given is
-//! never contradicted after a restart.
+//! The daemon's job table: the [`Daemon`] itself and the `impl` block of its bookkeeping,
+//! accepting a job (journal first), answering waiters, cancelling, and ending each job exactly
+//! once (journal first, then the waiters), so that an answer given is never contradicted after a
+//! restart. Running a job on the engine is the other `impl` block, in `runner`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
