@@ -191,7 +191,7 @@ impl ProvingEngine for Service {
             })
             .collect();
         #[cfg(feature = "filecoin")]
-        loaded_srs.extend(crate::server::keys::filecoin::list(d));
+        loaded_srs.extend(crate::server::keys::filecoin::list(&d.engine));
         Ok(Response::new(GetStatusResponse {
             gpus,
             loaded_srs,
@@ -223,7 +223,12 @@ impl ProvingEngine for Service {
         let id = request.into_inner().circuit_id;
         #[cfg(feature = "filecoin")]
         if let Some(circuit) = crate::server::keys::filecoin::circuit_of(&id) {
-            let r = crate::server::keys::filecoin::preload(&self.daemon, circuit?).await?;
+            let r = crate::server::keys::filecoin::preload(
+                &self.daemon.engine,
+                &self.daemon.keys,
+                circuit?,
+            )
+            .await?;
             return Ok(Response::new(r));
         }
         let source = KeySource::from_circuit_id(&id).map_err(CallError::from)?;
@@ -252,8 +257,13 @@ impl ProvingEngine for Service {
         request: Request<EvictSrsRequest>,
     ) -> Result<Response<EvictSrsResponse>, Status> {
         let id = request.into_inner().circuit_id;
-        let r =
-            crate::server::keys::eviction::evict(&self.daemon, &id, KeyEviction::Request).await?;
+        let r = crate::server::keys::eviction::evict(
+            &self.daemon.engine,
+            &self.daemon.keys,
+            &id,
+            KeyEviction::Request,
+        )
+        .await?;
         Ok(Response::new(r))
     }
 }

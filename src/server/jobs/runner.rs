@@ -72,7 +72,8 @@ impl Daemon {
         let request = request
             .with_priority(job.spec.priority)
             .with_arrival(job.seq);
-        let turn = eviction::make_room(&self, &request, &job.spec.circuit_id()).await;
+        let turn =
+            eviction::make_room(&self.engine, &self.keys, &request, &job.spec.circuit_id()).await;
         if !self.is_live(&job.id) {
             // Cancelled while it waited for its turn.
             return;

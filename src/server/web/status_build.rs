@@ -262,21 +262,23 @@ fn srs(d: &Daemon) -> Vec<SrsEntry> {
         })
         .collect();
     #[cfg(feature = "filecoin")]
-    out.extend(crate::server::keys::filecoin::list(d).into_iter().map(|s| {
-        SrsEntry {
-            baton_device_bytes: crate::server::keys::filecoin::key_id(&s.circuit_id)
-                .map_or(0, |k| d.engine.device_key_bytes(k)),
-            baton_tier: match s.tier() {
-                crate::server::proto::srs_status::Tier::Hot => "hot",
-                crate::server::proto::srs_status::Tier::Warm => "warm",
-                _ => "cold",
-            },
-            circuit_id: s.circuit_id,
-            bytes: s.size_bytes,
-            last_used_secs_ago: None,
-            evictable: s.ref_count == 0,
-            baton_users: s.ref_count,
-        }
-    }));
+    out.extend(
+        crate::server::keys::filecoin::list(&d.engine)
+            .into_iter()
+            .map(|s| SrsEntry {
+                baton_device_bytes: crate::server::keys::filecoin::key_id(&s.circuit_id)
+                    .map_or(0, |k| d.engine.device_key_bytes(k)),
+                baton_tier: match s.tier() {
+                    crate::server::proto::srs_status::Tier::Hot => "hot",
+                    crate::server::proto::srs_status::Tier::Warm => "warm",
+                    _ => "cold",
+                },
+                circuit_id: s.circuit_id,
+                bytes: s.size_bytes,
+                last_used_secs_ago: None,
+                evictable: s.ref_count == 0,
+                baton_users: s.ref_count,
+            }),
+    );
     out
 }
