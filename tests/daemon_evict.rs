@@ -10,16 +10,16 @@ use std::time::{Duration, Instant};
 
 use baton::circuits::{KnownCircuit, Synthetic};
 use baton::engine::PartitionState;
-use baton::server::daemon::Daemon;
-use baton::server::journal::Journal;
-use baton::server::keys::KeyStore;
+use baton::server::grpc::service::Service;
+use baton::server::jobs::daemon::Daemon;
+use baton::server::jobs::journal::Journal;
+use baton::server::keys::builtin::KeyStore;
 use baton::server::proto::await_proof_response::Status as Ended;
 use baton::server::proto::proving_engine_server::ProvingEngine;
 use baton::server::proto::{
     AwaitProofRequest, AwaitProofResponse, GetStatusRequest, PreloadSrsRequest, ProofKind,
     ProveRequest, SubmitProofRequest,
 };
-use baton::server::service::Service;
 use baton::{Config, Engine, PreparedVerifyingKey, Proof, ProvingKey, Scalar};
 use rand::SeedableRng;
 use tonic::Request;

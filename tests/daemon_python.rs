@@ -94,7 +94,8 @@ fn sigterm_drains_accepted_jobs_then_exits() {
     let status = d.wait().expect("exits");
     assert!(status.success(), "{status:?}\n{}", d.log());
     assert!(d.log().contains("drained and stopped"), "{}", d.log());
-    let journal = baton::server::journal::Journal::open(&d.state).expect("journal free again");
+    let journal =
+        baton::server::jobs::journal::Journal::open(&d.state).expect("journal free again");
     for rid in ["d-1", "d-2"] {
         let id = journal
             .newest_of(rid)
@@ -103,7 +104,7 @@ fn sigterm_drains_accepted_jobs_then_exits() {
         assert!(id.starts_with(&format!("{rid}#")), "{id}");
         let (rec, proof) = journal.get(&id).expect("read").expect("journaled");
         assert_eq!(rec.request_id, rid);
-        assert_eq!(rec.state, baton::server::journal::JobState::Completed);
+        assert_eq!(rec.state, baton::server::jobs::journal::JobState::Completed);
         assert_eq!(proof.map(|p| p.len()), Some(192));
     }
 }

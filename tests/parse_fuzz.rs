@@ -319,9 +319,9 @@ fn with_prefix(bytes: &[u8], at: usize, n: u64) -> Vec<u8> {
 /// two held at once.
 fn build_error(req: &SubmitProofRequest) -> (FilecoinError, isize) {
     let w = watch(|| {
-        let spec = baton::server::kinds::parse(req).expect("parse accepts it");
+        let spec = baton::server::requests::kinds::parse(req).expect("parse accepts it");
         match spec.work {
-            baton::server::kinds::Work::Filecoin(work) => work.build().err(),
+            baton::server::requests::kinds::Work::Filecoin(work) => work.build().err(),
             _ => None,
         }
     });
@@ -370,8 +370,8 @@ fn porep_refused(doc: Vec<u8>, needle: &str) {
         vanilla_proof: doc,
         ..seeds().porep.clone()
     };
-    match baton::server::kinds::parse(&req) {
-        Err(e @ baton::server::kinds::KindError::Invalid(_)) => {
+    match baton::server::requests::kinds::parse(&req) {
+        Err(e @ baton::server::requests::kinds::KindError::Invalid(_)) => {
             let msg = e.to_string();
             assert!(msg.starts_with("POREP_SEAL_COMMIT: "), "{msg}");
             assert!(msg.contains(needle), "{needle:?} not in {msg}");
@@ -438,7 +438,7 @@ fn envelope_fields_out_of_range_are_named() {
         sector_number: 8,
         ..s.porep.clone()
     };
-    let e = baton::server::kinds::parse(&req)
+    let e = baton::server::requests::kinds::parse(&req)
         .err()
         .map(|e| e.to_string());
     assert!(
@@ -457,9 +457,9 @@ fn builtin_documents_out_of_range_are_named() {
             vanilla_proof: doc.as_bytes().to_vec(),
             ..SubmitProofRequest::default()
         };
-        let e = baton::server::kinds::parse(&req).err();
+        let e = baton::server::requests::kinds::parse(&req).err();
         assert!(
-            matches!(&e, Some(baton::server::kinds::KindError::Invalid(m)) if m.contains(needle)),
+            matches!(&e, Some(baton::server::requests::kinds::KindError::Invalid(m)) if m.contains(needle)),
             "{doc}: {needle:?} not in {e:?}"
         );
     };

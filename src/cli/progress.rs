@@ -77,9 +77,13 @@ pub fn serve_status(
     let Some(port) = port else {
         return Ok(());
     };
-    let addr =
-        baton::server::status_page::serve_engine(port, engine.clone(), synthesis_workers, kind)
-            .map_err(|e| format!("--status-port {port}: {e}"))?;
+    let addr = baton::server::web::status_page::serve_engine(
+        port,
+        engine.clone(),
+        synthesis_workers,
+        kind,
+    )
+    .map_err(|e| format!("--status-port {port}: {e}"))?;
     eprintln!("status: http://{addr}/");
     Ok(())
 }

@@ -1,9 +1,9 @@
 //! The daemon's errors: why it could not start ([`ServerError`]) and why a call was refused
 //! ([`CallError`], each variant one gRPC status).
 
-use super::journal::JournalError;
 use crate::config::ConfigError;
 use crate::engine::EngineError;
+use crate::server::jobs::journal::JournalError;
 
 /// Why `baton serve` could not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -84,12 +84,16 @@ impl From<CallError> for tonic::Status {
     }
 }
 
-impl From<super::kinds::KindError> for CallError {
-    fn from(e: super::kinds::KindError) -> Self {
+impl From<crate::server::requests::kinds::KindError> for CallError {
+    fn from(e: crate::server::requests::kinds::KindError) -> Self {
         match e {
-            super::kinds::KindError::Invalid(m) => CallError::Invalid(m),
-            super::kinds::KindError::Unimplemented(m) => CallError::Unimplemented(m),
-            super::kinds::KindError::Precondition(m) => CallError::Precondition(m),
+            crate::server::requests::kinds::KindError::Invalid(m) => CallError::Invalid(m),
+            crate::server::requests::kinds::KindError::Unimplemented(m) => {
+                CallError::Unimplemented(m)
+            }
+            crate::server::requests::kinds::KindError::Precondition(m) => {
+                CallError::Precondition(m)
+            }
         }
     }
 }

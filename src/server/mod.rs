@@ -3,35 +3,17 @@
 //! preloaded and evicted, `/metrics`, `/healthz` and cuzk's `/status` over HTTP, a bearer token,
 //! client address ranges admitted without it, and TLS.
 //!
-//! Rooms: `access` (client ranges, token, request size) → `service` (wire ↔ daemon) → `daemon`
-//! (job table, journal first) → `runner` (a job on the [`Engine`](crate::Engine)); `kinds` turns
-//! requests into circuits, `keys` holds the proving keys, `eviction` evicts them on request and
-//! under memory pressure (least recently used idle key first), `journal` persists, `web` serves
-//! the HTTP port, `status_json` its `/status` document (built by `status_build`) and
-//! `status_page` the page at `/` that draws it; `live` holds how jobs end and the recent
-//! failures; with the `filecoin` feature,
-//! `fil_kinds` checks and builds the Filecoin kinds and `fil_keys` preloads, evicts and lists
-//! their keys.
+//! Folders: `grpc` (the gate and the service) → `jobs` (job table, journal first; a job's run on
+//! the [`Engine`](crate::Engine)); `requests` turns requests into circuits, `keys` holds and
+//! evicts the proving keys, `web` serves the HTTP port. `proto` (the wire types) and `error`
+//! (why the daemon stopped, why a call was refused) are shared by all of them.
 
-pub mod access;
-pub mod daemon;
 pub mod error;
-pub mod eviction;
-#[cfg(feature = "filecoin")]
-pub mod fil_keys;
-#[cfg(feature = "filecoin")]
-pub mod fil_kinds;
-pub mod journal;
+pub mod grpc;
+pub mod jobs;
 pub mod keys;
-pub mod kind_error;
-pub mod kinds;
-pub mod live;
 pub mod proto;
-pub mod runner;
-pub mod service;
-pub mod status_build;
-pub mod status_json;
-pub mod status_page;
+pub mod requests;
 pub mod web;
 
 use std::sync::Arc;
@@ -105,19 +87,19 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
             source,
         })?;
     let state = cfg.server.state_dir.clone();
-    let journal = Arc::new(journal::Journal::open(&state)?);
+    let journal = Arc::new(jobs::journal::Journal::open(&state)?);
     let retention_ms = cfg.server.retention_secs.saturating_mul(1000);
-    let pruned = journal.prune(daemon::now_ms(), retention_ms)?;
+    let pruned = journal.prune(jobs::live::now_ms(), retention_ms)?;
     let last_seq = journal.last_seq()?;
     let engine_cfg = cfg.clone();
     let engine = tokio::task::spawn_blocking(move || Engine::start(engine_cfg))
         .await
         .map_err(|e| crate::EngineError::Start(e.to_string()))??;
     let engine = Arc::new(engine);
-    let keys = keys::KeyStore::new(state.join("keys"));
-    let d = daemon::Daemon::new(engine.clone(), journal.clone(), keys, last_seq);
-    let gate = access::Gate::of_config(&cfg.server, Some(engine.metric_handles().clone()));
-    let web = web::router(d.clone(), gate.clone(), cfg.synthesis_workers);
+    let keys = keys::builtin::KeyStore::new(state.join("keys"));
+    let d = jobs::daemon::Daemon::new(engine.clone(), journal.clone(), keys, last_seq);
+    let gate = grpc::access::Gate::of_config(&cfg.server, Some(engine.metric_handles().clone()));
+    let web = web::routes::router(d.clone(), gate.clone(), cfg.synthesis_workers);
     let http = crate::http::serve_router(http_listener, web)
         .map_err(|source| ServerError::Bind {
             addr: format!("{http_addr} (metrics.listen)"),
@@ -131,15 +113,17 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
             tokio::time::sleep(PRUNE_EVERY).await;
             let j = journal.clone();
             let _ =
-                tokio::task::spawn_blocking(move || j.prune(daemon::now_ms(), retention_ms)).await;
+                tokio::task::spawn_blocking(move || j.prune(jobs::live::now_ms(), retention_ms))
+                    .await;
         }
     });
 
     let max = usize::try_from(cfg.server.max_request_bytes).unwrap_or(usize::MAX);
-    let svc =
-        proto::proving_engine_server::ProvingEngineServer::new(service::Service::new(d.clone()))
-            .max_decoding_message_size(max)
-            .max_encoding_message_size(usize::MAX);
+    let svc = proto::proving_engine_server::ProvingEngineServer::new(grpc::service::Service::new(
+        d.clone(),
+    ))
+    .max_decoding_message_size(max)
+    .max_encoding_message_size(usize::MAX);
     let mut builder = Server::builder();
     if let Some(t) = tls(&cfg)? {
         builder = builder.tls_config(t)?;
@@ -151,7 +135,10 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
         );
     }
     let router = builder
-        .layer(access::AccessLayer::new(gate, cfg.server.max_request_bytes))
+        .layer(grpc::access::AccessLayer::new(
+            gate,
+            cfg.server.max_request_bytes,
+        ))
         .add_service(svc);
     let drained = {
         let d = d.clone();

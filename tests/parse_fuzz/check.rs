@@ -7,8 +7,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use baton::filecoin::FilecoinError;
-use baton::server::kinds::{self, KindError, Work, BUILTIN_CONSTRAINTS, BUILTIN_PARTITIONS};
 use baton::server::proto::{ProofKind, SubmitProofRequest};
+use baton::server::requests::kinds::{
+    self, KindError, Work, BUILTIN_CONSTRAINTS, BUILTIN_PARTITIONS,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use prost::Message;

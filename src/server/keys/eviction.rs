@@ -4,21 +4,21 @@
 //! way and the idle ones could make up the difference, the least recently used key that no job
 //! holds (never the job's own, never one being loaded) is evicted from its store and unpinned in
 //! the engine, and the engine is asked again. One job at a time makes room ([`KeyStore::room`]
-//! (super::keys::KeyStore::room)), until the engine has its request, so two jobs arriving
+//! (super::builtin::KeyStore::room)), until the engine has its request, so two jobs arriving
 //! together do not both evict for the same bytes.
 
 use std::time::{Duration, Instant};
 
-use super::daemon::Daemon;
-use super::error::CallError;
-use super::proto::EvictSrsResponse;
-use crate::engine::{EngineError, Request};
+use super::builtin::KeyStore;
+use crate::engine::{Engine, EngineError, Request};
 use crate::metrics::KeyEviction;
+use crate::server::error::CallError;
+use crate::server::proto::EvictSrsResponse;
 
 /// Which store a resident key lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Store {
-    /// The daemon's built-in keys ([`super::keys::KeyStore`]).
+    /// The daemon's built-in keys ([`super::builtin::KeyStore`]).
     Builtin,
     /// The Filecoin keys ([`crate::keys::store::KeyStore::global`]).
     Filecoin,
@@ -46,10 +46,9 @@ pub fn eviction_order(mut idle: Vec<IdleKey>, own: &str) -> Vec<IdleKey> {
 }
 
 /// The resident keys of both stores that no job holds (a built-in key stays only while pinned).
-fn idle_keys(d: &Daemon) -> Vec<IdleKey> {
+fn idle_keys(keys: &KeyStore) -> Vec<IdleKey> {
     #[allow(unused_mut)]
-    let mut idle: Vec<IdleKey> = d
-        .keys
+    let mut idle: Vec<IdleKey> = keys
         .list()
         .into_iter()
         .filter(|k| k.users == 0 && k.pinned && k.key.is_some())
@@ -80,15 +79,16 @@ fn idle_keys(d: &Daemon) -> Vec<IdleKey> {
 /// it. Returns the turn to hand the job to the engine; drop it once the engine has the request.
 /// Where eviction cannot help, nothing is evicted and the engine's answer to the submission
 /// says why the job does not fit.
-pub(super) async fn make_room<'d>(
-    d: &'d Daemon,
+pub(in crate::server) async fn make_room<'d>(
+    engine: &Engine,
+    keys: &'d KeyStore,
     request: &Request,
     own: &str,
 ) -> tokio::sync::MutexGuard<'d, ()> {
-    let turn = d.keys.room().await;
+    let turn = keys.room().await;
     let mut order: Option<std::vec::IntoIter<IdleKey>> = None;
     loop {
-        let (short_bytes, idle_bytes) = match d.engine.room_for(request).await {
+        let (short_bytes, idle_bytes) = match engine.room_for(request).await {
             Err(EngineError::NoRoom {
                 short_bytes,
                 idle_bytes,
@@ -107,12 +107,12 @@ pub(super) async fn make_room<'d>(
             break;
         }
         let next = order
-            .get_or_insert_with(|| eviction_order(idle_keys(d), own).into_iter())
+            .get_or_insert_with(|| eviction_order(idle_keys(keys), own).into_iter())
             .next();
         let Some(key) = next else {
             break;
         };
-        if let Err(e) = evict(d, &key.circuit_id, KeyEviction::Pressure).await {
+        if let Err(e) = evict(engine, keys, &key.circuit_id, KeyEviction::Pressure).await {
             // Taken by a job since it was listed: the next one.
             tracing::debug!(circuit = %key.circuit_id, "not evicted: {e}");
         }
@@ -121,8 +121,8 @@ pub(super) async fn make_room<'d>(
 }
 
 /// When the resident key of circuit `id` was last used, if it is resident and not loading.
-fn last_used(d: &Daemon, id: &str) -> Option<Instant> {
-    let builtin = d.keys.list().into_iter().find(|k| k.id == id);
+fn last_used(keys: &KeyStore, id: &str) -> Option<Instant> {
+    let builtin = keys.list().into_iter().find(|k| k.id == id);
     #[cfg(feature = "filecoin")]
     if builtin.is_none() {
         let fil = crate::keys::store::KeyStore::global().idle();
@@ -137,20 +137,21 @@ fn last_used(d: &Daemon, id: &str) -> Option<Instant> {
 /// Evicts the key of circuit `id` (built-in or Filecoin) unless a job holds it, unpinning it in
 /// the engine so that the ledger gives its bytes back; counted and logged when it was resident.
 pub async fn evict(
-    d: &Daemon,
+    engine: &Engine,
+    keys: &KeyStore,
     id: &str,
     reason: KeyEviction,
 ) -> Result<EvictSrsResponse, CallError> {
-    let idle = last_used(d, id).map_or(Duration::ZERO, |t| t.elapsed());
+    let idle = last_used(keys, id).map_or(Duration::ZERO, |t| t.elapsed());
     #[cfg(feature = "filecoin")]
-    let evicted = match super::fil_keys::circuit_of(id) {
-        Some(circuit) => super::fil_keys::evict(d, circuit?).await,
-        None => evict_builtin(d, id).await,
+    let evicted = match super::filecoin::circuit_of(id) {
+        Some(circuit) => super::filecoin::evict(engine, circuit?).await,
+        None => evict_builtin(engine, keys, id).await,
     }?;
     #[cfg(not(feature = "filecoin"))]
-    let evicted = evict_builtin(d, id).await?;
+    let evicted = evict_builtin(engine, keys, id).await?;
     if evicted.was_loaded {
-        d.engine.metric_handles().key_evicted(reason);
+        engine.metric_handles().key_evicted(reason);
         tracing::info!(
             circuit = id,
             bytes = evicted.freed_bytes,
@@ -163,16 +164,19 @@ pub async fn evict(
 }
 
 /// Evicts a pinned built-in key no job uses, and unpins it in the engine.
-async fn evict_builtin(d: &Daemon, id: &str) -> Result<EvictSrsResponse, CallError> {
-    let evicted = d
-        .keys
+async fn evict_builtin(
+    engine: &Engine,
+    keys: &KeyStore,
+    id: &str,
+) -> Result<EvictSrsResponse, CallError> {
+    let evicted = keys
         .evict(id)
         .map_err(|e| CallError::Precondition(e.to_string()))?;
     let Some(key) = evicted else {
         return Ok(EvictSrsResponse::default());
     };
-    let device = d.engine.device_key_bytes(key.id());
-    d.engine
+    let device = engine.device_key_bytes(key.id());
+    engine
         .unpin_key(key.id())
         .await
         .map_err(|e| CallError::Internal(e.to_string()))?;

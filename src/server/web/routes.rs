@@ -14,10 +14,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use super::access::{Gate, Peer};
-use super::daemon::Daemon;
 use super::{status_build, status_page};
 use crate::metrics::Endpoint;
+use crate::server::grpc::access::{Gate, Peer};
+use crate::server::jobs::daemon::Daemon;
 
 /// The routes, gated by `gate`; `synthesis_workers` goes into `/status`.
 pub fn router(d: Arc<Daemon>, gate: Gate, synthesis_workers: usize) -> Router {

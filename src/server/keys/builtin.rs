@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use tokio::sync::OnceCell;
 
-use super::kinds::KeySource;
 use crate::groth16::key::{Check, ProvingKey};
+use crate::server::requests::kinds::KeySource;
 
 /// Why a key is not available.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -259,10 +259,10 @@ fn load_or_make(dir: &std::path::Path, source: &KeySource) -> Result<Arc<Proving
             .map_err(|e| format!("{}: {e}", path.display()));
     }
     let pk = match sample {
-        super::kinds::BuiltinCircuit::Synthetic(c) => {
+        crate::server::requests::kinds::BuiltinCircuit::Synthetic(c) => {
             crate::generate_random_parameters(c, &mut rand::rngs::OsRng)
         }
-        super::kinds::BuiltinCircuit::Mimc(c) => {
+        crate::server::requests::kinds::BuiltinCircuit::Mimc(c) => {
             crate::generate_random_parameters(c, &mut rand::rngs::OsRng)
         }
     }

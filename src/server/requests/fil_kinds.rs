@@ -16,12 +16,12 @@
 use filecoin_proofs_api::PoStType;
 
 use super::kind_error::KindError;
-use super::proto::{ProofKind, SubmitProofRequest};
 use crate::filecoin::{
     parse_c1, post_proof_from_number, prover_id_from_miner, seal_proof_from_number,
     update_proof_from_number, CircuitId, Commitment, Filecoin, FilecoinError, Job,
     RegisteredPoStProof, RegisteredUpdateProof, SealCommitPhase1Output,
 };
+use crate::server::proto::{ProofKind, SubmitProofRequest};
 
 /// A Filecoin request checked on arrival, ready to be built on the runner.
 pub struct FilWork {

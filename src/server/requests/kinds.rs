@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::proto::{ProofKind, SubmitProofRequest};
 use crate::circuits::{KnownCircuit, MimcChain, Synthetic};
 use crate::groth16::proof::Proof;
 use crate::scheduler::Priority;
+use crate::server::proto::{ProofKind, SubmitProofRequest};
 use crate::stages::pipeline::PartitionCircuit;
 
 pub use super::kind_error::KindError;
@@ -212,7 +212,7 @@ pub fn kind_name(kind: i32) -> String {
 
 /// The level a request asks for, or its kind's default when unset.
 fn priority_of(req: &SubmitProofRequest, kind: ProofKind) -> Result<Priority, KindError> {
-    use super::proto::Priority as Wire;
+    use crate::server::proto::Priority as Wire;
     Ok(match Wire::try_from(req.priority) {
         Ok(Wire::Low) => Priority::Low,
         Ok(Wire::Normal) => Priority::Normal,

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::daemon::{now_ms, Daemon};
 use super::status_json::{
     cuzk_kind, states, Allocations, Counters, FailureEntry, GpuWorker, Ledger, Memory, Partition,
     Pipeline, SrsEntry, StatusDoc, Synthesis,
@@ -15,6 +14,7 @@ use crate::engine::{Engine, EngineError, EngineStatus, PartitionState};
 use crate::ledger::{BufferClass, Stage};
 use crate::metrics::ProofResult;
 use crate::scheduler::Priority;
+use crate::server::jobs::daemon::{now_ms, Daemon};
 
 /// One job's pipeline entry from its partitions' states.
 fn pipeline(
@@ -262,19 +262,23 @@ fn srs(d: &Daemon) -> Vec<SrsEntry> {
         })
         .collect();
     #[cfg(feature = "filecoin")]
-    out.extend(super::fil_keys::list(d).into_iter().map(|s| SrsEntry {
-        baton_device_bytes:
-            super::fil_keys::key_id(&s.circuit_id).map_or(0, |k| d.engine.device_key_bytes(k)),
-        baton_tier: match s.tier() {
-            super::proto::srs_status::Tier::Hot => "hot",
-            super::proto::srs_status::Tier::Warm => "warm",
-            _ => "cold",
-        },
-        circuit_id: s.circuit_id,
-        bytes: s.size_bytes,
-        last_used_secs_ago: None,
-        evictable: s.ref_count == 0,
-        baton_users: s.ref_count,
-    }));
+    out.extend(
+        crate::server::keys::filecoin::list(&d.engine)
+            .into_iter()
+            .map(|s| SrsEntry {
+                baton_device_bytes: crate::server::keys::filecoin::key_id(&s.circuit_id)
+                    .map_or(0, |k| d.engine.device_key_bytes(k)),
+                baton_tier: match s.tier() {
+                    crate::server::proto::srs_status::Tier::Hot => "hot",
+                    crate::server::proto::srs_status::Tier::Warm => "warm",
+                    _ => "cold",
+                },
+                circuit_id: s.circuit_id,
+                bytes: s.size_bytes,
+                last_used_secs_ago: None,
+                evictable: s.ref_count == 0,
+                baton_users: s.ref_count,
+            }),
+    );
     out
 }

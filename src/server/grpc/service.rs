@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use tonic::{Request, Response, Status};
 
-use super::daemon::{Daemon, Outcome};
-use super::error::CallError;
-use super::kinds::{kind_name, KeySource};
-use super::proto::await_proof_response::Status as Ended;
-use super::proto::proving_engine_server::ProvingEngine;
-use super::proto::*;
 use crate::engine::PartitionState;
 use crate::metrics::KeyEviction;
+use crate::server::error::CallError;
+use crate::server::jobs::daemon::{Daemon, Outcome};
+use crate::server::proto::await_proof_response::Status as Ended;
+use crate::server::proto::proving_engine_server::ProvingEngine;
+use crate::server::proto::*;
+use crate::server::requests::kinds::{kind_name, KeySource};
 
 /// The service, shared by every connection.
 pub struct Service {
@@ -135,7 +135,7 @@ impl ProvingEngine for Service {
             .map(|j| j.id)
             .collect();
         let live = d.live_jobs();
-        let running = |j: &super::daemon::LiveView| started.contains(&j.engine_job);
+        let running = |j: &crate::server::jobs::daemon::LiveView| started.contains(&j.engine_job);
         let mut kinds: Vec<i32> = live.iter().map(|j| j.kind).collect();
         kinds.sort_unstable();
         kinds.dedup();
@@ -191,7 +191,7 @@ impl ProvingEngine for Service {
             })
             .collect();
         #[cfg(feature = "filecoin")]
-        loaded_srs.extend(super::fil_keys::list(d));
+        loaded_srs.extend(crate::server::keys::filecoin::list(&d.engine));
         Ok(Response::new(GetStatusResponse {
             gpus,
             loaded_srs,
@@ -222,8 +222,13 @@ impl ProvingEngine for Service {
     ) -> Result<Response<PreloadSrsResponse>, Status> {
         let id = request.into_inner().circuit_id;
         #[cfg(feature = "filecoin")]
-        if let Some(circuit) = super::fil_keys::circuit_of(&id) {
-            let r = super::fil_keys::preload(&self.daemon, circuit?).await?;
+        if let Some(circuit) = crate::server::keys::filecoin::circuit_of(&id) {
+            let r = crate::server::keys::filecoin::preload(
+                &self.daemon.engine,
+                &self.daemon.keys,
+                circuit?,
+            )
+            .await?;
             return Ok(Response::new(r));
         }
         let source = KeySource::from_circuit_id(&id).map_err(CallError::from)?;
@@ -252,7 +257,13 @@ impl ProvingEngine for Service {
         request: Request<EvictSrsRequest>,
     ) -> Result<Response<EvictSrsResponse>, Status> {
         let id = request.into_inner().circuit_id;
-        let r = super::eviction::evict(&self.daemon, &id, KeyEviction::Request).await?;
+        let r = crate::server::keys::eviction::evict(
+            &self.daemon.engine,
+            &self.daemon.keys,
+            &id,
+            KeyEviction::Request,
+        )
+        .await?;
         Ok(Response::new(r))
     }
 }

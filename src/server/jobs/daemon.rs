@@ -1,6 +1,7 @@
-//! The daemon's job table: accepting a job (journal first), answering waiters, cancelling, and
-//! ending each job exactly once (journal first, then the waiters), so that an answer given is
-//! never contradicted after a restart.
+//! The daemon's job table: the [`Daemon`] itself and the `impl` block of its bookkeeping,
+//! accepting a job (journal first), answering waiters, cancelling, and ending each job exactly
+//! once (journal first, then the waiters), so that an answer given is never contradicted after a
+//! restart. Running a job on the engine is the other `impl` block, in `runner`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -11,27 +12,27 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
-use super::error::CallError;
 use super::journal::{JobRecord, JobState, Journal, Timings};
-use super::keys::KeyStore;
-use super::kinds::{self, JobSpec};
 use super::live::{live_with, Failure, Failures, Live};
 pub use super::live::{now_ms, LiveView, Outcome};
-use super::proto::SubmitProofRequest;
 use crate::engine::{CancelOutcome, Engine};
+use crate::server::error::CallError;
+use crate::server::keys::builtin::KeyStore;
+use crate::server::proto::SubmitProofRequest;
+use crate::server::requests::kinds::{self, JobSpec};
 
 /// The daemon's shared state.
 pub struct Daemon {
-    pub(super) engine: Arc<Engine>,
-    pub(super) journal: Arc<Journal>,
-    pub(super) keys: Arc<KeyStore>,
+    pub(in crate::server) engine: Arc<Engine>,
+    pub(in crate::server) journal: Arc<Journal>,
+    pub(in crate::server) keys: Arc<KeyStore>,
     jobs: Mutex<HashMap<String, Live>>,
     seq: AtomicU64,
-    pub(super) started: Instant,
-    pub(super) completed: AtomicU64,
-    pub(super) failed: AtomicU64,
+    pub(in crate::server) started: Instant,
+    pub(in crate::server) completed: AtomicU64,
+    pub(in crate::server) failed: AtomicU64,
     /// The last jobs that failed, with their reason (for `/status`).
-    pub(super) failures: Failures,
+    pub(in crate::server) failures: Failures,
     draining: AtomicBool,
     idle: Notify,
 }

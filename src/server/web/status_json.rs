@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::kinds::kind_name;
-use super::proto::ProofKind;
 use crate::engine::PartitionState;
 use crate::ledger::Stage;
+use crate::server::proto::ProofKind;
+use crate::server::requests::kinds::kind_name;
 
 /// The whole document.
 #[derive(Debug, Serialize)]

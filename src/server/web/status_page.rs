@@ -1,6 +1,6 @@
 //! The status page: `GET /`, one self-contained HTML file (`status_page.html`: no external
 //! assets, a small script polling `status`), served on the daemon's HTTP port
-//! ([`web`](super::web)) and on the CLI's `--status-port` ([`serve_engine`]), where `/status`
+//! ([`web`](super::routes)) and on the CLI's `--status-port` ([`serve_engine`]), where `/status`
 //! is the engine's document without a daemon.
 
 use std::net::SocketAddr;

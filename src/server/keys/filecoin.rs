@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
-use super::daemon::Daemon;
-use super::error::CallError;
-use super::proto::{srs_status, EvictSrsResponse, PreloadSrsResponse, SrsStatus};
+use crate::engine::Engine;
 use crate::filecoin::{CircuitId, Filecoin};
 use crate::keys::store::{Evicted, KeyStore, Loaded};
+use crate::server::error::CallError;
+use crate::server::proto::{srs_status, EvictSrsResponse, PreloadSrsResponse, SrsStatus};
 
 /// `None` when `id` does not look like a Filecoin circuit id; else the circuit, or why the id
 /// is not one.
@@ -26,7 +26,11 @@ pub fn circuit_of(id: &str) -> Option<Result<CircuitId, CallError>> {
 }
 
 /// Loads the key of `circuit` (once per process) and pins it in the engine.
-pub async fn preload(d: &Daemon, circuit: CircuitId) -> Result<PreloadSrsResponse, CallError> {
+pub async fn preload(
+    engine: &Engine,
+    keys: &super::builtin::KeyStore,
+    circuit: CircuitId,
+) -> Result<PreloadSrsResponse, CallError> {
     let loaded = tokio::task::spawn_blocking(move || {
         Filecoin::from_env()
             .params()
@@ -42,8 +46,8 @@ pub async fn preload(d: &Daemon, circuit: CircuitId) -> Result<PreloadSrsRespons
         e => CallError::Internal(format!("{circuit}: {e}")),
     })?;
     // Counted in turn with the jobs making room for their keys.
-    let _turn = d.keys.room().await;
-    d.engine
+    let _turn = keys.room().await;
+    engine
         .pin_key(key)
         .await
         .map_err(|e| CallError::Internal(e.to_string()))?;
@@ -61,7 +65,7 @@ pub async fn preload(d: &Daemon, circuit: CircuitId) -> Result<PreloadSrsRespons
 
 /// The engine's id of the resident key of `circuit`, if any (the reference is dropped at once,
 /// so it does not count as a user).
-pub(super) fn key_id(circuit: &str) -> Option<u64> {
+pub(in crate::server) fn key_id(circuit: &str) -> Option<u64> {
     let store = KeyStore::global();
     let info = store.list().into_iter().find(|k| k.circuit_id == circuit)?;
     store.get(&info.path).map(|k: Arc<_>| k.id())
@@ -69,10 +73,10 @@ pub(super) fn key_id(circuit: &str) -> Option<u64> {
 
 /// Drops the key of `circuit` unless a job holds it, and unpins it in the engine (counted and
 /// logged by [`super::eviction::evict`], its one caller).
-pub async fn evict(d: &Daemon, circuit: CircuitId) -> Result<EvictSrsResponse, CallError> {
+pub async fn evict(engine: &Engine, circuit: CircuitId) -> Result<EvictSrsResponse, CallError> {
     let id = circuit.to_string();
     let key = key_id(&id);
-    let device = key.map_or(0, |k| d.engine.device_key_bytes(k));
+    let device = key.map_or(0, |k| engine.device_key_bytes(k));
     // The last reference may go here: freeing tens of GB is no work for the executor.
     let evicted = tokio::task::spawn_blocking(move || Filecoin::from_env().evict(circuit))
         .await
@@ -84,7 +88,7 @@ pub async fn evict(d: &Daemon, circuit: CircuitId) -> Result<EvictSrsResponse, C
         Evicted::NotLoaded => Ok(EvictSrsResponse::default()),
         Evicted::Freed { bytes } => {
             if let Some(k) = key {
-                d.engine
+                engine
                     .unpin_key(k)
                     .await
                     .map_err(|e| CallError::Internal(e.to_string()))?;
@@ -98,7 +102,7 @@ pub async fn evict(d: &Daemon, circuit: CircuitId) -> Result<EvictSrsResponse, C
 }
 
 /// The resident Filecoin keys with their size, users and tier.
-pub fn list(d: &Daemon) -> Vec<SrsStatus> {
+pub fn list(engine: &Engine) -> Vec<SrsStatus> {
     let store = KeyStore::global();
     store
         .list()
@@ -106,7 +110,7 @@ pub fn list(d: &Daemon) -> Vec<SrsStatus> {
         .map(|k| {
             let on_device = store
                 .get(&k.path)
-                .is_some_and(|key| d.engine.device_key_bytes(key.id()) > 0);
+                .is_some_and(|key| engine.device_key_bytes(key.id()) > 0);
             let mut s = SrsStatus {
                 circuit_id: k.circuit_id,
                 size_bytes: k.bytes,

@@ -32,6 +32,17 @@ pub enum Outcome {
     Cancelled,
 }
 
+impl Outcome {
+    /// A failure for `error`: its Display text is what the client, the journal and `/status`
+    /// are told.
+    pub fn failed(error: &super::job_error::JobError, timings: Timings) -> Self {
+        Outcome::Failed {
+            error: error.to_string(),
+            timings,
+        }
+    }
+}
+
 /// A job in [`Daemon::live_jobs`](super::daemon::Daemon::live_jobs).
 #[derive(Clone, Debug)]
 pub struct LiveView {

@@ -1,10 +1,11 @@
-//! Running jobs on the engine: a task per job makes it ready (its key loaded; a Filecoin job
-//! built on a blocking thread), makes room for it (evicting idle keys if the engine says keys
-//! stand in its way, see `eviction`), hands it to the engine, whose scheduler is the one queue
+//! Running jobs on the engine, the `impl Daemon` block of a job's run (the table it reports to
+//! is `daemon`'s): a task per job makes it ready (its key loaded; a Filecoin job built on a
+//! blocking thread), makes room for it (evicting idle keys if the engine says keys stand in its
+//! way, see `keys::eviction`), hands it to the engine, whose scheduler is the one queue
 //! (priority, then acceptance order, so that a WinningPoSt never waits behind another job's
 //! key load or build), and turns the engine's outcome into proof bytes (a Filecoin proof
-//! verified first); and resuming the journal's unfinished jobs after a restart (their request
-//! bytes parsed again).
+//! verified first), a failure into a [`JobError`]; and resuming the journal's unfinished jobs
+//! after a restart (their request bytes parsed again).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -12,13 +13,14 @@ use std::sync::Arc;
 use prost::Message;
 
 use super::daemon::{now_ms, Accepted, Daemon, Outcome};
-use super::eviction;
+use super::job_error::JobError;
 use super::journal::{JournalError, Timings};
-use super::keys::KeyLease;
-use super::kinds::{self, Work};
-use super::proto::SubmitProofRequest;
 use crate::engine::{JobTicket, Request};
 use crate::groth16::proof::Proof;
+use crate::server::keys::builtin::KeyLease;
+use crate::server::keys::eviction;
+use crate::server::proto::SubmitProofRequest;
+use crate::server::requests::kinds::{self, Work};
 
 /// How a job's partition proofs become the client's bytes.
 enum Finish {
@@ -48,13 +50,12 @@ impl Daemon {
     pub(super) async fn run(self: Arc<Self>, job: Accepted) {
         let ready = match self.ready(&job).await {
             Ok(r) => r,
-            Err(error) => {
+            Err(e) => {
                 let timings = Timings {
                     total_ms: job.since.elapsed().as_millis() as u64,
                     ..Timings::default()
                 };
-                self.finish(&job.id, Outcome::Failed { error, timings })
-                    .await;
+                self.finish(&job.id, Outcome::failed(&e, timings)).await;
                 return;
             }
         };
@@ -71,7 +72,8 @@ impl Daemon {
         let request = request
             .with_priority(job.spec.priority)
             .with_arrival(job.seq);
-        let turn = eviction::make_room(&self, &request, &job.spec.circuit_id()).await;
+        let turn =
+            eviction::make_room(&self.engine, &self.keys, &request, &job.spec.circuit_id()).await;
         if !self.is_live(&job.id) {
             // Cancelled while it waited for its turn.
             return;
@@ -97,10 +99,10 @@ impl Daemon {
     }
 
     /// The engine request of `job` and how to finish it.
-    async fn ready(&self, job: &Accepted) -> Result<Ready, String> {
+    async fn ready(&self, job: &Accepted) -> Result<Ready, JobError> {
         match &job.spec.work {
             Work::Builtin { key, circuits } => {
-                let lease = self.keys.acquire(key).await.map_err(|e| e.to_string())?;
+                let lease = self.keys.acquire(key).await?;
                 Ok(Ready {
                     request: Request::shared(lease.key.clone(), circuits.clone()),
                     finish: Finish::Concat,
@@ -115,8 +117,12 @@ impl Daemon {
                 let kind = job.spec.kind.as_str_name();
                 let (built, load_ms) = tokio::task::spawn_blocking(move || work.build())
                     .await
-                    .map_err(|e| format!("{kind}: the job builder stopped: {e}"))?
-                    .map_err(|e| format!("{kind}: {e}"))?;
+                    .map_err(|e| JobError::Stopped {
+                        kind,
+                        task: "job builder",
+                        reason: e.to_string(),
+                    })?
+                    .map_err(|source| JobError::Filecoin { kind, source })?;
                 Ok(Ready {
                     request: built.request,
                     finish: Finish::Filecoin(Box::new(built.finisher)),
@@ -157,16 +163,13 @@ impl Daemon {
                 timings.total_ms = ms(job.since.elapsed());
                 match bytes {
                     Ok(proof) => Outcome::Completed { proof, timings },
-                    Err(error) => Outcome::Failed { error, timings },
+                    Err(e) => Outcome::failed(&e, timings),
                 }
             }
             Err(crate::EngineError::Cancelled { .. }) => Outcome::Cancelled,
             Err(e) => {
                 timings.total_ms = ms(job.since.elapsed());
-                Outcome::Failed {
-                    error: e.to_string(),
-                    timings,
-                }
+                Outcome::failed(&JobError::Engine(e), timings)
             }
         };
         self.finish(&job.id, outcome).await;
@@ -179,8 +182,8 @@ impl Daemon {
         let n = unfinished.len();
         for u in unfinished {
             let parsed = SubmitProofRequest::decode(u.request.as_slice())
-                .map_err(|e| e.to_string())
-                .and_then(|req| kinds::parse(&req).map_err(|e| e.to_string()));
+                .map_err(JobError::from)
+                .and_then(|req| kinds::parse(&req).map_err(JobError::from));
             let mut record = u.record;
             // Journaled before ids and request ids were told apart: the id was the request id.
             if record.request_id.is_empty() {
@@ -191,9 +194,7 @@ impl Daemon {
                 Err(why) => {
                     let mut r = record;
                     r.state = super::journal::JobState::Failed;
-                    r.error = Some(format!(
-                        "after a restart the request no longer parses: {why}"
-                    ));
+                    r.error = Some(why.to_string());
                     r.finished_ms = Some(now_ms());
                     self.journal.finish(&u.id, &r, None)?;
                 }
@@ -207,16 +208,20 @@ impl Daemon {
 }
 
 /// The client's bytes for a job's proofs (a Filecoin proof is verified first, off the executor).
-async fn finished(finish: Finish, proofs: Vec<Proof>) -> Result<Vec<u8>, String> {
+async fn finished(finish: Finish, proofs: Vec<Proof>) -> Result<Vec<u8>, JobError> {
     match finish {
-        Finish::Concat => kinds::concat_proofs(&proofs),
+        Finish::Concat => kinds::concat_proofs(&proofs).map_err(JobError::Proofs),
         #[cfg(feature = "filecoin")]
         Finish::Filecoin(f) => {
             let kind = f.kind().name();
             tokio::task::spawn_blocking(move || f.finish(&proofs))
                 .await
-                .map_err(|e| format!("{kind}: the verifier stopped: {e}"))?
-                .map_err(|e| format!("{kind}: {e}"))
+                .map_err(|e| JobError::Stopped {
+                    kind,
+                    task: "verifier",
+                    reason: e.to_string(),
+                })?
+                .map_err(|source| JobError::Filecoin { kind, source })
         }
     }
 }
