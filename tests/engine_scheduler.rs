@@ -310,7 +310,7 @@ fn a_job_kept_out_by_an_idle_pinned_key_is_told_how_many_bytes_short() {
 }
 
 #[test]
-fn status_names_the_job_on_each_gpu_actor() {
+fn status_names_the_job_and_partition_on_each_gpu_actor_and_their_times() {
     use baton::testing::{cpu_stages, FakeGpu};
     let gpu = FakeGpu::new().delay(Duration::from_millis(400));
     let stages = baton::stages::pipeline::Stages {
@@ -322,7 +322,11 @@ fn status_names_the_job_on_each_gpu_actor() {
     let cs = circuits(30..31);
     let ticket = engine.submit(Request::new(pk.clone(), cs.clone()));
     let st = wait_for(&engine, Duration::from_secs(10), |st| !st.on_gpu.is_empty());
-    assert_eq!(st.on_gpu, vec![("fake-gpu:0".to_string(), ticket.id)]);
+    assert_eq!(st.on_gpu, vec![("fake-gpu:0".to_string(), ticket.id, 0)]);
+    // Its synthesis time is known once it is on the GPU; its GPU time not yet.
+    let job = st.jobs.iter().find(|j| j.id == ticket.id).expect("listed");
+    assert!(job.times[0].synthesis > Duration::ZERO, "{:?}", job.times);
+    assert_eq!(job.times[0].gpu, Duration::ZERO, "{:?}", job.times);
     let proofs = ticket.blocking_outcome().expect("proves").proofs;
     check_proofs(&pk, &proofs, &cs);
     let st = wait_settled(&engine);

@@ -32,7 +32,7 @@ use crate::stages::pipeline::Stages;
 pub use self::backends::pick_backend;
 pub use self::request::{footprint_of, Request};
 pub use self::status::{
-    CancelOutcome, EngineError, EngineStatus, JobReport, JobStatus, PartitionState,
+    CancelOutcome, EngineError, EngineStatus, JobReport, JobStatus, PartitionState, PartitionTimes,
 };
 
 /// A submitted job: its id and, later, its outcome.

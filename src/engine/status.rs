@@ -104,6 +104,18 @@ pub struct JobStatus {
     pub footprint_bytes: u64,
     /// Its admission level.
     pub priority: Priority,
+    /// Each partition's synthesis and GPU time (zero until that step has ended).
+    pub times: Vec<PartitionTimes>,
+}
+
+/// Where one partition's time went: synthesis (grant to synthesized) and the GPU (synthesized
+/// to handed to B_G2, the device queue included), each of its last attempt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartitionTimes {
+    /// Synthesis.
+    pub synthesis: Duration,
+    /// The GPU.
+    pub gpu: Duration,
 }
 
 /// What a finished job hands back: its proofs and where its time went.
@@ -143,8 +155,8 @@ pub struct EngineStatus {
     pub queued_by_priority: [usize; Priority::COUNT],
     /// The ledger by class and stage.
     pub ledger: LedgerSnapshot,
-    /// Each partition on a GPU actor now: the device label and the job id.
-    pub on_gpu: Vec<(String, u64)>,
+    /// Each partition on a GPU actor now: the device label, the job id and the partition.
+    pub on_gpu: Vec<(String, u64, usize)>,
     /// Partitions synthesized and not yet taken by a GPU actor.
     pub synthesized_alive: usize,
     /// The most of those at once since start.

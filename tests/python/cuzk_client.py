@@ -752,6 +752,8 @@ def scenario_cuzk_status(stub, args, out):
     for i, p in enumerate(job["partitions"]):
         assert {"index", "state", "synth_ms", "gpu_ms"} <= set(p) and p["index"] == i, p
         assert p["state"] in cuzk_states, p
+        if p["state"] in {"synth_done", "gpu", "done"}:
+            assert isinstance(p["synth_ms"], int), ("synthesized, so its time is known", p)
     workers = doc["gpu_workers"]
     assert workers and {"worker_id", "gpu_ordinal", "state", "current_job", "current_partition",
                         "busy_secs"} <= set(workers[0]), workers
@@ -760,6 +762,7 @@ def scenario_cuzk_status(stub, args, out):
     key = srs.get("baton-synthetic-1024")
     assert key and key["bytes"] > 0 and not key["evictable"], srs
     assert {"circuit_id", "bytes", "last_used_secs_ago", "evictable"} <= set(key)
+    assert isinstance(key["last_used_secs_ago"], (int, float)) and key["last_used_secs_ago"] >= 0, key
     assert doc["allocations"]["pce"] == []
     assert {"total_completed", "total_failed", "completed_by_kind", "failed_by_kind",
             "queue_depth"} <= set(doc["counters"]), doc["counters"]

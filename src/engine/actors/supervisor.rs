@@ -21,7 +21,9 @@ use crate::compiled::Recordings;
 use crate::engine::messages::{
     Abandoned, GrantDropped, PartRef, Shutdown, Status, Synthesize, Warm,
 };
-use crate::engine::status::{EngineError, EngineStatus, JobReport, JobStatus, PartitionState};
+use crate::engine::status::{
+    EngineError, EngineStatus, JobReport, JobStatus, PartitionState, PartitionTimes,
+};
 use crate::groth16::key::ProvingKey;
 use crate::groth16::proof::Proof;
 use crate::ledger::{
@@ -71,6 +73,8 @@ struct Job {
     /// Synthesis and GPU time, summed over partitions.
     synthesis: Duration,
     gpu: Duration,
+    /// Each partition's synthesis and GPU time so far (its last attempt's).
+    times: Vec<PartitionTimes>,
     /// Set with `failed`: tells the stages to skip this job's partitions still in flight.
     abandoned: Abandoned,
     span: tracing::Span,
@@ -364,6 +368,7 @@ impl Handler<Status> for Supervisor {
                 failed: j.failed,
                 footprint_bytes: j.footprint.total_bytes(),
                 priority: j.priority,
+                times: j.times.clone(),
             })
             .collect();
         jobs.sort_by_key(|j| j.id);
@@ -374,7 +379,7 @@ impl Handler<Status> for Supervisor {
             on_gpu: self
                 .on_gpu
                 .iter()
-                .map(|((job, _), device)| (device.clone(), *job))
+                .map(|((job, index), device)| (device.clone(), *job, *index))
                 .collect(),
             ledger: self.ledger.snapshot(),
             synthesized_alive: self.alive_now,

@@ -158,8 +158,8 @@ impl ProvingEngine for Service {
                 let current = engine
                     .on_gpu
                     .iter()
-                    .find(|(dev, _)| *dev == label)
-                    .and_then(|(_, job)| live.iter().find(|j| j.engine_job == *job));
+                    .find(|(dev, ..)| *dev == label)
+                    .and_then(|(_, job, _)| live.iter().find(|j| j.engine_job == *job));
                 GpuStatus {
                     ordinal: i as u32,
                     name: name.to_string(),

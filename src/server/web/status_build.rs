@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::status_json::{
     cuzk_kind, states, Allocations, Counters, FailureEntry, GpuWorker, Ledger, Memory, Partition,
     Pipeline, SrsEntry, StatusDoc, Synthesis,
 };
-use crate::engine::{Engine, EngineError, EngineStatus, PartitionState};
+use crate::engine::{Engine, EngineError, EngineStatus, JobStatus, PartitionState};
 use crate::ledger::{BufferClass, Stage};
 use crate::metrics::ProofResult;
 use crate::scheduler::Priority;
@@ -23,18 +23,23 @@ fn pipeline(
     started_secs_ago: Option<f64>,
     priority: Priority,
     engine_job: Option<u64>,
-    parts: &[PartitionState],
+    job: Option<&JobStatus>,
 ) -> Pipeline {
+    let parts = job.map_or(&[][..], |j| &j.partitions[..]);
+    let times = job.map_or(&[][..], |j| &j.times[..]);
+    // A step's time once it has ended (zero before).
+    let ms = |d: Duration| (!d.is_zero()).then(|| d.as_millis() as u64);
     let partitions: Vec<Partition> = parts
         .iter()
         .enumerate()
         .map(|(index, p)| {
             let (state, baton_state) = states(*p);
+            let t = times.get(index).copied().unwrap_or_default();
             Partition {
                 index,
                 state,
-                synth_ms: None,
-                gpu_ms: None,
+                synth_ms: ms(t.synthesis),
+                gpu_ms: ms(t.gpu),
                 baton_state,
             }
         })
@@ -70,14 +75,7 @@ pub fn of_engine(
         .iter()
         .map(|j| {
             let id = format!("job-{}", j.id);
-            pipeline(
-                id,
-                kind.into(),
-                Some(ago),
-                j.priority,
-                Some(j.id),
-                &j.partitions,
-            )
+            pipeline(id, kind.into(), Some(ago), j.priority, Some(j.id), Some(j))
         })
         .collect();
     doc
@@ -101,7 +99,8 @@ fn base(
         .enumerate()
         .map(|(i, dev)| {
             let label = crate::stages::pipeline::device_label(dev, i);
-            let job = st.on_gpu.iter().find(|(d, _)| *d == label).map(|x| x.1);
+            let on = st.on_gpu.iter().find(|(d, ..)| *d == label);
+            let job = on.map(|x| x.1);
             let busy = metrics
                 .gpu_busy_seconds
                 .get_metric_with_label_values(&[&label]);
@@ -110,7 +109,7 @@ fn base(
                 gpu_ordinal: devices.get(i).copied().unwrap_or(i),
                 state: if job.is_some() { "proving" } else { "idle" },
                 current_job: job.and_then(name),
-                current_partition: None,
+                current_partition: on.map(|x| x.2),
                 busy_secs: Some(busy.map_or(0.0, |c| c.get())),
                 baton_device: label,
             }
@@ -200,14 +199,13 @@ pub async fn snapshot(d: &Daemon, synthesis_workers: usize) -> Result<StatusDoc,
     doc.pipelines = live
         .iter()
         .map(|j| {
-            let parts = (j.engine_job != 0)
+            let job = (j.engine_job != 0)
                 .then(|| engine_job(j.engine_job))
-                .flatten()
-                .map_or(&[][..], |e| &e.partitions[..]);
+                .flatten();
             let engine = (j.engine_job != 0).then_some(j.engine_job);
             let (id, kind) = (j.id.clone(), cuzk_kind(j.kind));
             let ago = Some(secs_since(j.accepted_ms));
-            pipeline(id, kind, ago, j.priority, engine, parts)
+            pipeline(id, kind, ago, j.priority, engine, job)
         })
         .collect();
     let queue_depth = doc
@@ -254,7 +252,7 @@ fn srs(d: &Daemon) -> Vec<SrsEntry> {
                 },
                 circuit_id: k.id,
                 bytes: k.bytes,
-                last_used_secs_ago: None,
+                last_used_secs_ago: Some(k.last_used.elapsed().as_secs_f64()),
                 evictable: k.users == 0,
                 baton_users: k.users as u32,
                 baton_device_bytes: device,

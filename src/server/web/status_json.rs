@@ -109,9 +109,10 @@ pub struct Partition {
     pub index: usize,
     /// cuzk's state: `pending`, `synthesizing`, `synth_done`, `gpu`, `done`, `failed`.
     pub state: &'static str,
-    /// Not kept per partition (null).
+    /// Its synthesis time in ms, once synthesized (null before).
     pub synth_ms: Option<u64>,
-    /// Not kept per partition (null).
+    /// Its GPU time in ms (from synthesized to handed to B_G2, the device queue included),
+    /// once past the GPU (null before).
     pub gpu_ms: Option<u64>,
     /// baton's own state: `queued`, a ledger stage (`synthesizing`, `queued_gpu`, `on_gpu`,
     /// `bg2`, `dealloc`), `done` or `failed`.
@@ -129,7 +130,7 @@ pub struct GpuWorker {
     pub state: &'static str,
     /// The job it proves a partition of.
     pub current_job: Option<String>,
-    /// Not known to the status (null).
+    /// The index of the partition it proves (null when idle).
     pub current_partition: Option<usize>,
     /// Seconds it has been busy since start (`baton_gpu_busy_seconds_total`, counted as each
     /// partition or warm-up ends).
@@ -154,7 +155,8 @@ pub struct SrsEntry {
     pub circuit_id: String,
     /// Bytes in host memory.
     pub bytes: u64,
-    /// Not kept (null).
+    /// Seconds since a job last took or left it (the built-in circuits' keys; null for the
+    /// Filecoin ones).
     pub last_used_secs_ago: Option<f64>,
     /// No job uses it: EvictSRS would release it.
     pub evictable: bool,

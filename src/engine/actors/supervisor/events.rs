@@ -85,10 +85,17 @@ impl Supervisor {
         if let Some(t) = job.since.get_mut(part.index) {
             if let Some(start) = t.replace(now) {
                 let d = now.saturating_duration_since(start);
+                let times = job.times.get_mut(part.index);
                 if gpu {
                     job.gpu += d;
+                    if let Some(t) = times {
+                        t.gpu = d;
+                    }
                 } else {
                     job.synthesis += d;
+                    if let Some(t) = times {
+                        t.synthesis = d;
+                    }
                 }
             }
         }

@@ -11,7 +11,7 @@ use actix::{Context, Handler};
 use super::{Job, Supervisor};
 use crate::engine::actors::mailbox::took;
 use crate::engine::messages::{Abandoned, CheckRoom, Submit};
-use crate::engine::status::{EngineError, PartitionState};
+use crate::engine::status::{EngineError, PartitionState, PartitionTimes};
 use crate::groth16::key::ProvingKey;
 use crate::ledger::{Footprint, LedgerError};
 use crate::metrics::ActorKind;
@@ -133,6 +133,7 @@ impl Handler<Submit> for Supervisor {
                 since: vec![None; n],
                 synthesis: Duration::ZERO,
                 gpu: Duration::ZERO,
+                times: vec![PartitionTimes::default(); n],
                 abandoned: Abandoned::default(),
                 span: tracing::info_span!(parent: None, "job", id, partitions = n),
             },
