@@ -28,7 +28,7 @@ fn pipeline(
     let parts = job.map_or(&[][..], |j| &j.partitions[..]);
     let times = job.map_or(&[][..], |j| &j.times[..]);
     // A step's time once it has ended (zero before).
-    let ms = |d: Duration| (!d.is_zero()).then(|| d.as_millis() as u64);
+    let ms = |d: Duration| (!d.is_zero()).then_some(d.as_millis() as u64);
     let partitions: Vec<Partition> = parts
         .iter()
         .enumerate()
