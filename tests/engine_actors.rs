@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::circuits::{KnownCircuit, Synthetic};
-use baton::engine::footprint_of;
+use baton::engine::{footprint_of, Rejection};
 use baton::ledger::Footprint;
 use baton::testing::{
     counted, cpu_stages, submit_detached, FakeGpu, Gauge, PanickingSynthesis, RecordingBg2,
@@ -228,7 +228,10 @@ fn request_larger_than_the_budget_is_refused_at_once() {
         let err = engine.prove_blocking(huge).expect_err("too large");
         let waited = t.elapsed();
         let text = err.to_string();
-        assert!(matches!(err, EngineError::Rejected(_)), "{text}");
+        assert!(
+            matches!(err, EngineError::Rejected(Rejection::Ledger(_))),
+            "{text}"
+        );
         assert!(text.contains(&needed.to_string()), "names the need: {text}");
         assert!(
             text.contains(&budget.to_string()),

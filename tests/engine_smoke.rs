@@ -328,3 +328,60 @@ fn a_budget_beyond_the_hosts_memory_is_refused_at_start_unless_overcommitted() {
     );
     engine.shutdown_blocking();
 }
+
+/// Refusals are typed: a configuration that breaks a rule stops the start with the config's
+/// error (its text kept), a budget the host cannot hold with the ledger's, and a request with
+/// no circuits is rejected as empty while the engine goes on proving.
+#[test]
+fn start_and_request_refusals_say_which_kind() {
+    use baton::engine::{Rejection, StartError};
+    use baton::EngineError;
+    let bad = Config {
+        synthesis_workers: 0,
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    match Engine::start(bad) {
+        Err(EngineError::Start(e)) => {
+            assert!(matches!(*e, StartError::Config(_)), "{e:?}");
+            assert!(e.to_string().contains("synthesis.workers"), "{e}");
+        }
+        Err(e) => panic!("expected a start error, got {e}"),
+        Ok(_) => panic!("0 synthesis workers started"),
+    }
+    let too_big = Config {
+        budget_bytes: Some(u64::MAX / 2),
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    match Engine::start(too_big) {
+        Err(EngineError::Start(e)) => assert!(matches!(*e, StartError::Ledger(_)), "{e:?}"),
+        Err(e) => panic!("expected a start error, got {e}"),
+        Ok(_) => panic!("a budget beyond the host's memory started"),
+    }
+    let cfg = Config {
+        budget_bytes: Some(64 << 20),
+        synthesis_workers: 1,
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    let engine = Engine::start(cfg).expect("start");
+    let pk = key(1 << 9, 22);
+    let empty = engine.prove_blocking(Request::new(pk.clone(), Vec::<Synthetic>::new()));
+    assert!(
+        matches!(empty, Err(EngineError::Rejected(Rejection::Empty))),
+        "{:?}",
+        empty.map(|p| p.len())
+    );
+    let c = Synthetic::new(1 << 9, 7);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), vec![c.clone()]))
+        .expect("the engine goes on");
+    check_proof(
+        &PreparedVerifyingKey::new(&pk.vk),
+        &proofs[0],
+        &c.public_inputs(),
+        1,
+    );
+    engine.shutdown_blocking();
+}

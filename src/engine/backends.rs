@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::status::EngineError;
+use super::status::{EngineError, StartError};
 use crate::config::{BackendChoice, Config};
 use crate::groth16::backend::{Backend, CpuBackend};
 use crate::stages::partition::PartitionProver;
@@ -28,7 +28,7 @@ pub fn pick_backend(
         BackendChoice::Cpu => Ok(cpu()),
         BackendChoice::Cuda => crate::gpu::cuda_backend(device, opts)
             .map(|d| (d.backend, Some(d.partition)))
-            .map_err(|e| EngineError::Start(e.to_string())),
+            .map_err(|source| StartError::Device { device, source }.into()),
         BackendChoice::Auto => match crate::gpu::cuda_backend(device, opts) {
             Ok(d) => Ok((d.backend, Some(d.partition))),
             Err(e) => {

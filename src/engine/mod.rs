@@ -33,6 +33,7 @@ pub use self::backends::pick_backend;
 pub use self::request::{footprint_of, Request};
 pub use self::status::{
     CancelOutcome, EngineError, EngineStatus, JobReport, JobStatus, PartitionState, PartitionTimes,
+    Rejection, StartError,
 };
 
 /// A submitted job: its id and, later, its outcome.
@@ -122,22 +123,27 @@ impl Engine {
             cfg.overcommit,
             available(),
         )
-        .map_err(|e| EngineError::Start(e.to_string()))?;
+        .map_err(StartError::Ledger)?;
         let ledger = Ledger::new(LedgerConfig {
             budget_bytes: plan.budget_bytes,
             slots: cfg.effective_slots(),
             policy: cfg.policy,
         })
-        .map_err(|e| EngineError::Start(e.to_string()))?
+        .map_err(StartError::Ledger)?
         .with_key_budget(plan.keys);
-        let metrics = Metrics::new().map_err(|e| EngineError::Start(e.to_string()))?;
+        let metrics = Metrics::new().map_err(StartError::Metrics)?;
         let devices = cfg.gpu_devices.clone();
         let metrics_addr = match &cfg.metrics_listen {
-            Some(addr) => Some(
-                metrics
-                    .serve(addr)
-                    .map_err(|e| EngineError::Start(format!("metrics.listen {addr}: {e}")))?,
-            ),
+            Some(addr) => {
+                Some(
+                    metrics
+                        .serve(addr)
+                        .map_err(|source| StartError::MetricsListen {
+                            addr: addr.clone(),
+                            source,
+                        })?,
+                )
+            }
             None => None,
         };
         let parts = SupervisorParts {
@@ -164,10 +170,8 @@ impl Engine {
                     tracing::error!(error = %e, "actor system ended with an error");
                 }
             })
-            .map_err(|e| EngineError::Start(e.to_string()))?;
-        let (supervisor, system) = rx
-            .recv()
-            .map_err(|_| EngineError::Start("actor system did not start".into()))?;
+            .map_err(StartError::Thread)?;
+        let (supervisor, system) = rx.recv().map_err(|_| StartError::NoActorSystem)?;
         Ok(Engine {
             supervisor,
             metrics,

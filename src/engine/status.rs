@@ -3,17 +3,19 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use crate::config::ConfigError;
 use crate::groth16::proof::Proof;
 use crate::ledger::{LedgerError, LedgerSnapshot, Stage};
-use crate::scheduler::Priority;
+use crate::scheduler::{Priority, SchedulerError};
 
 /// Why the engine refused or failed a request, or could not start.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
     /// The request cannot be run at all (too large for the budget, empty, ...).
     #[error("request rejected: {0}")]
-    Rejected(String),
+    Rejected(Rejection),
     /// The request does not fit now beside the proving keys in use (set aside from an auto
     /// budget, or held beside a stated one in the host's memory): `short_bytes` of them would
     /// have to go first. An embedder can unpin idle keys and submit again.
@@ -52,14 +54,68 @@ pub enum EngineError {
     /// The actor system is gone.
     #[error("the engine has stopped")]
     Stopped,
-    /// Start-up failed.
+    /// Start-up failed (shared, so that the error stays cheap to clone).
     #[error("engine start failed: {0}")]
-    Start(String),
+    Start(Arc<StartError>),
 }
 
-impl From<ConfigError> for EngineError {
-    fn from(e: ConfigError) -> Self {
-        EngineError::Start(e.to_string())
+/// Why a request cannot run at all.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Rejection {
+    /// It has no circuits.
+    #[error("the request has no circuits")]
+    Empty,
+    /// The ledger can never grant it (larger than the budget or the host's memory, ...).
+    #[error(transparent)]
+    Ledger(LedgerError),
+    /// The scheduler refused it.
+    #[error(transparent)]
+    Scheduler(SchedulerError),
+}
+
+/// Why the engine could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration breaks a rule.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The budget cannot be planned or the ledger built (a budget beyond the host's memory, no
+    /// slots, ...).
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The metrics registry refused a metric.
+    #[error("metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
+    /// `metrics.listen` could not be bound.
+    #[error("metrics.listen {addr}: {source}")]
+    MetricsListen {
+        /// The address.
+        addr: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A configured device could not be opened.
+    #[error("device {device}: {source}")]
+    Device {
+        /// Its index (`gpu.devices`).
+        device: usize,
+        /// Why.
+        source: crate::gpu::GpuError,
+    },
+    /// The actor system's thread could not be started.
+    #[error("the actor system's thread: {0}")]
+    Thread(std::io::Error),
+    /// The actor system ended before handing back its supervisor.
+    #[error("the actor system did not start")]
+    NoActorSystem,
+    /// The task starting the engine stopped (a panic) before it answered.
+    #[error("the start task stopped: {0}")]
+    Interrupted(String),
+}
+
+impl<E: Into<StartError>> From<E> for EngineError {
+    fn from(e: E) -> Self {
+        EngineError::Start(Arc::new(e.into()))
     }
 }
 

@@ -94,7 +94,8 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
     let engine_cfg = cfg.clone();
     let engine = tokio::task::spawn_blocking(move || Engine::start(engine_cfg))
         .await
-        .map_err(|e| crate::EngineError::Start(e.to_string()))??;
+        .map_err(|e| crate::engine::StartError::Interrupted(e.to_string()))
+        .map_err(crate::EngineError::from)??;
     let engine = Arc::new(engine);
     let keys = keys::builtin::KeyStore::new(state.join("keys"));
     let d = jobs::daemon::Daemon::new(engine.clone(), journal.clone(), keys, last_seq);

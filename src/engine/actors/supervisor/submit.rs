@@ -11,7 +11,7 @@ use actix::{Context, Handler};
 use super::{Job, Supervisor};
 use crate::engine::actors::mailbox::took;
 use crate::engine::messages::{Abandoned, CheckRoom, Submit};
-use crate::engine::status::{EngineError, PartitionState, PartitionTimes};
+use crate::engine::status::{EngineError, PartitionState, PartitionTimes, Rejection};
 use crate::groth16::key::ProvingKey;
 use crate::ledger::{Footprint, LedgerError};
 use crate::metrics::ActorKind;
@@ -48,7 +48,7 @@ impl Supervisor {
                 idle_bytes: self.idle_key_bytes(own),
                 cause: e,
             },
-            None => EngineError::Rejected(e.to_string()),
+            None => EngineError::Rejected(Rejection::Ledger(e)),
         }
     }
 
@@ -73,9 +73,7 @@ impl Handler<Submit> for Supervisor {
             return;
         }
         if request.circuits.is_empty() {
-            let _ = reply.send(Err(EngineError::Rejected(
-                "the request has no circuits".into(),
-            )));
+            let _ = reply.send(Err(EngineError::Rejected(Rejection::Empty)));
             return;
         }
         let footprint = self.footprint_for(&request.pk, request.stated_footprint());
@@ -103,7 +101,7 @@ impl Handler<Submit> for Supervisor {
         }
         if let Err(e) = self.admission.push_job(id, priority, n, request.arrival()) {
             self.ledger.unuse_key(key);
-            let _ = reply.send(Err(EngineError::Rejected(e.to_string())));
+            let _ = reply.send(Err(EngineError::Rejected(Rejection::Scheduler(e))));
             return;
         }
         tracing::info!(
