@@ -1,5 +1,6 @@
 //! Shape-only PoRep keys (`filecoin::shape_key`, `baton fil-params --shape-only`): at 2 KiB the
-//! shape key's queries have exactly the real key's lengths (h, l, a, b_g1, b_g2, ic); a proof
+//! shape key's queries have exactly the real key's lengths (h, l, a, b_g1, b_g2, ic), and its
+//! shape (challenges synthesized in parallel) is one full synthesis's at 2 KiB and 8 MiB; a proof
 //! made with the shape key does not verify against its vk, while the same circuit's proof with
 //! the real key does; the CLI prints the sizes with the label, and writes a `.shape` file only
 //! outside the parameter cache.
@@ -9,10 +10,12 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use baton::filecoin::testing::{ensure_params, use_test_cache};
-use baton::filecoin::{shape_circuit, shape_key, CircuitId, CircuitKind, ParamCache, SHAPE_ONLY};
+use baton::filecoin::{
+    full_shape, shape_circuit, shape_key, CircuitId, CircuitKind, ParamCache, SHAPE_ONLY,
+};
 use baton::groth16::prover;
 use baton::{verify, PreparedVerifyingKey, ProvingKey};
-use filecoin_proofs::constants::{SectorShape2KiB, SectorShape32GiB};
+use filecoin_proofs::constants::{SectorShape2KiB, SectorShape32GiB, SectorShape8MiB};
 
 const SECTOR: u64 = 2048;
 
@@ -79,6 +82,22 @@ fn the_shape_key_has_the_real_keys_sizes_and_its_proofs_do_not_verify() {
         matches!(r, Err(baton::Error::VerificationFailed)),
         "a shape key's proof must not verify: {r:?}"
     );
+}
+
+/// The shape key's challenges are synthesized in parallel; one full synthesis gives the same.
+#[test]
+fn the_parallel_shape_is_the_full_synthesis_shape() {
+    for (size, full) in [
+        (SECTOR, full_shape::<SectorShape2KiB> as fn(u64) -> _),
+        (8 << 20, full_shape::<SectorShape8MiB>),
+    ] {
+        let parallel = *shape_key(size).expect("shape key").shape();
+        assert_eq!(
+            parallel,
+            full(size).expect("full synthesis"),
+            "sector size {size}"
+        );
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Shape-only PoRep keys, for benches at sector sizes whose parameters cannot be made here (a
 //! 32 GiB key comes from a trusted setup, ~47 GB): a C1 output is generated for the size
-//! ([`super::generate_c1`], fixed miner and sector), partition 0's circuit is synthesized, and
+//! ([`super::generate_c1`], fixed miner and sector), partition 0's circuit is synthesized (its
+//! challenges in parallel, their densities joined: [`full_shape`] is the one-thread check), and
 //! a key of its exact query sizes and densities is built in memory with tiled random points
 //! ([`crate::groth16::tiled`]). Proving with it is a real proof's work; the proofs cannot verify.
 //! [`ShapeKey`] says so in its label and hands the key out only as
@@ -10,8 +11,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use blstrs::Scalar as Fr;
 use filecoin_proofs_api::MerkleTreeTrait;
+use rayon::prelude::*;
 
+use crate::groth16::cs::{Density, ProvingAssignment};
 use crate::groth16::key::ProvingKey;
 use crate::groth16::tiled::{tiled_key_of, KeyShape};
 
@@ -101,6 +105,80 @@ pub fn shape_key(sector_size: u64) -> Result<ShapeKey> {
 }
 
 fn circuit_shape<Tree: 'static + MerkleTreeTrait>(sector_size: u64) -> Result<KeyShape> {
+    let circuit = shape_circuit::<Tree>(sector_size)?;
+    guard("synthesizing partition 0", || parallel_shape(&circuit))
+}
+
+/// What one challenge's synthesis (the prelude, then that challenge) adds to the shape: the
+/// prelude's variables it puts in A or B, and the counts past the prelude.
+struct Part {
+    prelude_a: Vec<bool>,
+    prelude_b: Vec<bool>,
+    prelude_b_inputs: Vec<bool>,
+    shape: KeyShape,
+}
+
+fn part<C: bellperson::Circuit<Fr>>(circuit: C, prelude: &KeyShape) -> Result<Part> {
+    let cs = ProvingAssignment::synthesize(circuit)
+        .map_err(|e| FilecoinError::upstream("synthesizing partition 0", e))?;
+    let (pi, pa) = (prelude.inputs, prelude.aux);
+    if cs.inputs.len() < pi || cs.aux.len() < pa {
+        return Err(FilecoinError::upstream(
+            "synthesizing partition 0",
+            "a challenge's synthesis is smaller than the prelude alone",
+        ));
+    }
+    let bits = |d: &Density, n: usize| (0..n).map(|i| d.get(i)).collect::<Vec<_>>();
+    let ones = |b: &[bool]| b.iter().filter(|x| **x).count();
+    let (prelude_a, prelude_b) = (bits(&cs.a_aux_density, pa), bits(&cs.b_aux_density, pa));
+    let prelude_b_inputs = bits(&cs.b_input_density, pi);
+    let shape = KeyShape {
+        inputs: cs.inputs.len() - pi,
+        aux: cs.aux.len() - pa,
+        // Without the input constraints: those are counted once, from the inputs.
+        constraints: cs.num_constraints() - cs.inputs.len() - (prelude.constraints - pi),
+        domain: 0,
+        a_aux: cs.a_aux_density.count() - ones(&prelude_a),
+        b_inputs: cs.b_input_density.count() - ones(&prelude_b_inputs),
+        b_aux: cs.b_aux_density.count() - ones(&prelude_b),
+    };
+    Ok(Part {
+        prelude_a,
+        prelude_b,
+        prelude_b_inputs,
+        shape,
+    })
+}
+
+/// Partition 0's shape with its challenges synthesized in parallel (each after its own run of
+/// the prelude, as the witness path runs them: `porep_circuit.rs`): the variables past the
+/// prelude add up; the prelude's count once, present where any challenge puts them.
+fn parallel_shape<Tree: 'static + MerkleTreeTrait>(c: &PorepCircuit<Tree>) -> Result<KeyShape> {
+    let prelude = KeyShape::of(c.only(0..0))
+        .map_err(|e| FilecoinError::upstream("synthesizing the PoRep prelude", e))?;
+    let parts = (0..c.challenges())
+        .into_par_iter()
+        .map(|i| part(c.only(i..i + 1), &prelude))
+        .collect::<Result<Vec<_>>>()?;
+    let union = |pick: fn(&Part) -> &Vec<bool>, n: usize| {
+        (0..n).filter(|&i| parts.iter().any(|p| pick(p)[i])).count()
+    };
+    let sum = |pick: fn(&KeyShape) -> usize| parts.iter().map(|p| pick(&p.shape)).sum::<usize>();
+    let inputs = prelude.inputs + sum(|s| s.inputs);
+    let constraints = (prelude.constraints - prelude.inputs) + sum(|s| s.constraints) + inputs;
+    Ok(KeyShape {
+        inputs,
+        aux: prelude.aux + sum(|s| s.aux),
+        constraints,
+        domain: constraints.next_power_of_two(),
+        a_aux: union(|p| &p.prelude_a, prelude.aux) + sum(|s| s.a_aux),
+        b_inputs: union(|p| &p.prelude_b_inputs, prelude.inputs) + sum(|s| s.b_inputs),
+        b_aux: union(|p| &p.prelude_b, prelude.aux) + sum(|s| s.b_aux),
+    })
+}
+
+/// Partition 0's shape by one full synthesis, to check [`shape_key`]'s parallel one against.
+pub fn full_shape<Tree: 'static + MerkleTreeTrait>(sector_size: u64) -> Result<KeyShape> {
     let circuit = shape_circuit::<Tree>(sector_size)?;
     guard("synthesizing partition 0", || {
         KeyShape::of(circuit).map_err(|e| FilecoinError::upstream("synthesizing partition 0", e))
