@@ -24,6 +24,10 @@ mod serve_cli;
 use overrides::Overrides;
 use prove::{at_least_one, CircuitArgs};
 
+/// `baton fil-params --shape-only`.
+#[cfg(feature = "filecoin")]
+#[path = "cli/fil_shape.rs"]
+mod fil_shape;
 /// The Filecoin subcommands (porep-c2, winning-post, window-post, snap-prove, fil-params, fil-gen-c1).
 #[cfg(feature = "filecoin")]
 #[path = "cli/filecoin.rs"]

@@ -16,8 +16,7 @@ use std::time::Duration;
 
 use blstrs::Scalar;
 
-mod keys;
-pub use keys::tiled_key;
+pub use crate::groth16::tiled::tiled_key;
 
 use crate::engine::request::Request;
 use crate::engine::Engine;

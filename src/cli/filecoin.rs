@@ -1,6 +1,7 @@
 //! The Filecoin subcommands (feature `filecoin`): `porep-c2`, `winning-post`, `window-post`,
 //! `snap-prove` prove through the engine and write the output only once filecoin-proofs'
-//! verifier accepted it (exit 0 exactly then); `fil-params` makes test parameters offline;
+//! verifier accepted it (exit 0 exactly then); `fil-params` makes test parameters offline
+//! (or, `--shape-only`, a shape key in memory: `fil_shape.rs`);
 //! `fil-gen-c1` makes a C1 output of any sector size without sealing one.
 
 use std::path::{Path, PathBuf};
@@ -117,6 +118,13 @@ pub enum Command {
         /// default directory).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Build in memory a PoRep key of the real circuit's exact shape with random points
+        /// (NOT a real key: proofs will not verify) and print its sizes, for benches.
+        #[arg(long)]
+        shape_only: bool,
+        /// With --shape-only: also write it here (`.shape` in the name, outside the cache).
+        #[arg(long, requires = "shape_only")]
+        out: Option<PathBuf>,
     },
     /// Make a C1 output (PoRep commit 1) of an all-zero sector without sealing it, in seconds
     /// for any size: the vanilla proofs a real sector would give for the seed's challenges
@@ -264,9 +272,14 @@ pub fn run(cmd: Command) -> Result<bool, String> {
             sector_size,
             kind,
             dir,
+            shape_only,
+            out,
         } => {
             let sector_size = parse_sector_size(&sector_size).map_err(e)?;
             let cache = dir.map(ParamCache::at).unwrap_or_else(ParamCache::from_env);
+            if shape_only {
+                return crate::fil_shape::run(sector_size, out, &cache);
+            }
             let kinds: Vec<CircuitKind> = match kind {
                 KindArg::Porep => vec![CircuitKind::Porep],
                 KindArg::WindowPost => vec![CircuitKind::WindowPost],

@@ -88,6 +88,14 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
         self.challenges.len()
     }
 
+    /// The same circuit over the challenges in `range` only (none: the prelude alone).
+    pub(crate) fn only(&self, range: std::ops::Range<usize>) -> Self {
+        PorepCircuit {
+            challenges: self.challenges[range].to_vec(),
+            ..*self
+        }
+    }
+
     /// filecoin-proofs' circuit over `challenges` (all of them: the circuit itself; none: the
     /// prelude alone; one: the prelude and that challenge).
     fn run<CS: ConstraintSystem<Fr>>(

@@ -3,7 +3,8 @@
 //! CPU multi-scalar multiplication (`msm`), keys in bellperson's `.params` layout (`key`),
 //! proving in stages (`prover`) on a `Backend` (`backend`: the primitives behind a trait, with
 //! its CPU reference; the GPU implements it), the 192-byte proof (`proof`), verification (`verify`), random
-//! setup for tests and benchmarks (`setup`), batched subgroup checks (`subgroup`), and the one
+//! setup for tests and benchmarks (`setup`), keys of a circuit's shape with tiled random points
+//! for benches (`tiled`), batched subgroup checks (`subgroup`), and the one
 //! error type these share (`error`; a backend's failure is boxed in it, so the core names no
 //! backend). The engine, the stages and the GPU build on this layer; nothing here imports them.
 
@@ -17,4 +18,5 @@ pub mod proof;
 pub mod prover;
 pub mod setup;
 pub mod subgroup;
+pub mod tiled;
 pub mod verify;

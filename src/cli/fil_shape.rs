@@ -1,0 +1,86 @@
+//! `baton fil-params --shape-only`: builds the shape-only PoRep key of a sector size in memory
+//! (the real circuit's query sizes and densities, random tiled points: proofs made with it do
+//! not verify) and prints its sizes, densities, bytes and build time; `--out` writes it, with
+//! `.shape` in the file name and never inside the parameter cache.
+
+use std::path::{Path, PathBuf};
+
+use baton::filecoin::{shape_key, ParamCache};
+
+/// Builds, reports and optionally writes the shape key of `sector_size`.
+pub fn run(sector_size: u64, out: Option<PathBuf>, cache: &ParamCache) -> Result<bool, String> {
+    if let Some(path) = &out {
+        check_out(path, cache.dir())?;
+    }
+    let key = shape_key(sector_size).map_err(|e| e.to_string())?;
+    let s = key.shape();
+    let pk = key.unverifiable_key();
+    let pct = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
+    println!("{}: {}", key.circuit(), key.label());
+    println!(
+        "inputs {}  aux {}  constraints {}  domain {}",
+        s.inputs, s.aux, s.constraints, s.domain
+    );
+    println!(
+        "h {}  l {}  a {}  b_g1 {}  b_g2 {}  ic {}",
+        pk.h.len(),
+        pk.l.len(),
+        pk.a.len(),
+        pk.b_g1.len(),
+        pk.b_g2.len(),
+        pk.vk.ic.len()
+    );
+    println!(
+        "densities: a_aux {} ({:.1}%)  b_inputs {} ({:.1}%)  b_aux {} ({:.1}%)",
+        s.a_aux,
+        pct(s.a_aux, s.aux),
+        s.b_inputs,
+        pct(s.b_inputs, s.inputs),
+        s.b_aux,
+        pct(s.b_aux, s.aux)
+    );
+    println!(
+        "bytes {} ({:.2} GiB)  built in {:.2?} (C1 and synthesis {:.2?}, points {:.2?})",
+        pk.heap_bytes(),
+        pk.heap_bytes() as f64 / (1u64 << 30) as f64,
+        key.synthesis_time() + key.tiling_time(),
+        key.synthesis_time(),
+        key.tiling_time()
+    );
+    println!("NOT a real key: proofs made with it will not verify");
+    if let Some(path) = out {
+        pk.write_file(&path)
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        println!("written to {} ({})", path.display(), key.label());
+    }
+    Ok(true)
+}
+
+/// Refuses an output path without `.shape` in its file name or inside the parameter cache, where
+/// filecoin-proofs or baton could take it for real parameters.
+fn check_out(path: &Path, cache: &Path) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !name.contains(".shape") {
+        return Err(format!(
+            "{}: a shape key's file name must contain `.shape`",
+            path.display()
+        ));
+    }
+    let absolute = |p: &Path| {
+        let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        p.canonicalize().unwrap_or(p)
+    };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let dir = absolute(dir.unwrap_or(Path::new(".")));
+    if dir.starts_with(absolute(cache)) {
+        return Err(format!(
+            "{}: a shape key may not be written inside the parameter cache {}",
+            path.display(),
+            cache.display()
+        ));
+    }
+    Ok(())
+}
