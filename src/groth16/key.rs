@@ -2,7 +2,7 @@
 //! L, A, B_G1 and B_G2 queries, each a big-endian u32 count followed by uncompressed points.
 //! Reading maps the file and decodes points in parallel, checked (every point on the curve, the
 //! subgroup tested in batches: `subgroup`) or unchecked (for keys this process wrote itself or
-//! already checked: `key_trust`).
+//! already checked: `keys::trust`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -64,7 +64,7 @@ pub struct ProvingKey {
     /// v(τ) in G2 for the variables present in B.
     pub b_g2: Vec<G2Affine>,
     id: u64,
-    /// The file it was read from, if any (its circuit's recording is named by it: `key_files`).
+    /// The file it was read from, if any (its circuit's recording is named by it: `keys::files`).
     path: Option<std::path::PathBuf>,
 }
 

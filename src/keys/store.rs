@@ -1,5 +1,5 @@
 //! A process-wide store of proving keys: each file is loaded once (checked once, see
-//! `key_trust`) and its `Arc<ProvingKey>` shared by every partition of every job that names it.
+//! `keys::trust`) and its `Arc<ProvingKey>` shared by every partition of every job that names it.
 //! Keys are listed with their size, users and last use, and evicted only when no job holds them:
 //! the shape a daemon's PreloadSRS / EvictSRS / GetStatus calls (and its eviction of the least
 //! recently used idle key under memory pressure) need.

@@ -1,6 +1,6 @@
 //! Reading a key file with the full point check once, then trusting it: a small record under
 //! baton's cache (`checked-keys/`, named by the key file's path, size and verifying key:
-//! `key_files`; never beside the key, whose directory lotus and curio own) remembers the file's
+//! `keys::files`; never beside the key, whose directory lotus and curio own) remembers the file's
 //! identity (length, modification time, inode, device) and a digest of its content. A later read
 //! whose identity matches skips every check; a touched or rewritten file whose digest matches
 //! skips the point check and refreshes the record; anything else is checked again in full. A
