@@ -25,7 +25,7 @@ mod porep_circuit;
 mod post;
 mod setup;
 mod shape;
-mod shape_key;
+mod shape_only;
 mod snap;
 /// Sealing small sectors offline for tests and benchmarks (feature `test-util`).
 #[cfg(feature = "test-util")]
@@ -51,7 +51,7 @@ pub use ids::{
 pub use params::{ParamCache, ParamFiles};
 pub use porep_circuit::{PorepCircuit, PorepPartition};
 pub use setup::{generate_params, Generated};
-pub use shape_key::{full_shape, shape_circuit, shape_key, ShapeKey, SHAPE_ONLY};
+pub use shape_only::{full_shape, shape_circuit, shape_key, ShapeKey, SHAPE_ONLY};
 
 /// Re-exported input and output types of filecoin-proofs-api, so callers need not depend on it.
 pub use filecoin_proofs::EmptySectorUpdateProof;
