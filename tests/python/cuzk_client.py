@@ -469,7 +469,17 @@ def await_all(stub, ids):
 def scenario_priority(stub, args, out):
     """The queue full of LOW jobs; a CRITICAL one submitted last is answered before them."""
     low = [f"p-low-{i}" for i in range(6)]
-    for i, rid in enumerate(low):
+    # The first LOW job holds the worker before the others come: jobs are admitted in
+    # acceptance order while they wait, but an idle worker takes whichever job is ready first
+    # (the first job's key load makes several ready at once).
+    stub.SubmitProof(builtin(seed=80, delay_ms=400, priority=pb.LOW, rid=low[0]),
+                     timeout=CALL_TIMEOUT)
+    deadline = time.time() + 60
+    while sum(q.in_progress for q in
+              stub.GetStatus(pb.GetStatusRequest(), timeout=CALL_TIMEOUT).queues) < 1:
+        assert time.time() < deadline, "the first LOW job never started"
+        time.sleep(0.01)
+    for i, rid in enumerate(low[1:], start=1):
         stub.SubmitProof(builtin(seed=80 + i, delay_ms=400, priority=pb.LOW, rid=rid),
                          timeout=CALL_TIMEOUT)
     time.sleep(0.2)
