@@ -113,7 +113,6 @@ pub(crate) fn spawn_actors(
 
 thread_local! {
     static WORKER_INDEX: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-    static NICED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The ordinary synthesis pool's threads, niced to `nice` (`None` when 0, or when the pool
@@ -138,10 +137,10 @@ fn niced_threads(workers: usize, nice: u8) -> Option<Arc<rayon::ThreadPool>> {
     }
 }
 
-/// Lowers this thread's CPU priority to nice value `nice` (never raises it; once per thread,
-/// so a restarted actor does not lower it again). 0: nothing. A refusal is logged, not fatal.
+/// Lowers this thread's CPU priority to nice value `nice` (never raises it; called once per
+/// thread, from the niced pool's start handler). 0: nothing. A refusal is logged, not fatal.
 fn lower_thread_priority(nice: u8) {
-    if nice == 0 || NICED.with(|c| c.replace(true)) {
+    if nice == 0 {
         return;
     }
     #[cfg(target_os = "linux")]
