@@ -296,6 +296,7 @@ impl Synthesizer for FakeSynthesis {
         let mut witness = Witness {
             inputs: vec![Scalar::ONE; s.inputs_len],
             aux: Vec::with_capacity(s.aux_len),
+            packed: None,
             a_aux_density: density(s.aux_len),
             b_input_density: density(s.inputs_len),
             b_aux_density: density(s.aux_len),

@@ -88,6 +88,10 @@ pub struct Config {
     /// Synthesize through recorded R1CS (`synthesis.compiled`, default on): the first
     /// synthesis of a key's circuit records it, later ones run witness-only (`compiled`).
     pub compiled: bool,
+    /// Keep a witness that leaves synthesis for a device as bits (`synthesis.pack_witness`,
+    /// default on): while it waits for the device it takes ~2 bits a value plus the values
+    /// that are neither 0 nor 1, and the device stage expands it for its own run.
+    pub pack_witness: bool,
     /// Devices to run a Gpu actor on (indices); empty (the default, `gpu.devices = "all"`):
     /// every GPU the driver sees, resolved when the engine starts ([`Config::resolved_devices`]).
     pub gpu_devices: Vec<usize>,
@@ -127,6 +131,7 @@ impl Default for Config {
             critical_workers: 1,
             synthesis_nice: 10,
             compiled: true,
+            pack_witness: true,
             gpu_devices: Vec::new(),
             backend: BackendChoice::Auto,
             gpu: GpuOptions::default(),
@@ -274,6 +279,9 @@ impl Config {
         }
         if let Some(v) = synthesis.compiled {
             c.compiled = flag(&v).map_err(|e| invalid("synthesis.compiled", e))?;
+        }
+        if let Some(v) = synthesis.pack_witness {
+            c.pack_witness = flag(&v).map_err(|e| invalid("synthesis.pack_witness", e))?;
         }
         let bg2 = raw.bg2.unwrap_or_default();
         if let Some(w) = bg2.workers {

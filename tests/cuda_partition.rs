@@ -192,6 +192,7 @@ fn partition_edge_cases() {
     let with = |aux: Vec<Scalar>| Witness {
         inputs: base.inputs.clone(),
         aux,
+        packed: None,
         a_aux_density: base.a_aux_density.clone(),
         b_input_density: base.b_input_density.clone(),
         b_aux_density: base.b_aux_density.clone(),

@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use baton::compiled::{self, Recording, Route};
@@ -24,6 +24,10 @@ struct CpuDevice {
     evaluated: AtomicUsize,
     from_handle: AtomicUsize,
     from_host: AtomicUsize,
+    /// Witnesses that arrived with every private variable plain.
+    plain: AtomicUsize,
+    /// While set, evaluation waits (partitions pile up behind the device).
+    hold: AtomicBool,
 }
 
 impl PartitionProver for CpuDevice {
@@ -33,7 +37,13 @@ impl PartitionProver for CpuDevice {
         inputs: &[Scalar],
         aux: &[Scalar],
     ) -> Result<Box<dyn std::any::Any + Send>> {
+        while self.hold.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         self.evaluated.fetch_add(1, Ordering::Relaxed);
+        if aux.len() == rec.shape().aux {
+            self.plain.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(Box::new(rec.evaluate(inputs, aux)?))
     }
 
@@ -62,6 +72,10 @@ impl PartitionProver for CpuDevice {
 }
 
 fn engine(device: Arc<CpuDevice>, workers: usize) -> (Engine, Stages) {
+    engine_packing(device, workers, false)
+}
+
+fn engine_packing(device: Arc<CpuDevice>, workers: usize, pack: bool) -> (Engine, Stages) {
     let mut stages = Stages::with_backend(Arc::new(|_| Arc::new(CpuBackend)));
     let recordings = stages.recordings.clone();
     let shared = recordings.clone();
@@ -69,6 +83,7 @@ fn engine(device: Arc<CpuDevice>, workers: usize) -> (Engine, Stages) {
         Box::new(CompiledSynthesis {
             recordings: shared.clone(),
             abc_on_device: true,
+            pack_witness: pack,
         })
     });
     stages.gpu = Arc::new(move |_| {
@@ -80,6 +95,7 @@ fn engine(device: Arc<CpuDevice>, workers: usize) -> (Engine, Stages) {
         })
     });
     stages.abc_on_device = true;
+    stages.pack_witness = pack;
     let e = Engine::start_with(support::config(64 << 20, workers, None, 3), stages.clone())
         .expect("start");
     (e, stages)
@@ -206,6 +222,66 @@ fn a_recording_the_device_refuses_is_checked_on_the_host_on_the_retry() {
         }
         other => panic!("expected the job to fail, got {:?}", other.map(|p| p.len())),
     }
+    let settled = support::wait_settled(&engine);
+    assert_eq!(settled.ledger.charged_bytes, 0);
+    engine.shutdown_blocking();
+}
+
+#[test]
+fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
+    let pk = support::key();
+    let device = Arc::new(CpuDevice::default());
+    let (engine, stages) = engine_packing(device.clone(), 2, true);
+    // Pinned, the key keeps its recording between jobs; the first job records the circuit.
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(engine.pin_key(pk.clone())).expect("pinned");
+    let first = support::circuits(700..701);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), first.clone()))
+        .expect("records");
+    support::check_proofs(&pk, &proofs, &first);
+    support::wait_settled(&engine);
+    let rec = stages.recordings.get(&pk).expect("recorded");
+    let plain_each = rec.footprint(true).total_bytes();
+
+    // The device holds the first witness; the others synthesize and wait for it, packed.
+    device.hold.store(true, Ordering::Relaxed);
+    // Five: the ledger's slots (one on the device, four waiting).
+    let n = 5;
+    let circuits = support::circuits(710..710 + n as u64);
+    std::thread::scope(|s| {
+        let job = s.spawn(|| engine.prove_blocking(Request::new(pk.clone(), circuits.clone())));
+        let waiting = |st: &baton::EngineStatus| {
+            st.jobs.first().is_some_and(|j| {
+                let queued = j.partitions.iter().filter(|p| {
+                    matches!(p, baton::engine::PartitionState::At(s) if *s == baton::ledger::Stage::QueuedForGpu)
+                });
+                queued.count() == n - 1
+            })
+        };
+        // Whatever happens below, the device lets go (a failed check must not hang the job).
+        struct Release<'a>(&'a AtomicBool);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Relaxed);
+            }
+        }
+        let _release = Release(&device.hold);
+        let st = support::wait_for(&engine, std::time::Duration::from_secs(30), waiting);
+        assert_eq!(st.jobs[0].footprint_bytes, rec.packed_footprint().total_bytes());
+        let charged = st.ledger.charged_bytes;
+        assert!(
+            charged * 2 < plain_each * n as u64,
+            "{n} partitions charge {charged} bytes packed; plain they would charge {}",
+            plain_each * n as u64
+        );
+        device.hold.store(false, Ordering::Relaxed);
+        let proofs = job.join().unwrap().expect("proofs from packed witnesses");
+        support::check_proofs(&pk, &proofs, &circuits);
+    });
+    // Every witness reached the device plain (the GPU actor expanded it), and the ledger
+    // settles to zero: the room given back at synthesis and the rest through Dealloc.
+    assert_eq!(device.plain.load(Ordering::Relaxed), n);
     let settled = support::wait_settled(&engine);
     assert_eq!(settled.ledger.charged_bytes, 0);
     engine.shutdown_blocking();

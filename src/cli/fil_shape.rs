@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use baton::filecoin::{shape_key, ParamCache};
+use baton::filecoin::{shape_key, witness_mix, ParamCache};
 
 /// Builds, reports and optionally writes the shape key of `sector_size`.
 pub fn run(sector_size: u64, out: Option<PathBuf>, cache: &ParamCache) -> Result<bool, String> {
@@ -53,6 +53,36 @@ pub fn run(sector_size: u64, out: Option<PathBuf>, cache: &ParamCache) -> Result
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
         println!("written to {} ({})", path.display(), key.label());
     }
+    Ok(true)
+}
+
+/// Synthesizes partition 0's witness at `sector_size` (the first `challenges`, or all) and
+/// prints what it is made of and what it takes packed.
+pub fn mix(sector_size: u64, challenges: Option<usize>) -> Result<bool, String> {
+    let m = witness_mix(sector_size, challenges).map_err(|e| e.to_string())?;
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let pct = |n: usize| 100.0 * n as f64 / m.mix.len().max(1) as f64;
+    println!(
+        "partition 0: {} of {} challenges synthesized witness-only in {:.2?} (prelude {} values)",
+        m.challenges, m.of, m.time, m.prelude
+    );
+    println!(
+        "values {}: zero {} ({:.1}%)  one {} ({:.1}%)  neither {} ({:.1}%)",
+        m.mix.len(),
+        m.mix.zeros,
+        pct(m.mix.zeros),
+        m.mix.ones,
+        pct(m.mix.ones),
+        m.mix.dense,
+        pct(m.mix.dense)
+    );
+    let whole = m.partition();
+    println!(
+        "the partition's witness: {:.3} GiB as scalars, {:.3} GiB packed ({:.1}x smaller)",
+        gib(whole.plain_bytes()),
+        gib(whole.packed_bytes()),
+        whole.plain_bytes() as f64 / whole.packed_bytes().max(1) as f64
+    );
     Ok(true)
 }
 

@@ -125,6 +125,11 @@ pub enum Command {
         /// With --shape-only: also write it here (`.shape` in the name, outside the cache).
         #[arg(long, requires = "shape_only")]
         out: Option<PathBuf>,
+        /// With --shape-only: build no key; synthesize partition 0's witness (its first N
+        /// challenges, all when N is 0 or left out) and print how many values are 0, 1 or
+        /// neither, and its bytes packed as bits against plain scalars.
+        #[arg(long, requires = "shape_only", value_name = "N", num_args = 0..=1, default_missing_value = "0")]
+        witness_mix: Option<usize>,
     },
     /// Make a C1 output (PoRep commit 1) of an all-zero sector without sealing it, in seconds
     /// for any size: the vanilla proofs a real sector would give for the seed's challenges
@@ -274,9 +279,13 @@ pub fn run(cmd: Command) -> Result<bool, String> {
             dir,
             shape_only,
             out,
+            witness_mix,
         } => {
             let sector_size = parse_sector_size(&sector_size).map_err(e)?;
             let cache = dir.map(ParamCache::at).unwrap_or_else(ParamCache::from_env);
+            if let Some(n) = witness_mix {
+                return crate::fil_shape::mix(sector_size, (n > 0).then_some(n));
+            }
             if shape_only {
                 return crate::fil_shape::run(sector_size, out, &cache);
             }

@@ -229,6 +229,20 @@ impl Recording {
         )
     }
 
+    /// [`Recording::footprint`] on the device for a witness that synthesis packs as bits: the
+    /// plain witness and the room to pack it ([`crate::groth16::packed::packing_room`]), most of
+    /// which the synthesis worker gives back once the witness is packed.
+    pub fn packed_footprint(&self) -> Footprint {
+        let f = self.footprint(true);
+        let aux = f.bytes(BufferClass::Aux);
+        Footprint::new(
+            0,
+            aux + crate::groth16::packed::packing_room(aux),
+            f.bytes(BufferClass::Inputs),
+            f.bytes(BufferClass::Density),
+        )
+    }
+
     /// Checks that a witness has the recorded lengths.
     pub fn check_witness(&self, inputs: &[Scalar], aux: &[Scalar]) -> Result<(), CompiledError> {
         let lengths = [
@@ -333,6 +347,7 @@ impl Recording {
         Witness {
             inputs,
             aux,
+            packed: None,
             a_aux_density: self.densities.a_aux.clone(),
             b_input_density: self.densities.b_input.clone(),
             b_aux_density: self.densities.b_aux.clone(),

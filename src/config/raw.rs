@@ -34,6 +34,7 @@ pub(super) struct RawMemory {
 pub(super) struct RawWorkers {
     pub(super) workers: Option<String>,
     pub(super) compiled: Option<String>,
+    pub(super) pack_witness: Option<String>,
     pub(super) critical_workers: Option<String>,
     pub(super) nice: Option<String>,
 }

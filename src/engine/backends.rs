@@ -78,14 +78,17 @@ pub fn real_stages(cfg: &Config) -> Result<RealStages, EngineError> {
     if !cfg.compiled {
         stages.synthesis = Arc::new(|_| Box::new(RealSynthesis));
     } else if abc_on_device {
+        let pack_witness = cfg.pack_witness;
         let shared = stages.recordings.clone();
         stages.synthesis = Arc::new(move |_| {
             Box::new(CompiledSynthesis {
                 recordings: shared.clone(),
                 abc_on_device: true,
+                pack_witness,
             })
         });
         stages.abc_on_device = true;
+        stages.pack_witness = pack_witness;
     }
     tracing::info!(compiled = cfg.compiled, abc_on_device, "synthesis");
     if bg2_on_gpu {

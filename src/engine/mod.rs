@@ -154,6 +154,7 @@ impl Engine {
             metrics: metrics.clone(),
             recordings: stages.recordings.clone(),
             abc_on_device: stages.abc_on_device,
+            pack_witness: stages.abc_on_device && stages.pack_witness,
             available,
         };
         let (tx, rx) = std::sync::mpsc::channel();

@@ -26,6 +26,7 @@ mod post;
 mod setup;
 mod shape;
 mod shape_only;
+mod witness_mix;
 mod snap;
 /// Sealing small sectors offline for tests and benchmarks (feature `test-util`).
 #[cfg(feature = "test-util")]
@@ -52,6 +53,7 @@ pub use params::{ParamCache, ParamFiles};
 pub use porep_circuit::{PorepCircuit, PorepPartition};
 pub use setup::{generate_params, Generated};
 pub use shape_only::{full_shape, shape_circuit, shape_key, ShapeKey, SHAPE_ONLY};
+pub use witness_mix::{witness_mix, WitnessMix};
 
 /// Re-exported input and output types of filecoin-proofs-api, so callers need not depend on it.
 pub use filecoin_proofs::EmptySectorUpdateProof;

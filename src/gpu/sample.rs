@@ -196,6 +196,7 @@ pub fn sample_witness(
     crate::groth16::prover::Witness {
         inputs: ins,
         aux: porep_scalars(aux, seed ^ 0x2),
+        packed: None,
         a_aux_density,
         b_input_density,
         b_aux_density,

@@ -5,6 +5,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use crate::groth16::cs::Density;
 use crate::groth16::domain::Domain;
 use crate::groth16::error::Result;
+use crate::groth16::msm::Scalars;
 
 /// Which query of a proving key a set of bases is (backends that keep bases resident use it
 /// with the key id as a cache key).
@@ -81,6 +82,20 @@ pub trait Backend: Send + Sync {
         density: Option<&Density>,
     ) -> Result<G2Projective>;
 
+    /// [`Backend::msm_g2`] over plain or packed scalars. By default packed ones are unpacked
+    /// for the call; the CPU sums them as they are.
+    fn msm_g2_of(
+        &self,
+        bases: Bases<'_, G2Affine>,
+        scalars: Scalars<'_>,
+        density: Option<&Density>,
+    ) -> Result<G2Projective> {
+        match scalars {
+            Scalars::Plain(s) => self.msm_g2(bases, s, density),
+            Scalars::Packed(p) => self.msm_g2(bases, &p.unpack(), density),
+        }
+    }
+
     /// Device bytes held for key `key_id`'s bases between calls (0 for backends without
     /// device memory).
     fn resident_key_bytes(&self, _key_id: u64) -> u64 {
@@ -133,5 +148,14 @@ impl Backend for CpuBackend {
         density: Option<&Density>,
     ) -> Result<G2Projective> {
         crate::groth16::msm::msm_g2(bases.points, scalars, density)
+    }
+
+    fn msm_g2_of(
+        &self,
+        bases: Bases<'_, G2Affine>,
+        scalars: Scalars<'_>,
+        density: Option<&Density>,
+    ) -> Result<G2Projective> {
+        crate::groth16::msm::msm_g2_of(bases.points, scalars, density)
     }
 }

@@ -1,6 +1,6 @@
 //! The Groth16 core over BLS12-381, with no engine, actor or device in it: the proving
 //! constraint system and its density trackers (`cs`), the radix-2 domain and H (`domain`), the
-//! CPU multi-scalar multiplication (`msm`), keys in bellperson's `.params` layout (`key`),
+//! CPU multi-scalar multiplication (`msm`), a witness kept as bits (`packed`), keys in bellperson's `.params` layout (`key`),
 //! proving in stages (`prover`) on a `Backend` (`backend`: the primitives behind a trait, with
 //! its CPU reference; the GPU implements it), the 192-byte proof (`proof`), verification (`verify`), random
 //! setup for tests and benchmarks (`setup`), keys of a circuit's shape with tiled random points
@@ -14,6 +14,7 @@ pub mod domain;
 pub mod error;
 pub mod key;
 pub mod msm;
+pub mod packed;
 pub mod proof;
 pub mod prover;
 pub mod setup;

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use crate::groth16::cs::Density;
 use crate::groth16::error::{Error, Result};
+use crate::groth16::packed::PackedScalars;
 
 /// Scalars split by value: bases of ones (summed) and of the rest (multiplied).
 struct Split<P> {
@@ -20,9 +21,39 @@ struct Split<P> {
     rest_scalars: Vec<u8>,
 }
 
+/// The scalars of an MSM: plain, or packed as bits ([`PackedScalars`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Scalars<'a> {
+    /// One scalar per variable.
+    Plain(&'a [Scalar]),
+    /// The same, packed.
+    Packed(&'a PackedScalars),
+}
+
+impl Scalars<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Scalars::Plain(s) => s.len(),
+            Scalars::Packed(p) => p.len(),
+        }
+    }
+
+    /// Calls `f(i, value)` for every value that is not zero, in order.
+    fn for_each_nonzero(&self, mut f: impl FnMut(usize, &Scalar)) {
+        match self {
+            Scalars::Plain(s) => s
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| !bool::from(v.is_zero()))
+                .for_each(|(i, v)| f(i, v)),
+            Scalars::Packed(p) => p.for_each_nonzero(f),
+        }
+    }
+}
+
 fn split<B: Copy + Send + Sync, P: Copy + Send>(
     bases: &[B],
-    scalars: &[Scalar],
+    scalars: Scalars<'_>,
     density: Option<&Density>,
     raw: impl Fn(&B) -> P + Sync,
 ) -> Result<Split<P>> {
@@ -43,32 +74,36 @@ fn split<B: Copy + Send + Sync, P: Copy + Send>(
             right: expected,
         });
     }
-    let used: Vec<&Scalar> = match density {
-        None => scalars.iter().collect(),
-        Some(d) => scalars
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| d.get(*i))
-            .map(|(_, s)| s)
-            .collect(),
-    };
+    // The base of variable i is the next one when i is present in the density: the present
+    // variables before i are counted as the (sorted) nonzero values go by.
     let mut ones = Vec::new();
     let mut rest = Vec::new();
-    let mut rest_idx = Vec::new();
-    for (i, s) in used.iter().enumerate() {
-        if bool::from(s.is_zero()) {
-            continue;
-        }
-        if **s == Scalar::ONE {
-            ones.push(raw(&bases[i]));
+    let mut rest_values = Vec::new();
+    let mut take = |base: usize, s: &Scalar| {
+        if *s == Scalar::ONE {
+            ones.push(raw(&bases[base]));
         } else {
-            rest.push(raw(&bases[i]));
-            rest_idx.push(i);
+            rest.push(raw(&bases[base]));
+            rest_values.push(*s);
+        }
+    };
+    match density {
+        None => scalars.for_each_nonzero(|i, s| take(i, s)),
+        Some(d) => {
+            let (mut seen, mut present) = (0usize, 0usize);
+            scalars.for_each_nonzero(|i, s| {
+                present += (seen..i).filter(|j| d.get(*j)).count();
+                seen = i + 1;
+                if d.get(i) {
+                    take(present, s);
+                    present += 1;
+                }
+            });
         }
     }
-    let rest_scalars: Vec<u8> = rest_idx
+    let rest_scalars: Vec<u8> = rest_values
         .par_iter()
-        .flat_map_iter(|&i| used[i].to_bytes_le())
+        .flat_map_iter(|s| s.to_bytes_le())
         .collect();
     Ok(Split {
         ones,
@@ -92,6 +127,15 @@ pub fn msm_g1(
     scalars: &[Scalar],
     density: Option<&Density>,
 ) -> Result<G1Projective> {
+    msm_g1_of(bases, Scalars::Plain(scalars), density)
+}
+
+/// [`msm_g1`] over plain or packed scalars.
+pub fn msm_g1_of(
+    bases: &[G1Affine],
+    scalars: Scalars<'_>,
+    density: Option<&Density>,
+) -> Result<G1Projective> {
     let s = split(bases, scalars, density, |b: &G1Affine| -> blst_p1_affine {
         *b.as_ref()
     })?;
@@ -109,6 +153,15 @@ pub fn msm_g1(
 pub fn msm_g2(
     bases: &[G2Affine],
     scalars: &[Scalar],
+    density: Option<&Density>,
+) -> Result<G2Projective> {
+    msm_g2_of(bases, Scalars::Plain(scalars), density)
+}
+
+/// [`msm_g2`] over plain or packed scalars.
+pub fn msm_g2_of(
+    bases: &[G2Affine],
+    scalars: Scalars<'_>,
     density: Option<&Density>,
 ) -> Result<G2Projective> {
     let s = split(bases, scalars, density, |b: &G2Affine| -> blst_p2_affine {

@@ -1,6 +1,7 @@
 //! Groth16 proving in stages (synthesize → H → G1 MSMs → B_G2 MSM → assemble), each a plain
 //! function over owned buffers so the actor engine can run them on different threads.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use bellperson::Circuit;
@@ -14,6 +15,8 @@ use crate::groth16::cs::{Density, ProvingAssignment};
 use crate::groth16::domain::Domain;
 use crate::groth16::error::{Error, Result};
 use crate::groth16::key::{ProvingKey, VerifyingKey};
+use crate::groth16::msm::Scalars;
+use crate::groth16::packed::{Mix, PackedScalars};
 use crate::groth16::proof::Proof;
 
 /// The constraint evaluations of one partition: the `abc` buffer class.
@@ -28,12 +31,19 @@ pub struct Abc {
 }
 
 /// The witness and densities of one partition: the `aux`, `inputs` and `density` classes.
+///
+/// The private variables are held plain (`aux`) or packed as bits (`packed`, with `aux` empty
+/// while it waits; [`Witness::pack`]), and a stage that needs them plain expands them for its
+/// own run ([`Witness::expand`], [`Witness::shrink`]). Code that reads `aux` directly must run
+/// on a plain or expanded witness; [`Witness::plain_aux`] works on either.
 #[derive(Debug, Default)]
 pub struct Witness {
     /// Public inputs, the constant one first.
     pub inputs: Vec<Scalar>,
-    /// Private variables.
+    /// Private variables (empty while only `packed` holds them).
     pub aux: Vec<Scalar>,
+    /// The private variables packed as bits, when they are kept so.
+    pub packed: Option<PackedScalars>,
     /// Private variables present in A.
     pub a_aux_density: Density,
     /// Inputs present in B.
@@ -46,6 +56,73 @@ impl Witness {
     /// The public inputs a verifier is given (without the constant one).
     pub fn public_inputs(&self) -> &[Scalar] {
         self.inputs.get(1..).unwrap_or(&[])
+    }
+
+    /// Private variables, plain or packed.
+    pub fn aux_len(&self) -> usize {
+        match &self.packed {
+            Some(p) => p.len(),
+            None => self.aux.len(),
+        }
+    }
+
+    /// Whether `aux` holds every private variable (plain, or packed and expanded).
+    pub fn is_plain(&self) -> bool {
+        self.aux.len() == self.aux_len()
+    }
+
+    /// The private variables as an MSM takes them, without unpacking.
+    pub fn aux_scalars(&self) -> Scalars<'_> {
+        match &self.packed {
+            Some(p) if !self.is_plain() => Scalars::Packed(p),
+            _ => Scalars::Plain(&self.aux),
+        }
+    }
+
+    /// The private variables plain: borrowed, or unpacked into a new vector.
+    pub fn plain_aux(&self) -> Cow<'_, [Scalar]> {
+        match &self.packed {
+            Some(p) if !self.is_plain() => Cow::Owned(p.unpack()),
+            _ => Cow::Borrowed(&self.aux),
+        }
+    }
+
+    /// Packs a plain witness's private variables when that takes at most `limit` bytes; the
+    /// plain vector is dropped then. Returns whether it is packed now.
+    pub fn pack(&mut self, limit: u64) -> bool {
+        if self.packed.is_some() {
+            return true;
+        }
+        let mix = Mix::of(&self.aux);
+        if mix.packed_bytes() > limit {
+            return false;
+        }
+        self.packed = Some(PackedScalars::pack(&self.aux));
+        self.aux = Vec::new();
+        true
+    }
+
+    /// Unpacks a packed witness's private variables into `aux` (nothing when plain or expanded
+    /// already), for a stage that reads them plain.
+    pub fn expand(&mut self) {
+        if let Some(p) = &self.packed {
+            if !self.is_plain() {
+                self.aux = p.unpack();
+            }
+        }
+    }
+
+    /// Drops the expanded plain copy of a packed witness (nothing for a plain one).
+    pub fn shrink(&mut self) {
+        if self.packed.is_some() {
+            self.aux = Vec::new();
+        }
+    }
+
+    /// Bytes the private variables take on the host as held now (plain, packed, or both).
+    pub fn aux_bytes(&self) -> u64 {
+        let plain = (self.aux.capacity() * std::mem::size_of::<Scalar>()) as u64;
+        plain + self.packed.as_ref().map_or(0, PackedScalars::bytes)
     }
 }
 
@@ -61,6 +138,7 @@ impl ProvingAssignment {
             Witness {
                 inputs: self.inputs,
                 aux: self.aux,
+                packed: None,
                 a_aux_density: self.a_aux_density,
                 b_input_density: self.b_input_density,
                 b_aux_density: self.b_aux_density,
@@ -85,7 +163,7 @@ pub fn check_shape(pk: &ProvingKey, abc: &Abc, w: &Witness) -> Result<()> {
     let checks = [
         ("public inputs (IC query)", pk.vk.ic.len(), w.inputs.len()),
         ("H query (domain size − 1)", pk.h.len(), d - 1),
-        ("private variables (L query)", pk.l.len(), w.aux.len()),
+        ("private variables (L query)", pk.l.len(), w.aux_len()),
         (
             "A query (inputs + private variables in A)",
             pk.a.len(),
@@ -151,12 +229,15 @@ pub fn g1_msms(
     }
     let a_split = pk.a.len().min(ni);
     let b_split = pk.b_g1.len().min(nbi);
+    // A packed witness is unpacked once for the three (the engine's device path expands it
+    // itself; this is the per-call path).
+    let aux = w.plain_aux();
     let h_sum = backend.msm_g1(bases(id, Query::H, &pk.h, 0), h, None)?;
-    let l = backend.msm_g1(bases(id, Query::L, &pk.l, 0), &w.aux, None)?;
+    let l = backend.msm_g1(bases(id, Query::L, &pk.l, 0), &aux, None)?;
     let a = backend.msm_g1(bases(id, Query::A, &pk.a[..a_split], 0), &w.inputs, None)?
         + backend.msm_g1(
             bases(id, Query::A, &pk.a[a_split..], a_split),
-            &w.aux,
+            &aux,
             Some(&w.a_aux_density),
         )?;
     let b_g1 = backend.msm_g1(
@@ -165,7 +246,7 @@ pub fn g1_msms(
         Some(&w.b_input_density),
     )? + backend.msm_g1(
         bases(id, Query::BG1, &pk.b_g1[b_split..], b_split),
-        &w.aux,
+        &aux,
         Some(&w.b_aux_density),
     )?;
     Ok(G1Sums {
@@ -193,7 +274,7 @@ pub fn b_g2_msm(backend: &dyn Backend, pk: &ProvingKey, w: &Witness) -> Result<G
         points: &pk.b_g2[split..],
     };
     Ok(backend.msm_g2(inputs, &w.inputs, Some(&w.b_input_density))?
-        + backend.msm_g2(aux, &w.aux, Some(&w.b_aux_density))?)
+        + backend.msm_g2_of(aux, w.aux_scalars(), Some(&w.b_aux_density))?)
 }
 
 /// Assembles the proof with blinding factors r and s.

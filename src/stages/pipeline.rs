@@ -85,6 +85,9 @@ pub struct Stages {
     /// then hands over the witness alone, and the ledger charges such partitions only their
     /// witness on the host.
     pub abc_on_device: bool,
+    /// Whether synthesis packs such a witness as bits ([`Witness::pack`]): the ledger then
+    /// charges it packed while it waits, and each device the room to expand one.
+    pub pack_witness: bool,
     /// One per device; the argument is the device index.
     pub gpu: Factory<dyn GpuStage>,
     /// One per B_G2 worker.
@@ -101,10 +104,12 @@ impl Stages {
                 Box::new(CompiledSynthesis {
                     recordings: shared.clone(),
                     abc_on_device: false,
+                    pack_witness: false,
                 })
             }),
             recordings,
             abc_on_device: false,
+            pack_witness: false,
             gpu: Arc::new(move |device| Box::new(BackendStage(backend(device)))),
             bg2: Arc::new(|_| Box::new(CpuBg2)),
         }

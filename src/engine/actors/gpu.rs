@@ -131,7 +131,7 @@ impl GpuActor {
             part,
             pk,
             abc,
-            witness,
+            mut witness,
             synthesized_at,
             abandoned,
             priority: _,
@@ -149,7 +149,16 @@ impl GpuActor {
         let busy = Instant::now();
         let stage = self.stage.as_mut();
         let outcome = links.run(ActorKind::Gpu, ctx, &abandoned, abc, |abc| {
-            device_share(stage, links, &pk, abc, &witness, &mut grant)
+            // A packed witness is expanded for this run only (the room for it is counted with
+            // the key, one per device: `Supervisor::key_bytes`), and waits packed again after.
+            if !witness.is_plain() {
+                let t = Instant::now();
+                witness.expand();
+                tracing::debug!(seconds = t.elapsed().as_secs_f64(), "witness expanded");
+            }
+            let share = device_share(stage, links, &pk, abc, &witness, &mut grant);
+            witness.shrink();
+            share
         });
         links
             .metrics

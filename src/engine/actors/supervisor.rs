@@ -50,6 +50,8 @@ pub struct SupervisorParts {
     pub recordings: Arc<Recordings>,
     /// Whether the GPU stages evaluate compiled partitions' a/b/c on their devices.
     pub abc_on_device: bool,
+    /// Whether those partitions' witnesses wait packed as bits.
+    pub pack_witness: bool,
     /// The host's available memory, read when a key is first used under a stated budget.
     pub available: AvailableMemory,
 }
@@ -96,6 +98,7 @@ pub struct Supervisor {
     metrics: Metrics,
     recordings: Arc<Recordings>,
     abc_on_device: bool,
+    pack_witness: bool,
     available: AvailableMemory,
     closing: Vec<oneshot::Sender<()>>,
     refuse_new: bool,
@@ -169,6 +172,7 @@ impl Supervisor {
             metrics: parts.metrics,
             recordings: parts.recordings,
             abc_on_device: parts.abc_on_device,
+            pack_witness: parts.pack_witness,
             available: parts.available,
             closing: Vec::new(),
             refuse_new: false,

@@ -7,6 +7,7 @@ use actix::{Actor, Addr, Handler, SyncContext};
 
 use super::{post, took, GpuActor, Links};
 use crate::engine::messages::{Prove, Synthesize, Synthesized, TakeNext};
+use crate::ledger::BufferClass;
 use crate::metrics::{ActorKind, Step};
 use crate::stages::pipeline::Synthesizer;
 
@@ -44,7 +45,7 @@ impl Handler<Synthesize> for SynthesisActor {
             abandoned,
             priority,
             span,
-            grant,
+            mut grant,
         } = msg;
         let _enter = tracing::info_span!(parent: &span, "synthesize").entered();
         let t = Instant::now();
@@ -60,7 +61,21 @@ impl Handler<Synthesize> for SynthesisActor {
         links.metrics.observe(Step::Synthesis, secs);
         match outcome {
             Ok((abc, witness)) => {
-                tracing::info!(seconds = secs, "synthesized");
+                tracing::info!(
+                    seconds = secs,
+                    packed = witness.packed.is_some(),
+                    aux_bytes = witness.aux_bytes(),
+                    "synthesized"
+                );
+                // A witness smaller than its charge (packed as bits) gives the rest back now:
+                // those bytes were set aside for it and will never be used.
+                let unused = grant
+                    .held()
+                    .bytes(BufferClass::Aux)
+                    .saturating_sub(witness.aux_bytes());
+                if unused > 0 && witness.packed.is_some() {
+                    links.release(grant.split(BufferClass::Aux, unused), ());
+                }
                 links.tell(Synthesized {
                     part,
                     grant: grant.id(),

@@ -8,6 +8,7 @@ use super::circuit::{PartitionCircuit, Synthesizer};
 use crate::compiled::Recordings;
 use crate::groth16::error::{Error, Result};
 use crate::groth16::key::ProvingKey;
+use crate::groth16::packed::packing_room;
 use crate::groth16::prover::{Abc, Witness};
 use crate::stages::partition::{AbcInput, PartitionProver, PartitionSums};
 
@@ -22,6 +23,9 @@ pub struct CompiledSynthesis {
     pub recordings: Arc<Recordings>,
     /// Whether the GPU stages evaluate a/b/c (see [`super::Stages::abc_on_device`]).
     pub abc_on_device: bool,
+    /// Whether a witness leaving alone is packed as bits (where that fits the room charged for
+    /// it: [`crate::groth16::packed::packing_room`]).
+    pub pack_witness: bool,
 }
 
 impl Synthesizer for CompiledSynthesis {
@@ -35,7 +39,13 @@ impl Synthesizer for CompiledSynthesis {
             pk,
             || circuit.record(),
             |r| match witness_only {
-                true => circuit.synthesize_witness(r).map(|w| (Abc::default(), w)),
+                true => circuit.synthesize_witness(r).map(|mut w| {
+                    if self.pack_witness {
+                        let plain = (w.aux.len() * std::mem::size_of::<crate::Scalar>()) as u64;
+                        w.pack(packing_room(plain));
+                    }
+                    (Abc::default(), w)
+                }),
                 false => circuit.synthesize_compiled(r),
             },
             || circuit.synthesize(pk),
@@ -72,6 +82,12 @@ pub(super) fn witness_only_partition(
             reason: format!("{why}; retried with host evaluation"),
         }
     };
+    if !w.is_plain() {
+        return Err(Error::Backend {
+            backend: "device a/b/c",
+            reason: "the witness reached the device packed; the GPU actor expands it first".into(),
+        });
+    }
     let Some(rec) = recordings.and_then(|r| r.get(pk)) else {
         return Err(refused("the key's recording is no longer known".into()));
     };

@@ -27,6 +27,7 @@ impl Supervisor {
         };
         match (stated, compiled) {
             (Some(f), _) => f,
+            (None, Some(rec)) if self.pack_witness => rec.packed_footprint(),
             (None, Some(rec)) => rec.footprint(true),
             (None, None) => crate::engine::request::footprint_of(pk),
         }
@@ -34,9 +35,14 @@ impl Supervisor {
 
     /// The bytes a key counts for while in use: its points, with its circuit's recording as far
     /// as its size is known (a recording the job's first synthesis makes is not counted until
-    /// the key's next use).
+    /// the key's next use), and, where witnesses wait packed, the room for each device to
+    /// expand one of its partitions' witnesses while it runs it.
     pub(super) fn key_bytes(&self, pk: &ProvingKey) -> u64 {
-        pk.heap_bytes() + self.recordings.expected_bytes(pk)
+        let expand = match self.pack_witness {
+            true => (pk.l.len() * std::mem::size_of::<blstrs::Scalar>() * self.gpu.len()) as u64,
+            false => 0,
+        };
+        pk.heap_bytes() + self.recordings.expected_bytes(pk) + expand
     }
 
     /// The answer to a job on key `own` that the ledger refused with `e`:
