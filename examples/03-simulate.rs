@@ -456,6 +456,7 @@ fn run_one(a: &Args, sc: &Scenario, policy: Policy) -> Result<(), Box<dyn std::e
     let stages = Stages {
         recordings: Default::default(),
         abc_on_device: false,
+        pack_witness: false,
         synthesis: Arc::new(move |i| {
             let rng = rand_chacha::ChaCha8Rng::seed_from_u64(i as u64);
             Box::new(FakeSynthesis {

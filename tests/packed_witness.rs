@@ -76,6 +76,14 @@ fn a_packed_witness_gives_the_byte_identical_proof() {
         assert_eq!(expanded.aux, plain.aux);
         expanded.shrink();
         assert!(expanded.aux.is_empty() && expanded.aux_len() == plain.aux.len());
+        // Into a kept vector, longer or shorter than the witness: the same values.
+        for len in [3, plain.aux.len() + 100] {
+            expanded.expand_into(vec![Scalar::ONE; len]);
+            assert_eq!(expanded.aux, plain.aux, "kept vector of {len}");
+            let kept = expanded.take_expanded();
+            assert_eq!(kept.len(), plain.aux.len());
+            assert!(!expanded.is_plain());
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use actix::{Actor, ActorContext, Addr, Handler, SyncContext};
-use blstrs::G2Projective;
+use blstrs::{G2Projective, Scalar};
 
 use super::{panic_text, post, took, Bg2Actor, Links};
 use crate::engine::messages::{Delivered, FinishProof, HandedOff, Prove, TakeNext, Warm};
@@ -29,6 +29,10 @@ pub struct GpuActor {
     pub links: Links,
     /// The synthesized partitions waiting for a device.
     pub queue: std::sync::Arc<super::GpuQueue>,
+    /// The last expanded witness's vector and its key, reused by the next partition of that key
+    /// (its pages written already). Kept only while partitions wait, so that it never outlives
+    /// the key's use, which counts the room for it (`Supervisor::key_bytes`).
+    pub expanded: Option<(u64, Vec<Scalar>)>,
 }
 
 impl Actor for GpuActor {
@@ -148,16 +152,24 @@ impl GpuActor {
         let _enter = tracing::info_span!(parent: &span, "gpu", device = %self.device).entered();
         let busy = Instant::now();
         let stage = self.stage.as_mut();
+        let (expanded, queue) = (&mut self.expanded, &self.queue);
         let outcome = links.run(ActorKind::Gpu, ctx, &abandoned, abc, |abc| {
             // A packed witness is expanded for this run only (the room for it is counted with
             // the key, one per device: `Supervisor::key_bytes`), and waits packed again after.
             if !witness.is_plain() {
                 let t = Instant::now();
-                witness.expand();
+                let buf = match expanded.take() {
+                    Some((key, buf)) if key == pk.id() => buf,
+                    _ => Vec::new(),
+                };
+                witness.expand_into(buf);
                 tracing::debug!(seconds = t.elapsed().as_secs_f64(), "witness expanded");
             }
             let share = device_share(stage, links, &pk, abc, &witness, &mut grant);
-            witness.shrink();
+            let buf = witness.take_expanded();
+            if buf.capacity() > 0 && !queue.is_empty() {
+                *expanded = Some((pk.id(), buf));
+            }
             share
         });
         links

@@ -76,6 +76,7 @@ pub(crate) fn spawn_actors(
                         bg2: bg2.clone(),
                         links: l.clone(),
                         queue: q.clone(),
+                        expanded: None,
                     }
                 })
             })
