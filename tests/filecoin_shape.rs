@@ -169,3 +169,35 @@ fn the_cli_prints_the_sizes_and_writes_a_shape_file_only_outside_the_cache() {
     assert_eq!(lengths(&written), lengths(&real));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The witness mix (`filecoin::witness_mix`, `--witness-mix`): synthesized witness-only with its
+/// challenges in parallel, it counts exactly the zeros, ones and other values of one full
+/// synthesis of partition 0, which packs far smaller than its scalars.
+#[test]
+fn the_witness_mix_counts_what_a_full_synthesis_holds() {
+    use baton::groth16::cs::ProvingAssignment;
+    use baton::groth16::packed::Mix;
+    for size in [SECTOR, 8 << 20] {
+        let m = baton::filecoin::witness_mix(size, None).expect("mix");
+        let full = match size {
+            SECTOR => ProvingAssignment::synthesize(shape_circuit::<SectorShape2KiB>(size).unwrap()),
+            _ => ProvingAssignment::synthesize(shape_circuit::<SectorShape8MiB>(size).unwrap()),
+        }
+        .expect("full synthesis");
+        assert_eq!(m.mix, Mix::of(&full.aux), "{size}");
+        assert_eq!((m.challenges, m.of), (2, 2));
+        assert_eq!(m.partition(), m.mix);
+        assert!(m.mix.packed_bytes() * 20 < m.mix.plain_bytes(), "{:?}", m.mix);
+    }
+    let (ok, text) = baton(&[
+        "fil-params",
+        "--shape-only",
+        "--sector-size",
+        "2KiB",
+        "--witness-mix",
+        "1",
+    ]);
+    assert!(ok, "{text}");
+    assert!(text.contains("1 of 2 challenges"), "{text}");
+    assert!(text.contains("packed"), "{text}");
+}
