@@ -233,7 +233,9 @@ fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
     let device = Arc::new(CpuDevice::default());
     let (engine, stages) = engine_packing(device.clone(), 2, true);
     // Pinned, the key keeps its recording between jobs; the first job records the circuit.
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(engine.pin_key(pk.clone())).expect("pinned");
     let first = support::circuits(700..701);
     let proofs = engine
@@ -268,7 +270,10 @@ fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
         }
         let _release = Release(&device.hold);
         let st = support::wait_for(&engine, std::time::Duration::from_secs(30), waiting);
-        assert_eq!(st.jobs[0].footprint_bytes, rec.packed_footprint().total_bytes());
+        assert_eq!(
+            st.jobs[0].footprint_bytes,
+            rec.packed_footprint().total_bytes()
+        );
         let charged = st.ledger.charged_bytes;
         assert!(
             charged * 2 < plain_each * n as u64,

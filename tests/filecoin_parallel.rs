@@ -2,7 +2,8 @@
 //! from `$BATON_TEST_CACHE`): the PoRep partition the engine gets runs its challenges' witness
 //! code in parallel, and baton's witness-only system is extensible, so the fallback-PoSt circuit
 //! runs its sectors in parallel through it. Each witness must equal, element for element, the
-//! one the same circuit gives when synthesized in one sequence, and a recording of another
+//! one the same circuit gives when synthesized in one sequence (packed as bits by the tasks or
+//! not), and a recording of another
 //! circuit must be refused by its counts. (The whole C2 through this path, checked with
 //! `verify_seal`, is in tests/filecoin.rs.)
 #![cfg(feature = "filecoin")]
@@ -74,6 +75,22 @@ fn porep_parallel_witness_equals_the_sequential_one() {
     same_witness(&sequential, &rec_w, "the sequential WitnessCs witness");
     let par = parallel.synthesize_witness(&rec).expect("parallel witness");
     same_witness(&par, &sequential, "the parallel witness");
+    // Packed by each challenge's task as it goes: the same values, never held plain.
+    let mut packed = parallel
+        .synthesize_packed_witness(&rec)
+        .expect("packed witness");
+    assert!(
+        packed.aux.is_empty() && packed.packed.is_some(),
+        "kept packed"
+    );
+    assert!(packed.aux_bytes() * 20 < (sequential.aux.len() * 32) as u64);
+    packed.expand();
+    same_witness(&packed, &sequential, "the packed parallel witness");
+    assert!(
+        packed.a_aux_density == sequential.a_aux_density
+            && packed.b_aux_density == sequential.b_aux_density,
+        "densities from the recording"
+    );
     let (abc, par_c) = parallel
         .synthesize_compiled(&rec)
         .expect("parallel compiled");
@@ -88,6 +105,10 @@ fn porep_parallel_witness_equals_the_sequential_one() {
     // Another circuit's recording: refused by the counts, never a wrong witness.
     let (other, _, _) = compiled::record(Synthetic::new(1 << 10, 3)).expect("other recording");
     match parallel.synthesize_witness(&other) {
+        Err(CompiledError::Diverged { .. }) => {}
+        got => panic!("expected a divergence, got {:?}", got.err()),
+    }
+    match parallel.synthesize_packed_witness(&other) {
         Err(CompiledError::Diverged { .. }) => {}
         got => panic!("expected a divergence, got {:?}", got.err()),
     }

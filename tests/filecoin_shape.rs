@@ -180,14 +180,20 @@ fn the_witness_mix_counts_what_a_full_synthesis_holds() {
     for size in [SECTOR, 8 << 20] {
         let m = baton::filecoin::witness_mix(size, None).expect("mix");
         let full = match size {
-            SECTOR => ProvingAssignment::synthesize(shape_circuit::<SectorShape2KiB>(size).unwrap()),
+            SECTOR => {
+                ProvingAssignment::synthesize(shape_circuit::<SectorShape2KiB>(size).unwrap())
+            }
             _ => ProvingAssignment::synthesize(shape_circuit::<SectorShape8MiB>(size).unwrap()),
         }
         .expect("full synthesis");
         assert_eq!(m.mix, Mix::of(&full.aux), "{size}");
         assert_eq!((m.challenges, m.of), (2, 2));
         assert_eq!(m.partition(), m.mix);
-        assert!(m.mix.packed_bytes() * 20 < m.mix.plain_bytes(), "{:?}", m.mix);
+        assert!(
+            m.mix.packed_bytes() * 20 < m.mix.plain_bytes(),
+            "{:?}",
+            m.mix
+        );
     }
     let (ok, text) = baton(&[
         "fil-params",

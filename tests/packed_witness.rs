@@ -43,8 +43,8 @@ fn packed_copy(w: &Witness) -> Witness {
 #[test]
 fn a_packed_witness_gives_the_byte_identical_proof() {
     let mut rng = ChaCha8Rng::seed_from_u64(41);
-    let pk = baton::generate_random_parameters(Synthetic::new(CONSTRAINTS, 0), &mut rng)
-        .expect("setup");
+    let pk =
+        baton::generate_random_parameters(Synthetic::new(CONSTRAINTS, 0), &mut rng).expect("setup");
     let pvk = PreparedVerifyingKey::new(&pk.vk);
     for seed in 1..3 {
         let circuit = Synthetic::new(CONSTRAINTS, seed);
@@ -53,10 +53,7 @@ fn a_packed_witness_gives_the_byte_identical_proof() {
         let h = prover::compute_h(&CpuBackend, &mut abc).expect("h");
         let g1 = prover::g1_msms(&CpuBackend, &pk, &plain, &h).expect("plain g1");
         let g1p = prover::g1_msms(&CpuBackend, &pk, &packed, &h).expect("packed g1");
-        assert_eq!(
-            (g1.h, g1.l, g1.a, g1.b_g1),
-            (g1p.h, g1p.l, g1p.a, g1p.b_g1)
-        );
+        assert_eq!((g1.h, g1.l, g1.a, g1.b_g1), (g1p.h, g1p.l, g1p.a, g1p.b_g1));
         let b = prover::b_g2_msm(&CpuBackend, &pk, &plain).expect("plain b_g2");
         let bp = prover::b_g2_msm(&CpuBackend, &pk, &packed).expect("packed b_g2");
         assert_eq!(b, bp);

@@ -10,6 +10,7 @@ use super::error::CompiledError;
 use super::matrix::{Columns, SparseMatrix};
 use crate::groth16::cs::Density;
 use crate::groth16::key::ProvingKey;
+use crate::groth16::packed::PackedScalars;
 use crate::groth16::prover::{Abc, Witness};
 use crate::ledger::{BufferClass, Footprint, PartitionShape};
 
@@ -351,6 +352,14 @@ impl Recording {
             a_aux_density: self.densities.a_aux.clone(),
             b_input_density: self.densities.b_input.clone(),
             b_aux_density: self.densities.b_aux.clone(),
+        }
+    }
+
+    /// [`Recording::witness`] with the private variables packed as bits.
+    pub fn packed_witness(&self, inputs: Vec<Scalar>, packed: PackedScalars) -> Witness {
+        Witness {
+            packed: Some(packed),
+            ..self.witness(inputs, Vec::new())
         }
     }
 }

@@ -3,13 +3,15 @@
 //! memory) to be joined. A part may re-run a common prefix of the circuit first (the PoRep
 //! prelude each challenge's task runs again): the prefix's assignments go to a small system of
 //! their own, to be compared with the first run's, and only what follows fills the region.
-//! Inputs are few: each part keeps its own, appended in order afterwards.
+//! Inputs are few: each part keeps its own, appended in order afterwards. A part may also pack
+//! its values as bits instead ([`RegionCs::packed`]), for a witness that never exists plain.
 
 use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 
 use super::recording::Shape;
 use super::witness::WitnessCs;
+use crate::groth16::packed::PackedScalars;
 
 /// One part's system: the prefix it re-ran, then its inputs and its aux region.
 pub struct RegionCs<'a> {
@@ -19,12 +21,29 @@ pub struct RegionCs<'a> {
     skip: Shape,
     /// Inputs allocated after the prefix.
     pub inputs: Vec<Scalar>,
-    region: &'a mut [Scalar],
+    sink: Sink<'a>,
     /// Aux values allocated after the prefix (beyond the region's end they are counted, not
     /// kept).
     aux: usize,
     /// Constraints enforced, the prefix's included.
     constraints: usize,
+}
+
+/// Where a part's aux values go.
+enum Sink<'a> {
+    /// Its region of the plain buffer.
+    Region(&'a mut [Scalar]),
+    /// Packed as bits, up to this many values.
+    Packed(PackedScalars, usize),
+}
+
+impl Sink<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Sink::Region(r) => r.len(),
+            Sink::Packed(_, len) => *len,
+        }
+    }
 }
 
 impl<'a> RegionCs<'a> {
@@ -35,9 +54,30 @@ impl<'a> RegionCs<'a> {
             prefix: WitnessCs::with_room(skip),
             skip,
             inputs: Vec::new(),
-            region,
+            sink: Sink::Region(region),
             aux: 0,
             constraints: 0,
+        }
+    }
+
+    /// A part like [`RegionCs::new`] whose `len` aux values after the prefix are packed as bits
+    /// ([`RegionCs::take_packed`]) rather than written to a region.
+    pub fn packed(skip: Shape, len: usize) -> RegionCs<'static> {
+        RegionCs {
+            prefix: WitnessCs::with_room(skip),
+            skip,
+            inputs: Vec::new(),
+            sink: Sink::Packed(PackedScalars::with_capacity(len, 0), len),
+            aux: 0,
+            constraints: 0,
+        }
+    }
+
+    /// The packed values of a part made by [`RegionCs::packed`] (empty for a region's part).
+    pub fn take_packed(&mut self) -> PackedScalars {
+        match &mut self.sink {
+            Sink::Packed(p, _) => std::mem::take(p),
+            Sink::Region(_) => PackedScalars::default(),
         }
     }
 
@@ -52,7 +92,7 @@ impl<'a> RegionCs<'a> {
 
     /// Whether the part filled its region exactly (no more, no less).
     pub fn filled(&self) -> bool {
-        self.aux == self.region.len()
+        self.aux == self.sink.len()
     }
 }
 
@@ -69,8 +109,17 @@ impl ConstraintSystem<Scalar> for RegionCs<'_> {
         if self.prefix.aux.len() < self.skip.aux {
             self.prefix.aux.push(v);
         } else {
-            if let Some(slot) = self.region.get_mut(self.aux) {
-                *slot = v;
+            match &mut self.sink {
+                Sink::Region(region) => {
+                    if let Some(slot) = region.get_mut(self.aux) {
+                        *slot = v;
+                    }
+                }
+                Sink::Packed(p, len) => {
+                    if self.aux < *len {
+                        p.push(v);
+                    }
+                }
             }
             self.aux += 1;
         }

@@ -26,12 +26,12 @@ mod post;
 mod setup;
 mod shape;
 mod shape_only;
-mod witness_mix;
 mod snap;
 /// Sealing small sectors offline for tests and benchmarks (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
 mod vanilla;
+mod witness_mix;
 
 use std::sync::Arc;
 

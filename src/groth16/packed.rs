@@ -313,7 +313,10 @@ mod tests {
             assert_eq!(packed.unpack(), values, "n = {n}");
             let mix = packed.mix();
             assert_eq!(mix.len(), n);
-            assert_eq!(mix.ones, values.iter().filter(|v| **v == Scalar::ONE).count());
+            assert_eq!(
+                mix.ones,
+                values.iter().filter(|v| **v == Scalar::ONE).count()
+            );
             assert_eq!(packed.bytes(), mix.packed_bytes());
             for i in [0, n / 2, n.saturating_sub(1)] {
                 assert_eq!(packed.get(i), values.get(i).copied(), "n = {n}, i = {i}");

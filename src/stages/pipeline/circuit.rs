@@ -7,6 +7,7 @@ use blstrs::Scalar;
 use crate::compiled::{self, CompiledError, Recording};
 use crate::groth16::error::{Error, Result};
 use crate::groth16::key::ProvingKey;
+use crate::groth16::packed::packing_room;
 use crate::groth16::prover::{self, Abc, Witness};
 
 /// A circuit of a request, type-erased and re-synthesizable (a retry synthesizes it again).
@@ -29,6 +30,17 @@ pub trait PartitionCircuit: Send + Sync + 'static {
     /// check are left to a device that evaluates them from the recording).
     fn synthesize_witness(&self, _recording: &Recording) -> Result<Witness, CompiledError> {
         Err(CompiledError::Unsupported)
+    }
+
+    /// [`PartitionCircuit::synthesize_witness`] with the private variables packed as bits
+    /// where that fits the room the ledger charged for it ([`packing_room`]; else plain). By
+    /// default the plain witness is made and then packed; a circuit that can pack as it goes
+    /// (`filecoin::PorepPartition`) never holds it plain.
+    fn synthesize_packed_witness(&self, recording: &Recording) -> Result<Witness, CompiledError> {
+        let mut w = self.synthesize_witness(recording)?;
+        let plain = (w.aux.len() * std::mem::size_of::<Scalar>()) as u64;
+        w.pack(packing_room(plain));
+        Ok(w)
     }
 }
 

@@ -8,7 +8,6 @@ use super::circuit::{PartitionCircuit, Synthesizer};
 use crate::compiled::Recordings;
 use crate::groth16::error::{Error, Result};
 use crate::groth16::key::ProvingKey;
-use crate::groth16::packed::packing_room;
 use crate::groth16::prover::{Abc, Witness};
 use crate::stages::partition::{AbcInput, PartitionProver, PartitionSums};
 
@@ -39,13 +38,11 @@ impl Synthesizer for CompiledSynthesis {
             pk,
             || circuit.record(),
             |r| match witness_only {
-                true => circuit.synthesize_witness(r).map(|mut w| {
-                    if self.pack_witness {
-                        let plain = (w.aux.len() * std::mem::size_of::<crate::Scalar>()) as u64;
-                        w.pack(packing_room(plain));
-                    }
-                    (Abc::default(), w)
-                }),
+                true => match self.pack_witness {
+                    true => circuit.synthesize_packed_witness(r),
+                    false => circuit.synthesize_witness(r),
+                }
+                .map(|w| (Abc::default(), w)),
                 false => circuit.synthesize_compiled(r),
             },
             || circuit.synthesize(pk),
