@@ -1,12 +1,13 @@
 //! The Groth16 core over BLS12-381, with no engine, actor or device in it: the proving
 //! constraint system and its density trackers (`cs`), the radix-2 domain and H (`domain`), the
-//! CPU multi-scalar multiplication (`msm`), a witness kept as bits (`packed`), keys in bellperson's `.params` layout (`key`),
-//! proving in stages (`prover`) on a `Backend` (`backend`: the primitives behind a trait, with
-//! its CPU reference; the GPU implements it), the 192-byte proof (`proof`), verification (`verify`), random
-//! setup for tests and benchmarks (`setup`), keys of a circuit's shape with tiled random points
-//! for benches (`tiled`), batched subgroup checks (`subgroup`), and the one
-//! error type these share (`error`; a backend's failure is boxed in it, so the core names no
-//! backend). The engine, the stages and the GPU build on this layer; nothing here imports them.
+//! CPU multi-scalar multiplication (`msm`, over plain or packed scalars), a witness kept as bits
+//! (`packed`), keys in bellperson's `.params` layout (`key`), proving in stages (`prover`) on a
+//! `Backend` (`backend`: the primitives behind a trait, with its CPU reference; the GPU
+//! implements it), the 192-byte proof (`proof`), verification (`verify`), random setup for
+//! tests and benchmarks (`setup`), keys of a circuit's shape with tiled random points for
+//! benches (`tiled`), batched subgroup checks (`subgroup`), and the one error type these share
+//! (`error`; a backend's failure is boxed in it, so the core names no backend). The engine, the
+//! stages and the GPU build on this layer; nothing here imports them.
 
 pub mod backend;
 pub mod cs;
