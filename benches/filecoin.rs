@@ -21,8 +21,12 @@
 //! recording stays in memory between jobs as in a daemon; the routes are checked) and
 //! filecoin-proofs' own.
 //!
-//! `cargo bench --features filecoin,test-util --bench filecoin -- [synth] [c2] [keys]`
-//! (env: BATON_BENCH_SECTOR=2KiB|8MiB, BATON_BENCH_RUNS=3).
+//! `c2-32g`, `c2-64g`, `c2-shape` (at BATON_BENCH_SECTOR): a whole C2 at that size with a shape
+//! key and generated C1 outputs, through the engine: warm-up, isolated, steady
+//! (`filecoin/shape_c2.rs`; run only when named).
+//!
+//! `cargo bench --features filecoin,test-util --bench filecoin -- [synth] [c2] [keys] [c2-32g]`
+//! (env: BATON_BENCH_SECTOR=2KiB|8MiB, BATON_BENCH_RUNS=3, BATON_BENCH_PROOFS=3).
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +37,8 @@ use baton::filecoin::{parse_sector_size, seal_proof_for, CircuitId, CircuitKind,
 use baton::{Check, Config, Engine, KeyStore, ProvingKey};
 use rayon::prelude::*;
 
+#[path = "filecoin/shape_c2.rs"]
+mod shape_c2;
 #[path = "filecoin/synth.rs"]
 mod synth;
 
@@ -64,6 +70,25 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(3)
         .max(1);
+    // Shape-key C2s need no parameters: they run only when named.
+    let shaped = ["c2-32g", "c2-64g", "c2-shape"];
+    let steady: usize = std::env::var("BATON_BENCH_PROOFS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    for a in args.iter().filter(|a| shaped.contains(&a.as_str())) {
+        let name = match a.as_str() {
+            "c2-32g" => "32GiB",
+            "c2-64g" => "64GiB",
+            _ => size_name.as_str(),
+        };
+        let s = parse_sector_size(name).expect("sector size");
+        shape_c2::run(s, name, steady);
+    }
+    if !args.is_empty() && args.iter().all(|a| shaped.contains(&a.as_str())) {
+        return;
+    }
     let cache = use_test_cache();
     let t = Instant::now();
     let circuits: Vec<CircuitId> = all_circuits(size)

@@ -15,6 +15,7 @@ use blstrs::Scalar as Fr;
 use filecoin_proofs_api::MerkleTreeTrait;
 use rayon::prelude::*;
 
+use crate::engine::request::Request;
 use crate::groth16::cs::{Density, ProvingAssignment};
 use crate::groth16::key::ProvingKey;
 use crate::groth16::tiled::{tiled_key_of, KeyShape};
@@ -23,7 +24,7 @@ use super::error::{FilecoinError, Result};
 use super::gen_c1::{generate_c1, GenC1};
 use super::ids::CircuitId;
 use super::porep::porep_circuits;
-use super::porep_circuit::PorepCircuit;
+use super::porep_circuit::{PorepCircuit, PorepPartition};
 use super::shape::{guard, with_tree};
 
 /// What a shape key is labelled with, wherever it is shown or written.
@@ -73,6 +74,25 @@ impl ShapeKey {
     pub fn unverifiable_key(&self) -> Arc<ProvingKey> {
         self.pk.clone()
     }
+
+    /// A whole PoRep C2's work under this key, for benches: every partition of a C1 output
+    /// generated for sector `sector` of the shape's miner (another sector, other challenges),
+    /// under [`ShapeKey::unverifiable_key`]. The proofs it gives do not verify.
+    pub fn unverifiable_request(&self, sector: u64) -> Result<Request> {
+        let size = self.circuit.sector_size;
+        let pk = self.pk.clone();
+        guard("building the PoRep circuits", || {
+            with_tree!(size, request_of, size, sector, pk)
+        })
+    }
+}
+
+fn request_of<Tree: 'static + MerkleTreeTrait>(
+    sector_size: u64,
+    sector: u64,
+    pk: Arc<ProvingKey>,
+) -> Result<Request> {
+    Ok(Request::new(pk, partitions::<Tree>(sector_size, sector)?))
 }
 
 impl fmt::Debug for ShapeKey {
@@ -208,11 +228,18 @@ fn tree_name<Tree: 'static + MerkleTreeTrait>(_: ()) -> Result<&'static str> {
 }
 
 fn partition0<Tree: 'static + MerkleTreeTrait>(sector_size: u64) -> Result<PorepCircuit<Tree>> {
-    let spec = GenC1::new(sector_size, MINER, SECTOR)?;
-    let c1 = generate_c1(&spec)?;
-    let (partitions, _) = porep_circuits::<Tree>(&c1, &spec.prover_id, spec.sector_id)?;
-    partitions
+    partitions::<Tree>(sector_size, SECTOR)?
         .first()
         .map(|p| p.circuit().clone())
         .ok_or_else(|| FilecoinError::BadInput("the C1 output has no partition".into()))
+}
+
+/// The partitions of a C1 output generated for sector `sector` of [`MINER`].
+fn partitions<Tree: 'static + MerkleTreeTrait>(
+    sector_size: u64,
+    sector: u64,
+) -> Result<Vec<PorepPartition<Tree>>> {
+    let spec = GenC1::new(sector_size, MINER, sector)?;
+    let c1 = generate_c1(&spec)?;
+    Ok(porep_circuits::<Tree>(&c1, &spec.prover_id, spec.sector_id)?.0)
 }
