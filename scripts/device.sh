@@ -43,6 +43,9 @@
 #   filecoin     (BUILD_FILECOIN=1) makes the 2 KiB PoRep test parameters with baton's setup,
 #                then bench_filecoin synth c2: real-circuit synthesis full vs compiled and the
 #                whole C2 against filecoin-proofs' seal_commit_phase2, medians of FC_RUNS (3)
+#   c2-32g       (BUILD_FILECOIN=1) a whole 32 GiB PoRep C2 through the engine with a shape key
+#                and generated C1s: warm-up (records the circuit), isolated, C2_PROOFS (3) at
+#                once; C2_BUDGET (56GiB), C2_WORKERS (14); its proofs do not verify
 #   quick        compile conformance cli, then a short bench (MSM 2^20/2^22, NTT to 2^24,
 #                partition 2^20, 3 runs)
 # Knobs: VARIANTS (";"-separated [gpu] specs the bench times side by side), CHECK_VARIANTS,
@@ -111,7 +114,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition partc partp trace engine24 engine26 multi-gpu filecoin "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition partc partp trace engine24 engine26 multi-gpu filecoin c2-32g "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -322,6 +325,10 @@ for step in "${steps[@]}"; do
     filecoin)
         run filecoin 240 450 env BATON_TEST_CACHE="${FC_CACHE:-/tmp/baton-fc}" \
             BATON_BENCH_RUNS="${FC_RUNS:-3}" "$here/bench_filecoin" synth c2 ;;
+    c2-32g)
+        run c2-32g 420 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
+            BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="${C2_PROOFS:-3}" \
+            "$here/bench_filecoin" c2-32g ;;
     esac
 done
 
@@ -344,6 +351,7 @@ for f in "$OUT"/engine*.log "$OUT"/multi-gpu.log; do
     [ -f "$f" ] && { echo "-- $(basename "$f" .log)"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }
 done
 [ -f "$OUT/cli.log" ] && { echo "-- cli"; grep "verified\|proofs" "$OUT/cli.log" | tail -3; }
+[ -f "$OUT/c2-32g.log" ] && { echo "-- c2-32g"; grep "proof(s) in\|stage means\|GiB" "$OUT/c2-32g.log"; }
 [ -f "$OUT/filecoin.log" ] && { echo "-- filecoin"; grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"; }
 echo
 echo "==== steps (total $((SECONDS - t0)) s)"
