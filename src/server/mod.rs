@@ -6,7 +6,8 @@
 //! Folders: `grpc` (the gate and the service) → `jobs` (job table, journal first; a job's run on
 //! the [`Engine`](crate::Engine)); `requests` turns requests into circuits, `keys` holds and
 //! evicts the proving keys, `web` serves the HTTP port. `proto` (the wire types) and `error`
-//! (why the daemon stopped, why a call was refused) are shared by all of them.
+//! (why a call was refused) are shared by all of them; `serve_error` says why the daemon did
+//! not start or stopped.
 
 pub mod error;
 pub mod grpc;
@@ -14,6 +15,7 @@ pub mod jobs;
 pub mod keys;
 pub mod proto;
 pub mod requests;
+pub mod serve_error;
 pub mod web;
 
 use std::sync::Arc;
@@ -25,7 +27,8 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::config::{Config, Listen};
 use crate::engine::Engine;
-pub use error::{CallError, ServerError};
+pub use error::CallError;
+pub use serve_error::ServerError;
 
 /// The HTTP port when `metrics.listen` is unset.
 pub const DEFAULT_HTTP: &str = "127.0.0.1:9821";
