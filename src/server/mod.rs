@@ -100,7 +100,9 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
         .map_err(|e| crate::engine::StartError::Interrupted(e.to_string()))
         .map_err(crate::EngineError::from)??;
     let engine = Arc::new(engine);
-    let keys = keys::builtin::KeyStore::new(state.join("keys"));
+    // The daemon's one key store: built-in and Filecoin keys alike.
+    let store = Arc::new(crate::keys::store::KeyStore::new());
+    let keys = keys::held::Keys::new(store, state.join("keys"));
     let d = jobs::daemon::Daemon::new(engine.clone(), journal.clone(), keys, last_seq);
     let gate = grpc::access::Gate::of_config(&cfg.server, Some(engine.metric_handles().clone()));
     let web = web::routes::router(d.clone(), gate.clone(), cfg.synthesis_workers);
