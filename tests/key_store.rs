@@ -241,3 +241,28 @@ fn made_keys_are_leased_pinned_listed_and_evicted_in_the_same_store() {
         "a failed make leaves no key behind"
     );
 }
+
+#[test]
+fn a_leased_file_key_is_counted_by_its_leases() {
+    let dir = scratch("leased");
+    let (_, path) = key_file(&dir);
+    let store = Arc::new(KeyStore::new());
+    let (bare, _) = store.load("file", &path).expect("load");
+    assert_eq!(
+        store.list()[0].users,
+        1,
+        "taken bare: counted by its references"
+    );
+    let lease = store.lease_key(&bare).expect("resident here");
+    assert_eq!(store.list()[0].users, 1, "leased: counted by its leases");
+    let other = Arc::new(KeyStore::new());
+    assert!(other.lease_key(&bare).is_none(), "not a key of that store");
+    drop(lease);
+    // A reference kept a moment longer (as the engine keeps a job's) is no user.
+    assert_eq!(store.list()[0].users, 0);
+    assert!(store.kept(bare.id()), "a file's key stays resident");
+    let bytes = bare.heap_bytes();
+    assert_eq!(store.evict("file"), Evicted::Freed { bytes });
+    drop(bare);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -87,6 +87,8 @@ pub(super) struct Resident {
 /// waits for a load.
 pub(super) struct State {
     pub(super) leases: usize,
+    /// Taken through a lease or a pin once: its users are its leases from then on.
+    pub(super) leased: bool,
     pub(super) pinned: bool,
     /// The key is being read or made (its `resident` lock is held for that long).
     pub(super) loading: bool,
@@ -110,12 +112,15 @@ impl Slot {
     }
 
     /// Holders of the resident key other than the store, `refs` the references to it held
-    /// outside the store: a made key is reached only through leases, which count its users; a
-    /// file's key may be held as a bare `Arc` (a library's requests), so its users are `refs`.
+    /// outside the store. A key taken through a lease or a pin (a daemon's keys; a made key is
+    /// only taken so) is counted by its leases, so that a reference the engine keeps for a
+    /// moment after a job or a pin is no user; a file's key only ever taken bare through
+    /// [`KeyStore::load`] (a library's requests) is counted by `refs`.
     pub(super) fn users(&self, state: &State, refs: usize) -> usize {
-        match self.id {
-            KeyId::Made(_) => state.leases,
-            KeyId::File(_) => refs,
+        if matches!(self.id, KeyId::Made(_)) || state.leased {
+            state.leases
+        } else {
+            refs
         }
     }
 }
@@ -206,7 +211,10 @@ impl KeyStore {
         circuit_id: &str,
         source: Source,
     ) -> Result<KeyLease, KeyLoadError> {
-        let (slot, r) = self.fetch(circuit_id, source, |s| s.leases += 1)?;
+        let (slot, r) = self.fetch(circuit_id, source, |s| {
+            s.leases += 1;
+            s.leased = true;
+        })?;
         // Counted out by the lease's drop, also when the load failed.
         let lease = |(key, loaded)| KeyLease {
             store: self.clone(),
@@ -223,6 +231,26 @@ impl KeyStore {
         }
     }
 
+    /// A lease on `key`, taken already from this store (say by [`KeyStore::load`]), if it is
+    /// still resident here; never waits for a load.
+    pub fn lease_key(self: &Arc<Self>, key: &Arc<ProvingKey>) -> Option<KeyLease> {
+        let slots = lock(&self.slots);
+        let slot = slots.values().find(|slot| match slot.resident.try_lock() {
+            Ok(r) => r.as_ref().is_some_and(|r| Arc::ptr_eq(&r.key, key)),
+            Err(_) => false,
+        })?;
+        let mut state = lock(&slot.state);
+        state.leases += 1;
+        state.leased = true;
+        state.last_used = Instant::now();
+        Some(KeyLease {
+            store: self.clone(),
+            slot: slot.clone(),
+            key: key.clone(),
+            loaded: Loaded::AlreadyLoaded,
+        })
+    }
+
     /// Loads (or makes) the key of `circuit_id` and keeps it resident until
     /// [`evict`](Self::evict) or [`unpin`](Self::unpin) (the daemon's PreloadSRS).
     pub fn pin(&self, circuit_id: &str, source: Source) -> Result<Pinned, KeyLoadError> {
@@ -230,6 +258,7 @@ impl KeyStore {
         let (slot, r) = self.fetch(circuit_id, source, |s| {
             was_pinned = s.pinned;
             s.pinned = true;
+            s.leased = true;
         })?;
         match r {
             Ok((key, loaded)) => Ok(Pinned {
@@ -335,6 +364,7 @@ impl KeyStore {
                         resident: Mutex::new(None),
                         state: Mutex::new(State {
                             leases: 0,
+                            leased: false,
                             pinned: false,
                             loading: false,
                             last_used: Instant::now(),

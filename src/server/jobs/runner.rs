@@ -38,7 +38,7 @@ struct Ready {
     finish: Finish,
     /// Milliseconds spent loading its key.
     load_ms: u64,
-    /// The built-in key's use, held until the job ends.
+    /// The job's use of its key, held until the job ends.
     lease: Option<KeyLease>,
 }
 
@@ -103,7 +103,13 @@ impl Daemon {
             Work::Filecoin(work) => {
                 let (work, store) = (work.clone(), self.keys.store().clone());
                 let kind = job.spec.kind.as_str_name();
-                let (built, load_ms) = tokio::task::spawn_blocking(move || work.build(store))
+                // Leased at once, counted as a built-in job's key is.
+                let build = move || {
+                    let (built, load_ms) = work.build(store.clone())?;
+                    let lease = store.lease_key(built.request.key());
+                    Ok((built, load_ms, lease))
+                };
+                let (built, load_ms, lease) = tokio::task::spawn_blocking(build)
                     .await
                     .map_err(|e| JobError::Stopped {
                         kind,
@@ -115,7 +121,7 @@ impl Daemon {
                     request: built.request,
                     finish: Finish::Filecoin(Box::new(built.finisher)),
                     load_ms,
-                    lease: None,
+                    lease,
                 })
             }
         }
