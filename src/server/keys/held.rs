@@ -3,8 +3,9 @@
 //! cached in, and the turn to make room for a job's key ([`Keys::room`]). It maps circuit ids to
 //! where their keys come from and leases a job's built-in key.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::keys::store::{KeyLease, KeyLoadError, KeyStore, Source};
 use crate::server::error::CallError;
@@ -16,6 +17,8 @@ pub struct Keys {
     dir: PathBuf,
     /// Held while a job makes room for its key and is handed to the engine.
     room: tokio::sync::Mutex<()>,
+    /// One turn per built-in circuit id: its jobs take their leases in the order they asked.
+    gates: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Keys {
@@ -25,6 +28,7 @@ impl Keys {
             store,
             dir,
             room: tokio::sync::Mutex::new(()),
+            gates: Mutex::new(HashMap::new()),
         })
     }
 
@@ -50,16 +54,42 @@ impl Keys {
     }
 
     /// The built-in key of one job, made or read on a blocking thread if it is not resident;
-    /// the lease counts the job until dropped.
+    /// the lease counts the job until dropped. Jobs of one key take it in the order they asked:
+    /// the first makes it and goes on to the engine before the next is woken, so that jobs
+    /// waiting for one key reach the engine in their order.
     pub async fn lease(&self, key: &KeySource) -> Result<KeyLease, KeyLoadError> {
         let (store, id) = (self.store.clone(), key.circuit_id());
+        let gate = self.gate(&id);
+        let turn = gate.lock().await;
         let source = super::builtin::source(&self.dir, key);
-        let id2 = id.clone();
-        tokio::task::spawn_blocking(move || store.lease(&id2, source))
+        let circuit = id.clone();
+        let lease = tokio::task::spawn_blocking(move || store.lease(&circuit, source))
             .await
             .map_err(|e| KeyLoadError::Made {
-                circuit_id: id,
+                circuit_id: id.clone(),
                 reason: format!("the loader stopped: {e}"),
-            })?
+            });
+        drop(turn);
+        self.forget_gate(&id, gate);
+        lease?
+    }
+
+    fn gates(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<()>>>> {
+        // A panic while holding this lock leaves a map of plain gates.
+        self.gates.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The turn of circuit `id`'s jobs.
+    fn gate(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.gates().entry(id.to_string()).or_default().clone()
+    }
+
+    /// Drops circuit `id`'s turn from the map when no other job holds or waits for it.
+    fn forget_gate(&self, id: &str, gate: Arc<tokio::sync::Mutex<()>>) {
+        let mut gates = self.gates();
+        // The map's reference and `gate`: nobody else has it.
+        if Arc::strong_count(&gate) == 2 {
+            gates.remove(id);
+        }
     }
 }
