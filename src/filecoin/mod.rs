@@ -10,9 +10,11 @@
 //!   [`generate_winning_post_with_vanilla`](crate::filecoin::generate_winning_post_with_vanilla), ...) that do both through an engine.
 //!
 //! Keys come from a [`crate::KeyStore`] the caller owns (load once, list, evict): borrowed
-//! ([`Filecoin::new`]), shared ([`Filecoin::shared`], as the daemon does), or one of its own
-//! ([`Filecoin::from_env`]); the drop-in functions take the store to share keys between calls.
-//! Circuits are named like cuzk's keys ([`CircuitId`](crate::filecoin::CircuitId): `porep-32g`, `wpost-2k`, ...).
+//! ([`Filecoin::new`](crate::filecoin::Filecoin::new)), shared
+//! ([`Filecoin::shared`](crate::filecoin::Filecoin::shared), as the daemon does), or one of its
+//! own ([`Filecoin::from_env`](crate::filecoin::Filecoin::from_env)); the drop-in functions take
+//! the store to share keys between calls. Circuits are named like cuzk's keys
+//! ([`CircuitId`](crate::filecoin::CircuitId): `porep-32g`, `wpost-2k`, ...).
 //! This module knows nothing of actors or the network.
 
 mod api;
