@@ -176,6 +176,9 @@ impl Drop for KeyLease {
     }
 }
 
+/// A key taken from a slot and what taking it did, or why it could not be loaded.
+type Taken = Result<(Arc<ProvingKey>, Loaded), KeyLoadError>;
+
 /// The full path of a parameter file, naming it in the error.
 fn canonical(path: &Path) -> Result<PathBuf, KeyLoadError> {
     std::fs::canonicalize(path).map_err(|e| KeyLoadError::File {
@@ -340,13 +343,13 @@ impl KeyStore {
 
     /// The slot of the key, entered with `enter` (a lease, a pin) under the store's lock and
     /// marked used, and its key, loaded from `source` if it is not resident.
-    #[allow(clippy::type_complexity)]
+    /// Fails before entering anything only when a file's path does not resolve.
     fn fetch(
         &self,
         circuit_id: &str,
         source: Source,
         mut enter: impl FnMut(&mut State),
-    ) -> Result<(Arc<Slot>, Result<(Arc<ProvingKey>, Loaded), KeyLoadError>), KeyLoadError> {
+    ) -> Result<(Arc<Slot>, Taken), KeyLoadError> {
         let (id, source) = match source {
             Source::File(path) => {
                 let full = canonical(&path)?;
