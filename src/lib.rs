@@ -27,7 +27,8 @@ pub mod gpu;
 pub mod groth16;
 /// HTTP endpoints `/metrics` and `/healthz` (axum).
 pub mod http;
-/// Proving keys by file: the shared store, trust records, baton's own files for a key.
+/// Proving keys: the one key store (file and built-in keys), trust records, baton's own files
+/// for a key.
 pub mod keys;
 /// The memory-budget ledger (no actix inside).
 pub mod ledger;

@@ -13,7 +13,7 @@ use baton::engine::PartitionState;
 use baton::server::grpc::service::Service;
 use baton::server::jobs::daemon::Daemon;
 use baton::server::jobs::journal::Journal;
-use baton::server::keys::builtin::KeyStore;
+use baton::server::keys::held::Keys;
 use baton::server::proto::await_proof_response::Status as Ended;
 use baton::server::proto::proving_engine_server::ProvingEngine;
 use baton::server::proto::{
@@ -67,7 +67,7 @@ fn daemon(state: &Path, budget_bytes: u64) -> (Service, Arc<Daemon>, Arc<Engine>
     let d = Daemon::new(
         engine.clone(),
         journal,
-        KeyStore::new(state.join("keys")),
+        Keys::new(Arc::new(baton::KeyStore::new()), state.join("keys")),
         0,
     );
     (Service::new(d.clone()), d, engine)

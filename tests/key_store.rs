@@ -170,3 +170,99 @@ fn idle_keys_are_the_unheld_ones_with_their_last_use() {
     assert_eq!(last("one"), one_before, "the other key is untouched");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A small key made in memory, as a daemon makes its built-in circuits' keys.
+fn made(seed: u64) -> baton::keys::store::Source {
+    baton::keys::store::Source::Made(Box::new(move || {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        baton::generate_random_parameters(Synthetic::new(64, 0), &mut rng)
+            .map_err(|e| e.to_string())
+    }))
+}
+
+#[test]
+fn made_keys_are_leased_pinned_listed_and_evicted_in_the_same_store() {
+    let store = Arc::new(KeyStore::new());
+    // Leased by a job: resident while the lease lasts, counted by leases, not evictable.
+    let lease = store.lease("made-1", made(1)).expect("made");
+    assert!(
+        matches!(
+            lease.loaded,
+            Loaded::Now {
+                trust: Trust::Made,
+                ..
+            }
+        ),
+        "{:?}",
+        lease.loaded
+    );
+    let again = store.lease("made-1", made(99)).expect("resident");
+    assert_eq!(again.loaded, Loaded::AlreadyLoaded);
+    assert!(Arc::ptr_eq(&lease.key, &again.key), "made once, shared");
+    let listed = store.list();
+    assert_eq!(
+        (listed.len(), listed[0].users, listed[0].pinned),
+        (1, 2, false)
+    );
+    assert_eq!(store.evict("made-1"), Evicted::InUse { users: 2 });
+    assert!(store.idle().is_empty() && !store.kept(lease.key.id()));
+    drop((lease, again));
+    assert!(
+        store.list().is_empty(),
+        "neither pinned nor leased: gone with its last lease"
+    );
+
+    // Pinned: kept with no job, idle, then evicted; a second pin says it was pinned already.
+    let pinned = store.pin("made-2", made(2)).expect("pinned");
+    assert!(!pinned.already && pinned.load_time > std::time::Duration::ZERO);
+    let again = store.pin("made-2", made(2)).expect("pinned again");
+    assert!(again.already && again.load_time.is_zero());
+    let bytes = pinned.key.heap_bytes();
+    assert!(store.kept(pinned.key.id()));
+    drop((pinned, again));
+    let lease = store.lease("made-2", made(2)).expect("leased");
+    assert_eq!(store.evict("made-2"), Evicted::InUse { users: 1 });
+    drop(lease);
+    let idle: Vec<String> = store.idle().into_iter().map(|k| k.circuit_id).collect();
+    assert_eq!(idle, ["made-2"], "pinned and unused: idle, still resident");
+    assert_eq!(store.bytes(), bytes);
+    assert_eq!(store.evict("made-2"), Evicted::Freed { bytes });
+    assert_eq!(store.evict("made-2"), Evicted::NotLoaded);
+
+    // Unpinned with no lease: gone. A maker that fails names the key, and leaves nothing.
+    store.pin("made-3", made(3)).expect("pinned");
+    store.unpin("made-3");
+    assert!(store.list().is_empty());
+    let failing = baton::keys::store::Source::Made(Box::new(|| Err("no disk".into())));
+    let err = store.lease("made-4", failing).err().map(|e| e.to_string());
+    assert_eq!(err.as_deref(), Some("key made-4: no disk"));
+    assert!(
+        store.list().is_empty(),
+        "a failed make leaves no key behind"
+    );
+}
+
+#[test]
+fn a_leased_file_key_is_counted_by_its_leases() {
+    let dir = scratch("leased");
+    let (_, path) = key_file(&dir);
+    let store = Arc::new(KeyStore::new());
+    let (bare, _) = store.load("file", &path).expect("load");
+    assert_eq!(
+        store.list()[0].users,
+        1,
+        "taken bare: counted by its references"
+    );
+    let lease = store.lease_key(&bare).expect("resident here");
+    assert_eq!(store.list()[0].users, 1, "leased: counted by its leases");
+    let other = Arc::new(KeyStore::new());
+    assert!(other.lease_key(&bare).is_none(), "not a key of that store");
+    drop(lease);
+    // A reference kept a moment longer (as the engine keeps a job's) is no user.
+    assert_eq!(store.list()[0].users, 0);
+    assert!(store.kept(bare.id()), "a file's key stays resident");
+    let bytes = bare.heap_bytes();
+    assert_eq!(store.evict("file"), Evicted::Freed { bytes });
+    drop(bare);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -321,7 +321,9 @@ fn build_error(req: &SubmitProofRequest) -> (FilecoinError, isize) {
     let w = watch(|| {
         let spec = baton::server::requests::kinds::parse(req).expect("parse accepts it");
         match spec.work {
-            baton::server::requests::kinds::Work::Filecoin(work) => work.build().err(),
+            baton::server::requests::kinds::Work::Filecoin(work) => {
+                work.build(Default::default()).err()
+            }
             _ => None,
         }
     });

@@ -216,6 +216,7 @@ impl PostArgs {
 
 /// Runs a Filecoin subcommand; `Ok(true)` only when the proof written verified.
 pub fn run(cmd: Command) -> Result<bool, String> {
+    // The command's own key store: one key per run.
     let fil = Filecoin::from_env();
     let e = |e: baton::filecoin::FilecoinError| e.to_string();
     match cmd {

@@ -9,8 +9,12 @@
 //! - drop-in functions named after filecoin-proofs-api's ([`seal_commit_phase2`](crate::filecoin::seal_commit_phase2),
 //!   [`generate_winning_post_with_vanilla`](crate::filecoin::generate_winning_post_with_vanilla), ...) that do both through an engine.
 //!
-//! Keys are shared process-wide through [`crate::KeyStore::global`] (load once, list, evict);
-//! circuits are named like cuzk's keys ([`CircuitId`](crate::filecoin::CircuitId): `porep-32g`, `wpost-2k`, ...).
+//! Keys come from a [`crate::KeyStore`] the caller owns (load once, list, evict): borrowed
+//! ([`Filecoin::new`](crate::filecoin::Filecoin::new)), shared
+//! ([`Filecoin::shared`](crate::filecoin::Filecoin::shared), as the daemon does), or one of its
+//! own ([`Filecoin::from_env`](crate::filecoin::Filecoin::from_env)); the drop-in functions take
+//! the store to share keys between calls. Circuits are named like cuzk's keys
+//! ([`CircuitId`](crate::filecoin::CircuitId): `porep-32g`, `wpost-2k`, ...).
 //! This module knows nothing of actors or the network.
 
 mod api;
@@ -66,27 +70,51 @@ pub use filecoin_proofs_api::{
 use crate::groth16::key::ProvingKey;
 use crate::keys::store::{Evicted, KeyInfo, KeyStore, Loaded};
 
+/// The key store a [`Filecoin`] takes its keys from: borrowed, or shared.
+#[derive(Clone)]
+enum Keys<'k> {
+    Borrowed(&'k KeyStore),
+    Shared(Arc<KeyStore>),
+}
+
 /// Builds Filecoin jobs from a parameter cache and a key store.
 #[derive(Clone)]
 pub struct Filecoin<'k> {
     params: ParamCache,
-    keys: &'k KeyStore,
+    keys: Keys<'k>,
 }
 
 impl Filecoin<'static> {
-    /// filecoin-proofs' parameter cache and the process-wide key store.
+    /// filecoin-proofs' parameter cache and a key store of its own (shared by this value and its
+    /// clones only: use [`Filecoin::shared`] to share keys with others).
     pub fn from_env() -> Self {
+        Self::shared(ParamCache::from_env(), Arc::new(KeyStore::new()))
+    }
+
+    /// A parameter cache and a key store shared with others (a daemon's).
+    pub fn shared(params: ParamCache, keys: Arc<KeyStore>) -> Self {
         Filecoin {
-            params: ParamCache::from_env(),
-            keys: KeyStore::global(),
+            params,
+            keys: Keys::Shared(keys),
         }
     }
 }
 
 impl<'k> Filecoin<'k> {
-    /// Another parameter cache or key store.
+    /// A parameter cache and a key store the caller keeps.
     pub fn new(params: ParamCache, keys: &'k KeyStore) -> Self {
-        Filecoin { params, keys }
+        Filecoin {
+            params,
+            keys: Keys::Borrowed(keys),
+        }
+    }
+
+    /// The key store.
+    pub fn keys(&self) -> &KeyStore {
+        match &self.keys {
+            Keys::Borrowed(k) => k,
+            Keys::Shared(k) => k,
+        }
     }
 
     /// The parameter cache.
@@ -96,22 +124,22 @@ impl<'k> Filecoin<'k> {
 
     /// Makes the key of `circuit` resident (the daemon's PreloadSRS).
     pub fn preload(&self, circuit: CircuitId) -> Result<Loaded> {
-        Ok(self.params.load(circuit, self.keys)?.2)
+        Ok(self.params.load(circuit, self.keys())?.2)
     }
 
     /// Drops the key of `circuit` unless a job holds it (the daemon's EvictSRS).
     pub fn evict(&self, circuit: CircuitId) -> Evicted {
-        self.keys.evict(&circuit.to_string())
+        self.keys().evict(&circuit.to_string())
     }
 
     /// The resident keys with their size and users (the daemon's GetStatus).
     pub fn loaded(&self) -> Vec<KeyInfo> {
-        self.keys.list()
+        self.keys().list()
     }
 
     /// The key of `circuit`, refused if its public-input count is not `inputs`.
     fn key_for(&self, circuit: CircuitId, inputs: usize) -> Result<Arc<ProvingKey>> {
-        let (pk, path, _) = self.params.load(circuit, self.keys)?;
+        let (pk, path, _) = self.params.load(circuit, self.keys())?;
         params::check_inputs(&pk, circuit, &path, inputs)?;
         Ok(pk)
     }

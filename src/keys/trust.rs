@@ -31,6 +31,8 @@ pub enum Trust {
     Remembered,
     /// The identity differed but the content digest matched the record: no point check.
     SameContent,
+    /// Not read from a parameter file: made by the store's caller, who vouches for it.
+    Made,
 }
 
 /// Bytes per block of the content digest (blocks are hashed in parallel).

@@ -6,7 +6,8 @@
 //! Folders: `grpc` (the gate and the service) → `jobs` (job table, journal first; a job's run on
 //! the [`Engine`](crate::Engine)); `requests` turns requests into circuits, `keys` holds and
 //! evicts the proving keys, `web` serves the HTTP port. `proto` (the wire types) and `error`
-//! (why the daemon stopped, why a call was refused) are shared by all of them.
+//! (why a call was refused) are shared by all of them; `serve_error` says why the daemon did
+//! not start or stopped.
 
 pub mod error;
 pub mod grpc;
@@ -14,6 +15,7 @@ pub mod jobs;
 pub mod keys;
 pub mod proto;
 pub mod requests;
+pub mod serve_error;
 pub mod web;
 
 use std::sync::Arc;
@@ -25,7 +27,8 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::config::{Config, Listen};
 use crate::engine::Engine;
-pub use error::{CallError, ServerError};
+pub use error::CallError;
+pub use serve_error::ServerError;
 
 /// The HTTP port when `metrics.listen` is unset.
 pub const DEFAULT_HTTP: &str = "127.0.0.1:9821";
@@ -97,7 +100,9 @@ pub async fn serve(mut cfg: Config) -> Result<(), ServerError> {
         .map_err(|e| crate::engine::StartError::Interrupted(e.to_string()))
         .map_err(crate::EngineError::from)??;
     let engine = Arc::new(engine);
-    let keys = keys::builtin::KeyStore::new(state.join("keys"));
+    // The daemon's one key store: built-in and Filecoin keys alike.
+    let store = Arc::new(crate::keys::store::KeyStore::new());
+    let keys = keys::held::Keys::new(store, state.join("keys"));
     let d = jobs::daemon::Daemon::new(engine.clone(), journal.clone(), keys, last_seq);
     let gate = grpc::access::Gate::of_config(&cfg.server, Some(engine.metric_handles().clone()));
     let web = web::routes::router(d.clone(), gate.clone(), cfg.synthesis_workers);

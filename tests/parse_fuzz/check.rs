@@ -136,8 +136,9 @@ pub fn submit(req: &SubmitProofRequest) -> Result<Fate, String> {
             }
             Ok(Fate::Builtin)
         }
-        Work::Filecoin(work) => match checked("FilWork::build", &Wire(req), size, || work.build())?
-        {
+        Work::Filecoin(work) => match checked("FilWork::build", &Wire(req), size, || {
+            work.build(Default::default())
+        })? {
             Ok(_) => Err(format!("built with a stand-in key: {:?}", Wire(req))),
             Err(FilecoinError::Key(_)) => Ok(Fate::ReachedKey),
             Err(e @ FilecoinError::Panicked { .. }) => {

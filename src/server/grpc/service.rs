@@ -8,12 +8,11 @@ use tonic::{Request, Response, Status};
 
 use crate::engine::PartitionState;
 use crate::metrics::KeyEviction;
-use crate::server::error::CallError;
 use crate::server::jobs::daemon::{Daemon, Outcome};
 use crate::server::proto::await_proof_response::Status as Ended;
 use crate::server::proto::proving_engine_server::ProvingEngine;
 use crate::server::proto::*;
-use crate::server::requests::kinds::{kind_name, KeySource};
+use crate::server::requests::kinds::kind_name;
 
 /// The service, shared by every connection.
 pub struct Service {
@@ -170,28 +169,7 @@ impl ProvingEngine for Service {
                 }
             })
             .collect();
-        #[allow(unused_mut)]
-        let mut loaded_srs: Vec<SrsStatus> = d
-            .keys
-            .list()
-            .into_iter()
-            .map(|k| {
-                let mut s = SrsStatus {
-                    circuit_id: k.id,
-                    size_bytes: k.bytes,
-                    ref_count: k.users as u32,
-                    ..SrsStatus::default()
-                };
-                s.set_tier(match &k.key {
-                    Some(key) if d.engine.device_key_bytes(key.id()) > 0 => srs_status::Tier::Hot,
-                    Some(_) => srs_status::Tier::Warm,
-                    None => srs_status::Tier::Cold,
-                });
-                s
-            })
-            .collect();
-        #[cfg(feature = "filecoin")]
-        loaded_srs.extend(crate::server::keys::filecoin::list(&d.engine));
+        let loaded_srs = crate::server::keys::pins::list(&d.engine, &d.keys);
         Ok(Response::new(GetStatusResponse {
             gpus,
             loaded_srs,
@@ -221,35 +199,8 @@ impl ProvingEngine for Service {
         request: Request<PreloadSrsRequest>,
     ) -> Result<Response<PreloadSrsResponse>, Status> {
         let id = request.into_inner().circuit_id;
-        #[cfg(feature = "filecoin")]
-        if let Some(circuit) = crate::server::keys::filecoin::circuit_of(&id) {
-            let r = crate::server::keys::filecoin::preload(
-                &self.daemon.engine,
-                &self.daemon.keys,
-                circuit?,
-            )
-            .await?;
-            return Ok(Response::new(r));
-        }
-        let source = KeySource::from_circuit_id(&id).map_err(CallError::from)?;
-        let (already_loaded, load_time_ms, key) = self
-            .daemon
-            .keys
-            .preload(&source)
-            .await
-            .map_err(|e| CallError::Internal(e.to_string()))?;
-        // Resident: its bytes come out of the ledger's budget until evicted (counted in turn with
-        // the jobs making room for their keys).
-        let _turn = self.daemon.keys.room().await;
-        self.daemon
-            .engine
-            .pin_key(key)
-            .await
-            .map_err(|e| CallError::Internal(e.to_string()))?;
-        Ok(Response::new(PreloadSrsResponse {
-            already_loaded,
-            load_time_ms,
-        }))
+        let r = crate::server::keys::pins::preload(&self.daemon.engine, &self.daemon.keys, &id);
+        Ok(Response::new(r.await?))
     }
 
     async fn evict_srs(

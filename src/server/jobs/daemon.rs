@@ -17,7 +17,7 @@ use super::live::{live_with, Failure, Failures, Live};
 pub use super::live::{now_ms, LiveView, Outcome};
 use crate::engine::{CancelOutcome, Engine};
 use crate::server::error::CallError;
-use crate::server::keys::builtin::KeyStore;
+use crate::server::keys::held::Keys;
 use crate::server::proto::SubmitProofRequest;
 use crate::server::requests::kinds::{self, JobSpec};
 
@@ -25,7 +25,7 @@ use crate::server::requests::kinds::{self, JobSpec};
 pub struct Daemon {
     pub(in crate::server) engine: Arc<Engine>,
     pub(in crate::server) journal: Arc<Journal>,
-    pub(in crate::server) keys: Arc<KeyStore>,
+    pub(in crate::server) keys: Arc<Keys>,
     jobs: Mutex<HashMap<String, Live>>,
     seq: AtomicU64,
     pub(in crate::server) started: Instant,
@@ -68,7 +68,7 @@ impl Daemon {
     pub fn new(
         engine: Arc<Engine>,
         journal: Arc<Journal>,
-        keys: Arc<KeyStore>,
+        keys: Arc<Keys>,
         last_seq: u64,
     ) -> Arc<Self> {
         Arc::new(Daemon {

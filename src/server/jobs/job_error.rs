@@ -3,7 +3,7 @@
 //! `/status` lists (so journals written before it read the same).
 
 use crate::engine::EngineError;
-use crate::server::keys::builtin::KeyError;
+use crate::keys::store::KeyLoadError;
 use crate::server::requests::kinds::KindError;
 
 /// Why an accepted job failed. (A request refused before acceptance is a
@@ -12,7 +12,7 @@ use crate::server::requests::kinds::KindError;
 pub enum JobError {
     /// Its built-in key could not be loaded or made.
     #[error(transparent)]
-    Key(#[from] KeyError),
+    Key(#[from] KeyLoadError),
     /// A Filecoin job could not be built (inputs, parameters, its key) or its proof was refused
     /// by the verifier; `kind` is the proof kind's name.
     #[cfg(feature = "filecoin")]
@@ -68,8 +68,8 @@ mod tests {
             e.to_string(),
             "PROOF_KIND_POREP_SEAL_COMMIT: the verifier stopped: panicked"
         );
-        let e = JobError::Key(KeyError::Load {
-            id: "synthetic-16".into(),
+        let e = JobError::Key(KeyLoadError::Made {
+            circuit_id: "synthetic-16".into(),
             reason: "gone".into(),
         });
         assert_eq!(e.to_string(), "key synthetic-16: gone");

@@ -46,6 +46,12 @@ pub enum JournalError {
     },
 }
 
+impl From<JournalError> for crate::server::error::CallError {
+    fn from(e: JournalError) -> Self {
+        crate::server::error::CallError::Internal(e.to_string())
+    }
+}
+
 fn dberr(e: impl Into<redb::Error>) -> JournalError {
     JournalError::Db(e.into().to_string())
 }

@@ -1,7 +1,8 @@
 //! Running jobs on the engine, the `impl Daemon` block of a job's run (the table it reports to
 //! is `daemon`'s): a task per job makes it ready (its key loaded; a Filecoin job built on a
 //! blocking thread), makes room for it (evicting idle keys if the engine says keys stand in its
-//! way, see `keys::eviction`), hands it to the engine, whose scheduler is the one queue
+//! way, see `keys::eviction`; a key the store keeps after the job pinned in the engine, see
+//! `keys::pins`), hands it to the engine, whose scheduler is the one queue
 //! (priority, then acceptance order, so that a WinningPoSt never waits behind another job's
 //! key load or build), and turns the engine's outcome into proof bytes (a Filecoin proof
 //! verified first), a failure into a [`JobError`]; and resuming the journal's unfinished jobs
@@ -17,8 +18,8 @@ use super::job_error::JobError;
 use super::journal::{JournalError, Timings};
 use crate::engine::{JobTicket, Request};
 use crate::groth16::proof::Proof;
-use crate::server::keys::builtin::KeyLease;
-use crate::server::keys::eviction;
+use crate::keys::store::KeyLease;
+use crate::server::keys::{eviction, pins};
 use crate::server::proto::SubmitProofRequest;
 use crate::server::requests::kinds::{self, Work};
 
@@ -37,10 +38,8 @@ struct Ready {
     finish: Finish,
     /// Milliseconds spent loading its key.
     load_ms: u64,
-    /// The built-in key's use, held until the job ends.
+    /// The job's use of its key, held until the job ends.
     lease: Option<KeyLease>,
-    /// Whether its key stays pinned in the engine after it (a Filecoin key, until evicted).
-    pin: bool,
 }
 
 impl Daemon {
@@ -67,7 +66,6 @@ impl Daemon {
             finish,
             load_ms,
             lease,
-            pin,
         } = ready;
         let request = request
             .with_priority(job.spec.priority)
@@ -78,44 +76,40 @@ impl Daemon {
             // Cancelled while it waited for its turn.
             return;
         }
-        #[cfg(feature = "filecoin")]
         let key_id = request.key().id();
-        if pin {
-            // The key stays in the Filecoin key store after this job, until evicted: pinned, the
-            // ledger counts it as resident meanwhile (pinning again is a no-op).
-            if let Err(e) = self.engine.pin_key(request.key().clone()).await {
-                tracing::warn!(job = %job.id, "its key is not counted as resident: {e}");
-            }
-        }
+        // A key that stays in the store after this job is counted as resident meanwhile.
+        pins::pin_kept(&self.engine, &self.keys, request.key()).await;
         let ticket = self.engine.submit(request);
         drop(turn);
         job.engine_job.store(ticket.id, Ordering::SeqCst);
         self.proved(job, ticket, finish, load_ms, lease).await;
-        #[cfg(feature = "filecoin")]
-        if pin {
-            // The job has left its Filecoin key: used now.
-            crate::keys::store::KeyStore::global().touch(key_id);
-        }
+        // The job has left its key: used now.
+        self.keys.store().touch(key_id);
     }
 
     /// The engine request of `job` and how to finish it.
     async fn ready(&self, job: &Accepted) -> Result<Ready, JobError> {
         match &job.spec.work {
             Work::Builtin { key, circuits } => {
-                let lease = self.keys.acquire(key).await?;
+                let lease = self.keys.lease(key).await?;
                 Ok(Ready {
                     request: Request::shared(lease.key.clone(), circuits.clone()),
                     finish: Finish::Concat,
-                    load_ms: lease.load_ms,
+                    load_ms: lease.load_ms(),
                     lease: Some(lease),
-                    pin: false,
                 })
             }
             #[cfg(feature = "filecoin")]
             Work::Filecoin(work) => {
-                let work = work.clone();
+                let (work, store) = (work.clone(), self.keys.store().clone());
                 let kind = job.spec.kind.as_str_name();
-                let (built, load_ms) = tokio::task::spawn_blocking(move || work.build())
+                // Leased at once, counted as a built-in job's key is.
+                let build = move || {
+                    let (built, load_ms) = work.build(store.clone())?;
+                    let lease = store.lease_key(built.request.key());
+                    Ok((built, load_ms, lease))
+                };
+                let (built, load_ms, lease) = tokio::task::spawn_blocking(build)
                     .await
                     .map_err(|e| JobError::Stopped {
                         kind,
@@ -127,8 +121,7 @@ impl Daemon {
                     request: built.request,
                     finish: Finish::Filecoin(Box::new(built.finisher)),
                     load_ms,
-                    lease: None,
-                    pin: true,
+                    lease,
                 })
             }
         }

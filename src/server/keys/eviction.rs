@@ -1,28 +1,20 @@
-//! Evicting proving keys: on request (EvictSRS), and under memory pressure, since Curio never
-//! calls EvictSRS. Before a job is handed to the engine, the daemon asks the engine whether it
-//! fits ([`Engine::room_for`](crate::Engine::room_for)); while proving keys in use stand in its
-//! way and the idle ones could make up the difference, the least recently used key that no job
-//! holds (never the job's own, never one being loaded) is evicted from its store and unpinned in
-//! the engine, and the engine is asked again. One job at a time makes room ([`KeyStore::room`]
-//! (super::builtin::KeyStore::room)), until the engine has its request, so two jobs arriving
-//! together do not both evict for the same bytes.
+//! Evicting proving keys, built-in and Filecoin alike: on request (EvictSRS), and under memory
+//! pressure, since Curio never calls EvictSRS. Before a job is handed to the engine, the daemon
+//! asks the engine whether it fits ([`Engine::room_for`](crate::Engine::room_for)); while proving
+//! keys in use stand in its way and the idle ones could make up the difference, the least
+//! recently used key that no job holds (never the job's own, never one being loaded) is evicted
+//! from the store and unpinned in the engine, and the engine is asked again. One job at a time
+//! makes room ([`Keys::room`]), until the engine has its request, so two jobs arriving together
+//! do not both evict for the same bytes.
 
 use std::time::{Duration, Instant};
 
-use super::builtin::KeyStore;
+use super::held::Keys;
 use crate::engine::{Engine, EngineError, Request};
+use crate::keys::store::Evicted;
 use crate::metrics::KeyEviction;
 use crate::server::error::CallError;
 use crate::server::proto::EvictSrsResponse;
-
-/// Which store a resident key lives in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Store {
-    /// The daemon's built-in keys ([`super::builtin::KeyStore`]).
-    Builtin,
-    /// The Filecoin keys ([`crate::keys::store::KeyStore::global`]).
-    Filecoin,
-}
 
 /// A resident key that no job holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,8 +25,6 @@ pub struct IdleKey {
     pub bytes: u64,
     /// When a job last took or left it.
     pub last_used: Instant,
-    /// Where it lives.
-    pub store: Store,
 }
 
 /// The order to evict idle keys in: least recently used first (ties by circuit id), the key
@@ -45,33 +35,17 @@ pub fn eviction_order(mut idle: Vec<IdleKey>, own: &str) -> Vec<IdleKey> {
     idle
 }
 
-/// The resident keys of both stores that no job holds (a built-in key stays only while pinned).
-fn idle_keys(keys: &KeyStore) -> Vec<IdleKey> {
-    #[allow(unused_mut)]
-    let mut idle: Vec<IdleKey> = keys
-        .list()
+/// The resident keys that no job holds.
+fn idle_keys(keys: &Keys) -> Vec<IdleKey> {
+    keys.store()
+        .idle()
         .into_iter()
-        .filter(|k| k.users == 0 && k.pinned && k.key.is_some())
         .map(|k| IdleKey {
-            circuit_id: k.id,
+            circuit_id: k.circuit_id,
             bytes: k.bytes,
             last_used: k.last_used,
-            store: Store::Builtin,
         })
-        .collect();
-    #[cfg(feature = "filecoin")]
-    idle.extend(
-        crate::keys::store::KeyStore::global()
-            .idle()
-            .into_iter()
-            .map(|k| IdleKey {
-                circuit_id: k.circuit_id,
-                bytes: k.bytes,
-                last_used: k.last_used,
-                store: Store::Filecoin,
-            }),
-    );
-    idle
+        .collect()
 }
 
 /// Makes room for `request`, whose key is circuit `own`: evicts idle keys, least recently used
@@ -81,7 +55,7 @@ fn idle_keys(keys: &KeyStore) -> Vec<IdleKey> {
 /// says why the job does not fit.
 pub(in crate::server) async fn make_room<'d>(
     engine: &Engine,
-    keys: &'d KeyStore,
+    keys: &'d Keys,
     request: &Request,
     own: &str,
 ) -> tokio::sync::MutexGuard<'d, ()> {
@@ -120,69 +94,55 @@ pub(in crate::server) async fn make_room<'d>(
     turn
 }
 
-/// When the resident key of circuit `id` was last used, if it is resident and not loading.
-fn last_used(keys: &KeyStore, id: &str) -> Option<Instant> {
-    let builtin = keys.list().into_iter().find(|k| k.id == id);
-    #[cfg(feature = "filecoin")]
-    if builtin.is_none() {
-        let fil = crate::keys::store::KeyStore::global().idle();
-        return fil
-            .into_iter()
-            .find(|k| k.circuit_id == id)
-            .map(|k| k.last_used);
-    }
-    builtin.map(|k| k.last_used)
-}
-
 /// Evicts the key of circuit `id` (built-in or Filecoin) unless a job holds it, unpinning it in
 /// the engine so that the ledger gives its bytes back; counted and logged when it was resident.
 pub async fn evict(
     engine: &Engine,
-    keys: &KeyStore,
+    keys: &Keys,
     id: &str,
     reason: KeyEviction,
 ) -> Result<EvictSrsResponse, CallError> {
-    let idle = last_used(keys, id).map_or(Duration::ZERO, |t| t.elapsed());
     #[cfg(feature = "filecoin")]
-    let evicted = match super::filecoin::circuit_of(id) {
-        Some(circuit) => super::filecoin::evict(engine, circuit?).await,
-        None => evict_builtin(engine, keys, id).await,
-    }?;
-    #[cfg(not(feature = "filecoin"))]
-    let evicted = evict_builtin(engine, keys, id).await?;
-    if evicted.was_loaded {
-        engine.metric_handles().key_evicted(reason);
-        tracing::info!(
-            circuit = id,
-            bytes = evicted.freed_bytes,
-            idle_secs = idle.as_secs_f64(),
-            reason = reason.as_str(),
-            "key evicted"
-        );
+    if let Some(Err(e)) = super::filecoin::circuit_of(id) {
+        return Err(e);
     }
-    Ok(evicted)
-}
-
-/// Evicts a pinned built-in key no job uses, and unpins it in the engine.
-async fn evict_builtin(
-    engine: &Engine,
-    keys: &KeyStore,
-    id: &str,
-) -> Result<EvictSrsResponse, CallError> {
-    let evicted = keys
-        .evict(id)
-        .map_err(|e| CallError::Precondition(e.to_string()))?;
-    let Some(key) = evicted else {
-        return Ok(EvictSrsResponse::default());
-    };
-    let device = engine.device_key_bytes(key.id());
-    engine
-        .unpin_key(key.id())
+    let info = keys.store().list().into_iter().find(|k| k.circuit_id == id);
+    let idle = info
+        .as_ref()
+        .map_or(Duration::ZERO, |k| k.last_used.elapsed());
+    let key_id = info.and_then(|k| k.key_id);
+    let device = key_id.map_or(0, |k| engine.device_key_bytes(k));
+    let (store, circuit) = (keys.store().clone(), id.to_string());
+    // The last reference may go here: freeing tens of GB is no work for the executor.
+    let evicted = tokio::task::spawn_blocking(move || store.evict(&circuit))
         .await
-        .map_err(|e| CallError::Internal(e.to_string()))?;
+        .map_err(|e| CallError::Internal(format!("the key store stopped: {e}")))?;
+    let freed = match evicted {
+        Evicted::InUse { users } => {
+            return Err(CallError::Precondition(format!(
+                "key {id} is in use by {users} job(s); evict it when they end"
+            )))
+        }
+        Evicted::NotLoaded => return Ok(EvictSrsResponse::default()),
+        Evicted::Freed { bytes } => bytes,
+    };
+    if let Some(k) = key_id {
+        engine
+            .unpin_key(k)
+            .await
+            .map_err(|e| CallError::Internal(e.to_string()))?;
+    }
+    engine.metric_handles().key_evicted(reason);
+    tracing::info!(
+        circuit = id,
+        bytes = freed,
+        idle_secs = idle.as_secs_f64(),
+        reason = reason.as_str(),
+        "key evicted"
+    );
     Ok(EvictSrsResponse {
         was_loaded: true,
-        freed_bytes: key.heap_bytes() + device,
+        freed_bytes: freed + device,
     })
 }
 
@@ -190,12 +150,11 @@ async fn evict_builtin(
 mod tests {
     use super::*;
 
-    fn key(id: &str, age_ms: u64, store: Store) -> IdleKey {
+    fn key(id: &str, age_ms: u64) -> IdleKey {
         IdleKey {
             circuit_id: id.into(),
             bytes: 100,
             last_used: Instant::now() - Duration::from_millis(age_ms),
-            store,
         }
     }
 
@@ -203,9 +162,9 @@ mod tests {
     fn the_least_recently_used_idle_key_goes_first_never_the_jobs_own() {
         let now = Instant::now();
         let mut idle = vec![
-            key("baton-synthetic-1024", 50, Store::Builtin),
-            key("porep-2k", 500, Store::Filecoin),
-            key("baton-mimc-2048", 200, Store::Builtin),
+            key("baton-synthetic-1024", 50),
+            key("porep-2k", 500),
+            key("baton-mimc-2048", 200),
         ];
         let order = |idle: Vec<IdleKey>, own| -> Vec<String> {
             eviction_order(idle, own)
@@ -216,7 +175,7 @@ mod tests {
         assert_eq!(
             order(idle.clone(), "winning-2k"),
             ["porep-2k", "baton-mimc-2048", "baton-synthetic-1024"],
-            "oldest use first, across both stores"
+            "oldest use first, built-in and Filecoin keys alike"
         );
         assert_eq!(
             order(idle.clone(), "porep-2k"),

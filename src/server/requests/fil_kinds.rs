@@ -3,7 +3,7 @@
 //! parameters file, the replica id against the miner and sector), so that bad input is refused
 //! with its gRPC status; the slow part (vanilla proofs verified, key loaded, partition circuits
 //! built) is done on the runner by [`FilWork::build`], through the Filecoin module's
-//! [`Filecoin`] and its process-wide key store.
+//! [`Filecoin`] and the daemon's key store.
 //!
 //! The fields are those Curio fills (`lib/ffi/cuzk_funcs.go`): POREP_SEAL_COMMIT takes the C1
 //! output in `vanilla_proof` (Curio's `{"SectorNum", "Phase1Out", "SectorSize"}` envelope, or
@@ -13,14 +13,17 @@
 //! partition and the three raw 32-byte commitments. `registered_proof` is the chain's number of
 //! the proof type; `sector_size`, when set, must agree with it.
 
+use std::sync::Arc;
+
 use filecoin_proofs_api::PoStType;
 
 use super::kind_error::KindError;
 use crate::filecoin::{
     parse_c1, post_proof_from_number, prover_id_from_miner, seal_proof_from_number,
-    update_proof_from_number, CircuitId, Commitment, Filecoin, FilecoinError, Job,
+    update_proof_from_number, CircuitId, Commitment, Filecoin, FilecoinError, Job, ParamCache,
     RegisteredPoStProof, RegisteredUpdateProof, SealCommitPhase1Output,
 };
+use crate::keys::store::KeyStore;
 use crate::server::proto::{ProofKind, SubmitProofRequest};
 
 /// A Filecoin request checked on arrival, ready to be built on the runner.
@@ -109,6 +112,7 @@ fn vanilla_list(
 /// Checks a Filecoin request as far as it can be checked without the key or the vanilla
 /// proofs' verification.
 pub fn parse(kind: ProofKind, req: &SubmitProofRequest) -> Result<FilWork, KindError> {
+    // Only its parameter cache is used: an empty key store costs nothing.
     let fil = Filecoin::from_env();
     let (circuit, input) = match kind {
         ProofKind::PorepSealCommit => porep(&fil, req)?,
@@ -224,8 +228,8 @@ impl FilWork {
     /// Builds the job (slow: verifies the vanilla proofs, loads the key if it is not resident,
     /// builds the partition circuits). Returns it with the milliseconds spent loading the key
     /// (0 when it was resident). Run it off the async executor.
-    pub fn build(&self) -> Result<(Job, u64), FilecoinError> {
-        let fil = Filecoin::from_env();
+    pub fn build(&self, keys: Arc<KeyStore>) -> Result<(Job, u64), FilecoinError> {
+        let fil = Filecoin::shared(ParamCache::from_env(), keys);
         let id = self.circuit.to_string();
         let resident = fil.loaded().iter().any(|k| k.circuit_id == id);
         let job = match &self.input {

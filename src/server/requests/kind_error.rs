@@ -1,6 +1,8 @@
 //! Why a request cannot be served, as the request parsers (built-in and Filecoin kinds) say it;
 //! the service maps each variant to its gRPC status.
 
+use crate::server::error::CallError;
+
 /// Why a request cannot be served.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KindError {
@@ -15,4 +17,14 @@ pub enum KindError {
     /// parameters file is missing (FAILED_PRECONDITION); the message names what is missing.
     #[error("{0}")]
     Precondition(String),
+}
+
+impl From<KindError> for CallError {
+    fn from(e: KindError) -> Self {
+        match e {
+            KindError::Invalid(m) => CallError::Invalid(m),
+            KindError::Unimplemented(m) => CallError::Unimplemented(m),
+            KindError::Precondition(m) => CallError::Precondition(m),
+        }
+    }
 }

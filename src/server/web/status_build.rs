@@ -232,25 +232,21 @@ pub async fn snapshot(d: &Daemon, synthesis_workers: usize) -> Result<StatusDoc,
     Ok(doc)
 }
 
-/// The keys of the built-in circuits and (feature `filecoin`) the Filecoin ones.
+/// Every key of the daemon's store, built-in and Filecoin alike.
 fn srs(d: &Daemon) -> Vec<SrsEntry> {
-    #[allow(unused_mut)]
-    let mut out: Vec<SrsEntry> = d
-        .keys
+    d.keys
+        .store()
         .list()
         .into_iter()
         .map(|k| {
-            let device = k
-                .key
-                .as_ref()
-                .map_or(0, |key| d.engine.device_key_bytes(key.id()));
+            let device = k.key_id.map_or(0, |id| d.engine.device_key_bytes(id));
             SrsEntry {
-                baton_tier: match &k.key {
+                baton_tier: match k.key_id {
                     Some(_) if device > 0 => "hot",
                     Some(_) => "warm",
                     None => "cold",
                 },
-                circuit_id: k.id,
+                circuit_id: k.circuit_id,
                 bytes: k.bytes,
                 last_used_secs_ago: Some(k.last_used.elapsed().as_secs_f64()),
                 evictable: k.users == 0,
@@ -258,25 +254,5 @@ fn srs(d: &Daemon) -> Vec<SrsEntry> {
                 baton_device_bytes: device,
             }
         })
-        .collect();
-    #[cfg(feature = "filecoin")]
-    out.extend(
-        crate::server::keys::filecoin::list(&d.engine)
-            .into_iter()
-            .map(|s| SrsEntry {
-                baton_device_bytes: crate::server::keys::filecoin::key_id(&s.circuit_id)
-                    .map_or(0, |k| d.engine.device_key_bytes(k)),
-                baton_tier: match s.tier() {
-                    crate::server::proto::srs_status::Tier::Hot => "hot",
-                    crate::server::proto::srs_status::Tier::Warm => "warm",
-                    _ => "cold",
-                },
-                circuit_id: s.circuit_id,
-                bytes: s.size_bytes,
-                last_used_secs_ago: None,
-                evictable: s.ref_count == 0,
-                baton_users: s.ref_count,
-            }),
-    );
-    out
+        .collect()
 }

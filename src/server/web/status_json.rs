@@ -155,8 +155,7 @@ pub struct SrsEntry {
     pub circuit_id: String,
     /// Bytes in host memory.
     pub bytes: u64,
-    /// Seconds since a job last took or left it (the built-in circuits' keys; null for the
-    /// Filecoin ones).
+    /// Seconds since a job last took or left it (or PreloadSRS took it).
     pub last_used_secs_ago: Option<f64>,
     /// No job uses it: EvictSRS would release it.
     pub evictable: bool,
