@@ -35,7 +35,7 @@ mod snap;
 #[cfg(feature = "test-util")]
 pub mod testing;
 mod vanilla;
-mod witness_mix;
+mod mix;
 
 use std::sync::Arc;
 
@@ -57,7 +57,7 @@ pub use params::{ParamCache, ParamFiles};
 pub use porep_circuit::{PorepCircuit, PorepPartition};
 pub use setup::{generate_params, Generated};
 pub use shape_only::{full_shape, shape_circuit, shape_key, ShapeKey, SHAPE_ONLY};
-pub use witness_mix::{witness_mix, WitnessMix};
+pub use mix::{witness_mix, WitnessMix};
 
 /// Re-exported input and output types of filecoin-proofs-api, so callers need not depend on it.
 pub use filecoin_proofs::EmptySectorUpdateProof;
