@@ -23,6 +23,7 @@ mod error;
 mod finish;
 mod gen_c1;
 mod ids;
+mod mix;
 mod params;
 mod porep;
 mod porep_circuit;
@@ -35,7 +36,6 @@ mod snap;
 #[cfg(feature = "test-util")]
 pub mod testing;
 mod vanilla;
-mod mix;
 
 use std::sync::Arc;
 
@@ -53,11 +53,11 @@ pub use ids::{
     seal_proof_for, seal_proof_from_number, sector_size_name, update_proof_for,
     update_proof_from_number, CircuitId, CircuitKind,
 };
+pub use mix::{witness_mix, WitnessMix};
 pub use params::{ParamCache, ParamFiles};
 pub use porep_circuit::{PorepCircuit, PorepPartition};
 pub use setup::{generate_params, Generated};
 pub use shape_only::{full_shape, shape_circuit, shape_key, ShapeKey, SHAPE_ONLY};
-pub use mix::{witness_mix, WitnessMix};
 
 /// Re-exported input and output types of filecoin-proofs-api, so callers need not depend on it.
 pub use filecoin_proofs::EmptySectorUpdateProof;
