@@ -92,6 +92,8 @@ pub(super) struct RawGpu {
     pub(super) ntt_radix: Option<String>,
     pub(super) ntt_columns: Option<String>,
     pub(super) ntt_regs: Option<String>,
+    /// `[gpu.experimental]`: the settled experiments' knobs ([`EXPERIMENTAL`]).
+    pub(super) experimental: Option<Box<RawGpu>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -200,68 +202,232 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
     Ok(list)
 }
 
-/// The `[gpu]` knobs from their raw values (unset keys keep the defaults).
-pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
-    let mut o = GpuOptions::default();
-    let keys: [(&'static str, &'static str, &Option<String>); 25] = [
-        ("host_threads", "gpu.host_threads", &raw.host_threads),
-        ("msm_acc_minb", "gpu.msm_acc_minb", &raw.msm_acc_minb),
-        ("msm_prefetch", "gpu.msm_prefetch", &raw.msm_prefetch),
-        ("msm_mul", "gpu.msm_mul", &raw.msm_mul),
-        ("msm_window", "gpu.msm_window", &raw.msm_window),
+/// The knobs kept under `[gpu.experimental]`: each was an experiment, measured on the H200, whose
+/// default is the measured best (BENCHMARKS.md, "H200 — GPU knob defaults"; one line each in
+/// `baton.example.toml`). They are still read under `[gpu]` (and from `BATON_GPU_<KEY>`, which
+/// the device runner sets).
+pub const EXPERIMENTAL: [&str; 22] = [
+    "msm_acc_minb",
+    "msm_prefetch",
+    "msm_mul",
+    "msm_window",
+    "msm_window_large",
+    "msm_scatter",
+    "msm_scatter_order",
+    "msm_scatter_digits",
+    "msm_scatter_parts",
+    "msm_pieces",
+    "msm_piece_buckets",
+    "msm_first_piece",
+    "memory_pool",
+    "msm_ones",
+    "field_sqr",
+    "field_lazy",
+    "field_karatsuba",
+    "h_stream",
+    "ntt_block",
+    "ntt_radix",
+    "ntt_columns",
+    "ntt_regs",
+];
+
+/// Every knob of a `[gpu]` table: its key, its names under `[gpu]` and `[gpu.experimental]`,
+/// and its value.
+type Knob<'a> = (&'static str, &'static str, &'static str, &'a Option<String>);
+
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 25] {
+    [
+        (
+            "host_threads",
+            "gpu.host_threads",
+            "gpu.experimental.host_threads",
+            &raw.host_threads,
+        ),
+        (
+            "msm_acc_minb",
+            "gpu.msm_acc_minb",
+            "gpu.experimental.msm_acc_minb",
+            &raw.msm_acc_minb,
+        ),
+        (
+            "msm_prefetch",
+            "gpu.msm_prefetch",
+            "gpu.experimental.msm_prefetch",
+            &raw.msm_prefetch,
+        ),
+        (
+            "msm_mul",
+            "gpu.msm_mul",
+            "gpu.experimental.msm_mul",
+            &raw.msm_mul,
+        ),
+        (
+            "msm_window",
+            "gpu.msm_window",
+            "gpu.experimental.msm_window",
+            &raw.msm_window,
+        ),
         (
             "msm_window_large",
             "gpu.msm_window_large",
+            "gpu.experimental.msm_window_large",
             &raw.msm_window_large,
         ),
-        ("msm_scatter", "gpu.msm_scatter", &raw.msm_scatter),
+        (
+            "msm_scatter",
+            "gpu.msm_scatter",
+            "gpu.experimental.msm_scatter",
+            &raw.msm_scatter,
+        ),
         (
             "msm_scatter_order",
             "gpu.msm_scatter_order",
+            "gpu.experimental.msm_scatter_order",
             &raw.msm_scatter_order,
         ),
         (
             "msm_scatter_digits",
             "gpu.msm_scatter_digits",
+            "gpu.experimental.msm_scatter_digits",
             &raw.msm_scatter_digits,
         ),
         (
             "msm_scatter_parts",
             "gpu.msm_scatter_parts",
+            "gpu.experimental.msm_scatter_parts",
             &raw.msm_scatter_parts,
         ),
-        ("msm_pieces", "gpu.msm_pieces", &raw.msm_pieces),
+        (
+            "msm_pieces",
+            "gpu.msm_pieces",
+            "gpu.experimental.msm_pieces",
+            &raw.msm_pieces,
+        ),
         (
             "msm_piece_buckets",
             "gpu.msm_piece_buckets",
+            "gpu.experimental.msm_piece_buckets",
             &raw.msm_piece_buckets,
         ),
         (
             "msm_first_piece",
             "gpu.msm_first_piece",
+            "gpu.experimental.msm_first_piece",
             &raw.msm_first_piece,
         ),
-        ("memory_pool", "gpu.memory_pool", &raw.memory_pool),
-        ("msm_ones", "gpu.msm_ones", &raw.msm_ones),
-        ("field_sqr", "gpu.field_sqr", &raw.field_sqr),
-        ("field_lazy", "gpu.field_lazy", &raw.field_lazy),
+        (
+            "memory_pool",
+            "gpu.memory_pool",
+            "gpu.experimental.memory_pool",
+            &raw.memory_pool,
+        ),
+        (
+            "msm_ones",
+            "gpu.msm_ones",
+            "gpu.experimental.msm_ones",
+            &raw.msm_ones,
+        ),
+        (
+            "field_sqr",
+            "gpu.field_sqr",
+            "gpu.experimental.field_sqr",
+            &raw.field_sqr,
+        ),
+        (
+            "field_lazy",
+            "gpu.field_lazy",
+            "gpu.experimental.field_lazy",
+            &raw.field_lazy,
+        ),
         (
             "field_karatsuba",
             "gpu.field_karatsuba",
+            "gpu.experimental.field_karatsuba",
             &raw.field_karatsuba,
         ),
-        ("partition", "gpu.partition", &raw.partition),
-        ("h_stream", "gpu.h_stream", &raw.h_stream),
-        ("warm_keys", "gpu.warm_keys", &raw.warm_keys),
-        ("ntt_block", "gpu.ntt_block", &raw.ntt_block),
-        ("ntt_radix", "gpu.ntt_radix", &raw.ntt_radix),
-        ("ntt_columns", "gpu.ntt_columns", &raw.ntt_columns),
-        ("ntt_regs", "gpu.ntt_regs", &raw.ntt_regs),
+        (
+            "partition",
+            "gpu.partition",
+            "gpu.experimental.partition",
+            &raw.partition,
+        ),
+        (
+            "h_stream",
+            "gpu.h_stream",
+            "gpu.experimental.h_stream",
+            &raw.h_stream,
+        ),
+        (
+            "warm_keys",
+            "gpu.warm_keys",
+            "gpu.experimental.warm_keys",
+            &raw.warm_keys,
+        ),
+        (
+            "ntt_block",
+            "gpu.ntt_block",
+            "gpu.experimental.ntt_block",
+            &raw.ntt_block,
+        ),
+        (
+            "ntt_radix",
+            "gpu.ntt_radix",
+            "gpu.experimental.ntt_radix",
+            &raw.ntt_radix,
+        ),
+        (
+            "ntt_columns",
+            "gpu.ntt_columns",
+            "gpu.experimental.ntt_columns",
+            &raw.ntt_columns,
+        ),
+        (
+            "ntt_regs",
+            "gpu.ntt_regs",
+            "gpu.experimental.ntt_regs",
+            &raw.ntt_regs,
+        ),
+    ]
+}
+
+/// The `[gpu]` knobs from their raw values (unset keys keep the defaults), the experiments'
+/// from `[gpu.experimental]` or, as before, from `[gpu]` itself; a knob set in both is refused,
+/// and so is anything under `[gpu.experimental]` that is no experiment's knob.
+pub(super) fn gpu_options(raw: &RawGpu) -> Result<GpuOptions, ConfigError> {
+    let mut o = GpuOptions::default();
+    let empty = RawGpu::default();
+    let exp = raw.experimental.as_deref().unwrap_or(&empty);
+    let not_knobs = [
+        ("gpu.experimental.devices", exp.devices.is_some()),
+        ("gpu.experimental.backend", exp.backend.is_some()),
+        ("gpu.experimental.experimental", exp.experimental.is_some()),
     ];
-    for (key, name, value) in keys {
-        if let Some(v) = value {
-            o.set(key, v).map_err(|reason| invalid(name, reason))?;
-        }
+    if let Some((name, _)) = not_knobs.iter().find(|(_, set)| *set) {
+        return Err(invalid(
+            name,
+            "not an experiment's knob: set it under [gpu]",
+        ));
+    }
+    for ((key, name, exp_name, value), (.., experimental)) in knobs(raw).into_iter().zip(knobs(exp))
+    {
+        let (name, value) = match (value, experimental) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    name,
+                    format!("set both here and as {exp_name}: keep one"),
+                ))
+            }
+            (None, Some(_)) if !EXPERIMENTAL.contains(&key) => {
+                return Err(invalid(
+                    exp_name,
+                    "not an experiment's knob: set it under [gpu]",
+                ))
+            }
+            (None, Some(v)) => (exp_name, v),
+            (Some(v), None) => (name, v),
+            (None, None) => continue,
+        };
+        o.set(key, value).map_err(|reason| invalid(name, reason))?;
     }
     Ok(o)
 }

@@ -206,3 +206,41 @@ fn toml_and_env_are_read_and_validated() {
         "{err}"
     );
 }
+
+#[test]
+fn experiments_knobs_are_read_under_gpu_experimental_and_nothing_else_is() {
+    let c = Config::from_toml(
+        "[gpu]\nwarm_keys = false\n[gpu.experimental]\nmsm_mul = \"inline\"\nntt_regs = 0\n",
+    )
+    .expect("experimental knobs");
+    assert_eq!(c.gpu.msm_mul, crate::gpu::options::MsmMul::Inline);
+    assert_eq!((c.gpu.ntt_regs, c.gpu.warm_keys), (0, false));
+    // Still read under [gpu], as before.
+    let old =
+        Config::from_toml("[gpu]\nmsm_mul = \"inline\"\nntt_regs = 0\n").expect("under [gpu]");
+    let mut same = c.gpu.clone();
+    same.warm_keys = true;
+    assert_eq!(old.gpu, same);
+    for (bad, named) in [
+        (
+            "[gpu]\nmsm_mul = \"call\"\n[gpu.experimental]\nmsm_mul = \"inline\"\n",
+            "gpu.msm_mul",
+        ),
+        (
+            "[gpu.experimental]\nwarm_keys = false\n",
+            "gpu.experimental.warm_keys",
+        ),
+        (
+            "[gpu.experimental]\ndevices = \"0\"\n",
+            "gpu.experimental.devices",
+        ),
+        (
+            "[gpu.experimental]\nmsm_mul = \"asm\"\n",
+            "gpu.experimental.msm_mul",
+        ),
+        ("[gpu.experimental]\nmsm_mull = \"call\"\n", "msm_mull"),
+    ] {
+        let err = Config::from_toml(bad).expect_err(bad);
+        assert!(err.to_string().contains(named), "{bad}: {err}");
+    }
+}

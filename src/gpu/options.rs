@@ -1,4 +1,5 @@
-//! The GPU tuning knobs of the `[gpu]` config section, as the CUDA backend takes them. Plain
+//! The GPU tuning knobs of the `[gpu]` and `[gpu.experimental]` config sections (which knob sits
+//! where: `config::raw::EXPERIMENTAL`), as the CUDA backend takes them. Plain
 //! data, no device: `config.rs` hands each key's text to [`GpuOptions::set`] and validates the
 //! result; `CudaBackend::with_options` reads them at start (the kernels are compiled with the
 //! MSM knobs as defines).
