@@ -124,7 +124,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             synthesis_workers: a.workers.unwrap_or(Config::default().synthesis_workers),
             gpu: baton::gpu::options::variant(&Config::default().gpu, &a.gpu)
                 .map_err(|e| format!("--gpu: {e}"))?,
-            ..Config::default()
+            // The rest (synthesis.pack_witness, synthesis.nice, ...) from BATON_* variables.
+            ..Config::load()?
         };
         let engine = Engine::start(cfg)?;
         let name = engine.backend_name().to_string();

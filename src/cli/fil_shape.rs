@@ -7,6 +7,41 @@ use std::path::{Path, PathBuf};
 
 use baton::filecoin::{shape_key, witness_mix, ParamCache};
 
+/// `fil-params`' shape-key options.
+#[derive(clap::Args, Debug)]
+pub struct ShapeArgs {
+    /// Build in memory a PoRep key of the real circuit's exact shape with random points
+    /// (NOT a real key: proofs will not verify) and print its sizes, for benches.
+    #[arg(long)]
+    shape_only: bool,
+    /// With --shape-only: also write it here (`.shape` in the name, outside the cache).
+    #[arg(long, requires = "shape_only")]
+    out: Option<PathBuf>,
+    /// With --shape-only: build no key; synthesize partition 0's witness (its first N
+    /// challenges, all when N is 0 or left out) and print how many values are 0, 1 or
+    /// neither, and its bytes packed as bits against plain scalars.
+    #[arg(
+        long,
+        requires = "shape_only",
+        value_name = "N",
+        num_args = 0..=1,
+        default_missing_value = "0"
+    )]
+    witness_mix: Option<usize>,
+}
+
+impl ShapeArgs {
+    /// What `fil-params` does with these options at `sector_size`; `None`: no shape option
+    /// was given, make real parameters.
+    pub fn run(self, sector_size: u64, cache: &ParamCache) -> Option<Result<bool, String>> {
+        match (self.witness_mix, self.shape_only) {
+            (Some(n), _) => Some(mix(sector_size, (n > 0).then_some(n))),
+            (None, true) => Some(run(sector_size, self.out, cache)),
+            (None, false) => None,
+        }
+    }
+}
+
 /// Builds, reports and optionally writes the shape key of `sector_size`.
 pub fn run(sector_size: u64, out: Option<PathBuf>, cache: &ParamCache) -> Result<bool, String> {
     if let Some(path) = &out {

@@ -118,18 +118,8 @@ pub enum Command {
         /// default directory).
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Build in memory a PoRep key of the real circuit's exact shape with random points
-        /// (NOT a real key: proofs will not verify) and print its sizes, for benches.
-        #[arg(long)]
-        shape_only: bool,
-        /// With --shape-only: also write it here (`.shape` in the name, outside the cache).
-        #[arg(long, requires = "shape_only")]
-        out: Option<PathBuf>,
-        /// With --shape-only: build no key; synthesize partition 0's witness (its first N
-        /// challenges, all when N is 0 or left out) and print how many values are 0, 1 or
-        /// neither, and its bytes packed as bits against plain scalars.
-        #[arg(long, requires = "shape_only", value_name = "N", num_args = 0..=1, default_missing_value = "0")]
-        witness_mix: Option<usize>,
+        #[command(flatten)]
+        shape: crate::fil_shape::ShapeArgs,
     },
     /// Make a C1 output (PoRep commit 1) of an all-zero sector without sealing it, in seconds
     /// for any size: the vanilla proofs a real sector would give for the seed's challenges
@@ -278,17 +268,12 @@ pub fn run(cmd: Command) -> Result<bool, String> {
             sector_size,
             kind,
             dir,
-            shape_only,
-            out,
-            witness_mix,
+            shape,
         } => {
             let sector_size = parse_sector_size(&sector_size).map_err(e)?;
             let cache = dir.map(ParamCache::at).unwrap_or_else(ParamCache::from_env);
-            if let Some(n) = witness_mix {
-                return crate::fil_shape::mix(sector_size, (n > 0).then_some(n));
-            }
-            if shape_only {
-                return crate::fil_shape::run(sector_size, out, &cache);
+            if let Some(done) = shape.run(sector_size, &cache) {
+                return done;
             }
             let kinds: Vec<CircuitKind> = match kind {
                 KindArg::Porep => vec![CircuitKind::Porep],
