@@ -399,3 +399,51 @@ fn ordinary_synthesis_runs_niced_and_critical_at_the_process_priority() {
         engine.shutdown_blocking();
     }
 }
+
+#[test]
+fn a_key_about_to_be_read_is_told_how_many_bytes_idle_keys_stand_in_its_way() {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let other = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(support::CONSTRAINTS, 0), &mut rng)
+            .expect("setup"),
+    );
+    let o = other.heap_bytes();
+    // An auto budget of 3 o: a new key of 2 o + 100 bytes fits only once the idle, pinned one
+    // is gone; one above the whole budget never does, and eviction cannot help it.
+    let budget = 3 * o;
+    let cfg = baton::Config {
+        budget_bytes: None,
+        ..config(1 << 30, 1, None, 3)
+    };
+    let available = cfg.margin_bytes + budget;
+    let stages = baton::testing::cpu_stages();
+    let engine =
+        Engine::start_with_memory(cfg, stages, Arc::new(move || Some(available))).expect("start");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    rt.block_on(engine.room_for_key(2 * o + 100))
+        .expect("fits beside nothing");
+    assert_eq!(rt.block_on(engine.pin_key(other.clone())).ok(), Some(o));
+    match rt.block_on(engine.room_for_key(2 * o + 100)) {
+        Err(EngineError::NoRoom {
+            short_bytes,
+            idle_bytes,
+            ..
+        }) => assert_eq!((short_bytes, idle_bytes), (100, o)),
+        other => panic!("expected NoRoom, got {other:?}"),
+    }
+    match rt.block_on(engine.room_for_key(budget + 1)) {
+        Err(EngineError::Rejected(_)) => {}
+        other => panic!("a key above the budget: expected Rejected, got {other:?}"),
+    }
+    rt.block_on(engine.room_for_key(2 * o))
+        .expect("fits beside it");
+    let st = engine.status_blocking().expect("status");
+    assert_eq!(st.ledger.resident_bytes, o, "the dry runs counted nothing");
+    assert_eq!(rt.block_on(engine.unpin_key(other.id())).ok(), Some(o));
+    rt.block_on(engine.room_for_key(2 * o + 100))
+        .expect("room once the idle key is gone");
+    engine.shutdown_blocking();
+}

@@ -59,6 +59,17 @@ pub struct Submit {
     pub reply: oneshot::Sender<Result<JobReport, EngineError>>,
 }
 
+/// The key a [`CheckRoom`] asks about.
+pub enum RoomKey {
+    /// A loaded key: counted as a job's key is.
+    Loaded(Arc<ProvingKey>),
+    /// A key about to be loaded, of about `bytes` in memory: it would be one more resident key.
+    Unloaded {
+        /// Its estimated bytes in memory.
+        bytes: u64,
+    },
+}
+
 /// Engine → Supervisor: would a job of `pk` (with its `footprint` when stated) be admitted
 /// now, beside the keys in use and the jobs in flight? A dry run of [`Submit`]'s checks that
 /// counts nothing. Reply: `Ok`, or the refusal it would get ([`EngineError::NoRoom`] when keys
@@ -66,8 +77,8 @@ pub struct Submit {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct CheckRoom {
-    /// The request's key.
-    pub pk: Arc<ProvingKey>,
+    /// The request's key, or the bytes of one not loaded yet.
+    pub key: RoomKey,
     /// The request's stated footprint, if any.
     pub footprint: Option<Footprint>,
     /// Where the answer goes.

@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 
 use self::actors::{post, spawn_actors, Supervisor, SupervisorParts};
 use self::backends::real_stages;
-use self::messages::{Cancel, CheckRoom, PinKey, Shutdown, Status, Submit, UnpinKey};
+use self::messages::{Cancel, CheckRoom, PinKey, RoomKey, Shutdown, Status, Submit, UnpinKey};
 use crate::config::{BackendChoice, Config};
 use crate::groth16::backend::Backend;
 use crate::groth16::key::ProvingKey;
@@ -213,8 +213,22 @@ impl Engine {
     pub async fn room_for(&self, request: &Request) -> Result<(), EngineError> {
         let (reply, rx) = oneshot::channel();
         self.tell(CheckRoom {
-            pk: request.pk.clone(),
+            key: RoomKey::Loaded(request.pk.clone()),
             footprint: request.stated_footprint(),
+            reply,
+        });
+        rx.await.map_err(|_| EngineError::Stopped)?
+    }
+
+    /// Whether a key of about `bytes` could be loaded now beside the keys in use and the jobs
+    /// in flight (each of whose waiting partitions must still fit): the dry run of
+    /// [`Engine::room_for`] for a key before it is read, so that idle keys can be unpinned
+    /// before tens of GB arrive rather than after.
+    pub async fn room_for_key(&self, bytes: u64) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.tell(CheckRoom {
+            key: RoomKey::Unloaded { bytes },
+            footprint: None,
             reply,
         });
         rx.await.map_err(|_| EngineError::Stopped)?

@@ -57,7 +57,8 @@ impl Ledger {
 
     /// A dry run of a job's first checks, [`Ledger::use_key`] of key `id` of `bytes` and then
     /// [`Ledger::admit`] of `footprint`, counting nothing: `Err` is what the job would be refused
-    /// now. With `memory.overcommit` a stated budget passes silently.
+    /// now. An empty `footprint` asks about the key alone (one about to be read). With
+    /// `memory.overcommit` a stated budget passes silently.
     pub fn room_for(
         &self,
         id: u64,
@@ -70,6 +71,17 @@ impl Ledger {
             None => bytes,
         };
         match self.keys.mode {
+            // No partition to admit (a key about to be read, nothing waiting): the key alone
+            // must fit the budget beside the resident ones.
+            KeyBudget::Reserve if footprint.total_bytes() == 0 => {
+                match self.resident_bytes.saturating_add(added_bytes) <= self.config.budget_bytes {
+                    true => Ok(()),
+                    false => Err(LedgerError::TooLarge {
+                        needed_bytes: added_bytes,
+                        budget_bytes: self.config.budget_bytes.saturating_sub(self.resident_bytes),
+                    }),
+                }
+            }
             KeyBudget::Reserve => {
                 let resident_bytes = self.resident_bytes.saturating_add(added_bytes);
                 let budget_bytes = self.config.budget_bytes.saturating_sub(resident_bytes);
@@ -85,7 +97,10 @@ impl Ledger {
                         false,
                     )?;
                 }
-                self.admit(footprint)
+                match footprint.total_bytes() {
+                    0 => Ok(()),
+                    _ => self.admit(footprint),
+                }
             }
         }
     }

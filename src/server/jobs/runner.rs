@@ -1,7 +1,8 @@
 //! Running jobs on the engine, the `impl Daemon` block of a job's run (the table it reports to
 //! is `daemon`'s): a task per job makes it ready (its key loaded; a Filecoin job built on a
-//! blocking thread), makes room for it (evicting idle keys if the engine says keys stand in its
-//! way, see `keys::eviction`; a key the store keeps after the job pinned in the engine, see
+//! blocking thread; idle keys evicted first where the key is read now and would not fit beside
+//! them), makes room for it (evicting idle keys if the engine says keys stand in its way, see
+//! `keys::eviction`; a key the store keeps after the job pinned in the engine, see
 //! `keys::pins`), hands it to the engine, whose scheduler is the one queue
 //! (priority, then acceptance order, so that a WinningPoSt never waits behind another job's
 //! key load or build), and turns the engine's outcome into proof bytes (a Filecoin proof
@@ -89,6 +90,11 @@ impl Daemon {
 
     /// The engine request of `job` and how to finish it.
     async fn ready(&self, job: &Accepted) -> Result<Ready, JobError> {
+        // Idle keys make way before a key of tens of GB is read, not after.
+        let circuit = job.spec.circuit_id();
+        if let Some(bytes) = self.keys.bytes_to_load(&circuit) {
+            eviction::room_to_load(&self.engine, &self.keys, &circuit, bytes).await;
+        }
         match &job.spec.work {
             Work::Builtin { key, circuits } => {
                 let lease = self.keys.lease(key).await?;

@@ -16,10 +16,15 @@ pub fn source(dir: &Path, source: &KeySource) -> Source {
     Source::Made(make)
 }
 
+/// The file in `dir` that caches the key of `source`.
+pub fn cached_path(dir: &Path, source: &KeySource) -> PathBuf {
+    dir.join(format!("{}.params", source.sample().shape_name()))
+}
+
 /// Reads the cached key of `source`, or makes, saves and returns one.
 fn load_or_make(dir: &PathBuf, source: &KeySource) -> Result<ProvingKey, String> {
     let sample = source.sample();
-    let path = dir.join(format!("{}.params", sample.shape_name()));
+    let path = cached_path(dir, source);
     if path.exists() {
         // Written by this daemon (a random key for a test circuit): no point checks.
         return ProvingKey::read_with(&path, Check::None)

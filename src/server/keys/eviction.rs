@@ -60,9 +60,38 @@ pub(in crate::server) async fn make_room<'d>(
     own: &str,
 ) -> tokio::sync::MutexGuard<'d, ()> {
     let turn = keys.room().await;
+    evict_for(engine, keys, Want::Request(request), own).await;
+    turn
+}
+
+/// Makes room, as [`make_room`] does, for circuit `own`'s key of about `bytes` before it is
+/// read: a key of tens of GB must not arrive before the idle ones it displaces are gone. The
+/// turn is given back at once (the key's load does not hold up other jobs' room); the job
+/// makes room again, for its request, once its key is in.
+pub(in crate::server) async fn room_to_load(engine: &Engine, keys: &Keys, own: &str, bytes: u64) {
+    let _turn = keys.room().await;
+    evict_for(engine, keys, Want::Key(bytes), own).await;
+}
+
+/// What room is made for.
+#[derive(Clone, Copy)]
+enum Want<'r> {
+    /// A job's request, its key loaded.
+    Request(&'r Request),
+    /// A key of about this many bytes, not loaded yet.
+    Key(u64),
+}
+
+/// Evicts idle keys, least recently used first and never `own`, while the engine says keys in
+/// use stand in the way of `want` and the idle ones hold enough to cure it.
+async fn evict_for(engine: &Engine, keys: &Keys, want: Want<'_>, own: &str) {
     let mut order: Option<std::vec::IntoIter<IdleKey>> = None;
     loop {
-        let (short_bytes, idle_bytes) = match engine.room_for(request).await {
+        let room = match want {
+            Want::Request(r) => engine.room_for(r).await,
+            Want::Key(bytes) => engine.room_for_key(bytes).await,
+        };
+        let (short_bytes, idle_bytes) = match room {
             Err(EngineError::NoRoom {
                 short_bytes,
                 idle_bytes,
@@ -91,7 +120,6 @@ pub(in crate::server) async fn make_room<'d>(
             tracing::debug!(circuit = %key.circuit_id, "not evicted: {e}");
         }
     }
-    turn
 }
 
 /// Evicts the key of circuit `id` (built-in or Filecoin) unless a job holds it, unpinning it in

@@ -53,6 +53,24 @@ impl Keys {
         Ok(super::builtin::source(&self.dir, &key))
     }
 
+    /// About how many bytes circuit `id`'s key takes once read, when it is not resident (nor
+    /// being loaded) and its file exists: the file's size, its points being stored
+    /// uncompressed as they are held. `None` otherwise (a built-in key not made yet is a
+    /// test circuit's, small).
+    pub fn bytes_to_load(&self, id: &str) -> Option<u64> {
+        if self.store.list().iter().any(|k| k.circuit_id == id) {
+            return None;
+        }
+        let path = match self.source(id).ok()? {
+            Source::File(path) => path,
+            Source::Made(_) => {
+                let key = KeySource::from_circuit_id(id).ok()?;
+                super::builtin::cached_path(&self.dir, &key)
+            }
+        };
+        std::fs::metadata(path).ok().map(|m| m.len())
+    }
+
     /// The built-in key of one job, made or read on a blocking thread if it is not resident;
     /// the lease counts the job until dropped. Jobs of one key take it in the order they asked:
     /// the first makes it and goes on to the engine before the next is woken, so that jobs

@@ -10,7 +10,7 @@ use actix::{Context, Handler};
 
 use super::{Job, Supervisor};
 use crate::engine::actors::mailbox::took;
-use crate::engine::messages::{Abandoned, CheckRoom, Submit};
+use crate::engine::messages::{Abandoned, CheckRoom, RoomKey, Submit};
 use crate::engine::status::{EngineError, PartitionState, PartitionTimes, Rejection};
 use crate::groth16::key::ProvingKey;
 use crate::ledger::{Footprint, LedgerError};
@@ -155,8 +155,15 @@ impl Handler<CheckRoom> for Supervisor {
             let _ = msg.reply.send(Err(EngineError::ShuttingDown));
             return;
         }
-        let own = msg.pk.id();
-        let footprint = self.footprint_for(&msg.pk, msg.footprint);
+        // A key not loaded yet has no id (ids start at 1): it is one more key of `bytes`.
+        let (own, key_bytes, footprint) = match &msg.key {
+            RoomKey::Loaded(pk) => (
+                pk.id(),
+                self.key_bytes(pk),
+                self.footprint_for(pk, msg.footprint),
+            ),
+            RoomKey::Unloaded { bytes } => (0, *bytes, msg.footprint.unwrap_or_default()),
+        };
         // The largest partition the ledger must still grant: this job's, or one of a job in
         // flight whose partitions still wait (each is checked against the budget as it starts).
         let largest = self
@@ -170,7 +177,7 @@ impl Handler<CheckRoom> for Supervisor {
         let available = &self.available;
         let r = self
             .ledger
-            .room_for(own, self.key_bytes(&msg.pk), &largest, || available())
+            .room_for(own, key_bytes, &largest, || available())
             .map_err(|e| self.refusal(own, e));
         let _ = msg.reply.send(r);
     }
