@@ -81,9 +81,10 @@ pub struct Config {
     /// WinningPoSt never waits for another job's synthesis to end.
     pub critical_workers: usize,
     /// The nice value the `synthesis_workers` threads run at (`synthesis.nice`, 0..=19,
-    /// default 10; 0 leaves them as the process): with `critical_workers` kept at the
-    /// process's own priority, a CRITICAL partition gets a core's worth of CPU while every
-    /// ordinary worker is busy. Applied per thread, once, when a worker thread starts.
+    /// default 0: as the process): above 0 ordinary synthesis runs in a rayon pool of niced
+    /// threads, the `critical_workers` at the process's own priority. Measured on H100/H200
+    /// hosts, 10 cost the engine throughput and did not shorten a CRITICAL job under load
+    /// (BENCHMARKS.md, "CRITICAL latency under load"), so it is off by default.
     pub synthesis_nice: u8,
     /// Synthesize through recorded R1CS (`synthesis.compiled`, default on): the first
     /// synthesis of a key's circuit records it, later ones run witness-only (`compiled`).
@@ -129,7 +130,7 @@ impl Default for Config {
             slots: None,
             synthesis_workers: cores.clamp(1, 16),
             critical_workers: 1,
-            synthesis_nice: 10,
+            synthesis_nice: 0,
             compiled: true,
             pack_witness: true,
             gpu_devices: Vec::new(),

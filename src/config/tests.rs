@@ -77,9 +77,9 @@ fn toml_and_env_are_read_and_validated() {
     let c = Config::from_toml("[synthesis]\ncritical_workers = 0\n").expect("valid");
     assert_eq!(c.critical_workers, 0);
     assert!(Config::from_toml("[synthesis]\ncritical_workers = \"x\"\n").is_err());
-    assert_eq!(Config::default().synthesis_nice, 10);
-    let c = Config::from_toml("[synthesis]\nnice = 0\n").expect("valid");
-    assert_eq!(c.synthesis_nice, 0);
+    assert_eq!(Config::default().synthesis_nice, 0);
+    let c = Config::from_toml("[synthesis]\nnice = 10\n").expect("valid");
+    assert_eq!(c.synthesis_nice, 10);
     for bad in ["20", "-1", "\"low\""] {
         let e = Config::from_toml(&format!("[synthesis]\nnice = {bad}\n"));
         assert!(
