@@ -11,12 +11,15 @@
 //! BATON_BENCH_SPARSE="20,22" (a/b/c from a recorded R1CS, compiled synthesis), BATON_BENCH_REPS=5,
 //! BATON_BENCH_CPU_MAX_LOG=24 (CPU references above it are skipped; above 22 they run once),
 //! BATON_BENCH_PART_BEFORE=0 (the partition's per-call and no-B_G2 rows left out; the checks
-//! stay). The G1 MSM rows run once per MSM variant (`BATON_MSM_VARIANTS`, default
+//! stay), BATON_BENCH_CAPPED="26" with BATON_BENCH_CAPS="0,32,24,16" (the partition under
+//! `gpu.memory_limit`, GiB; benches/gpu/capped.rs). The G1 MSM rows run once per MSM variant (`BATON_MSM_VARIANTS`, default
 //! `baton::gpu::options::MSM_VARIANTS`), each on its own backend; every other row runs on the
 //! first variant's.
 
 use std::time::{Duration, Instant};
 
+#[path = "gpu/capped.rs"]
+mod capped;
 #[path = "gpu/msm.rs"]
 mod msm;
 #[path = "gpu/partition.rs"]
@@ -296,6 +299,11 @@ fn main() {
         .iter()
         .copied()
         .chain(part_logs.iter().map(|&l| l.min(26)))
+        .chain(
+            env_logs("BATON_BENCH_CAPPED", &[])
+                .iter()
+                .map(|&l| l.min(26)),
+        )
         .max()
         .unwrap_or(10);
     let bases = DistinctBases::new(1 << most, 42);
@@ -315,6 +323,7 @@ fn main() {
     );
     partition::bench_partition(gpu, &bases, &mut t, reps);
     sparse::bench_sparse(gpu, &mut t, reps);
+    capped::bench_capped(&opts, &bases, reps);
     println!(
         "\n## baton GPU bench: {} ({}), CPU reference on {threads} threads, {reps} GPU runs after a warm-up, medians\n",
         gpu.device_name(),

@@ -29,6 +29,10 @@ extern "C" __global__ void ntt_coset_h(fr_t* a, const fr_t* b, const fr_t* c, co
     ntt_coset_h_dev(a, b, c, zinv, n);
 }
 
+extern "C" __global__ void ntt_coset_h2(fr_t* x, const fr_t* y, const fr_t* zinv, u32 n, u32 step) {
+    ntt_coset_h2_dev(x, y, zinv, n, step);
+}
+
 extern "C" __global__ void fr_scale_tab(fr_t* data, u32 log_n, const fr_t* tab, u32 flags) {
     fr_scale_tab_dev(data, log_n, tab, flags);
 }

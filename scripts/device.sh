@@ -16,6 +16,8 @@
 #   conformance  cuda_conformance under a watchdog (a binary silent for 45 s gets every thread's
 #                state and stack printed and is killed; a stopped run reruns whole, once;
 #                CONF_ONLY=1: that binary alone, no rerun), cuda_partition, then
+#                cuda_capped (gpu.memory_limit: streamed MSMs, H in two buffers, the per-call
+#                partition, engine proofs, the refusal below the minimum), then
 #                cuda_msm_variants: every spec of CHECK_VARIANTS (else VARIANTS) against the CPU
 #   cli          `baton prove --constraints 65536 --proofs 4 --backend cuda`
 #   sppark       sppark's MSM and NTT harness, prebuilt: the reference column of the same call
@@ -29,6 +31,9 @@
 #                knobs, NCU_TAG names the log (ncu$NCU_TAG.log)
 #   part         (aliases partition, bench-partition) the device partition, H + 4 G1 MSMs +
 #                B_G2, at PART_LOGS: staged, from device a/b/c, from registered host memory
+#   capped-tests cuda_capped alone (the conformance step runs it too)
+#   capped       the partition under gpu.memory_limit: CAPPED_LOGS (26) at CAPS GiB (0,32,24,16;
+#                0: none), each limit on its own backend, checked against the uncapped run
 #   partp        one partition run per PARTP_LOGS size with every MSM's phases, and the G2
 #                MSMs of G2_LOGS alone
 #   trace        the 2^26 partition's uploads chunk by chunk (BATON_UPLOAD_TRACE)
@@ -37,6 +42,9 @@
 #   engine24     examples/05-multi-gpu on one GPU, 10 partitions of 2^24
 #   engine26     the same at 2^26; ENGINE26_AB=k adds k pairs of runs without and with the
 #                key made resident ahead (warm_keys)
+#   critical     benches/critical.rs: a CRITICAL 2^CRIT_LOG (20) job idle and while 2 jobs of 10
+#                2^CRIT_BUSY_LOG (24) partitions keep the engine busy, three settings in one run
+#   engine26-nice  ENGINE26_NICE (2) pairs of 10 x 2^26 engine runs, synthesis.nice 0 then 10
 #   multi-gpu    proofs per hour with 1 and 2 GPU actors on one stream (a 2-GPU machine):
 #                MULTI_LOG (24), MULTI_REQUESTS (8), MULTI_CONCURRENT (4), MULTI_WORKERS (28),
 #                MULTI_BG2 (4), MULTI_BUDGET (120GiB), MULTI_BG2_DEVICE (cpu), MULTI_TIMEOUT
@@ -76,13 +84,16 @@ for line in sys.stdin:
 ' "$1" | tail -1
     }
     tests=$(cargo test --release --features cuda --test cuda_conformance --test cuda_partition \
-        --test cuda_msm_variants --test kernels_compile --no-run --message-format=json)
+        --test cuda_msm_variants --test cuda_capped --test kernels_compile --no-run \
+        --message-format=json)
     bench=$(cargo bench --features cuda --bench gpu --no-run --message-format=json)
+    crit=$(cargo bench --features cuda --bench critical --no-run --message-format=json)
     cli=$(cargo build --release --features cuda --bin baton --example 05-multi-gpu --message-format=json)
-    for t in cuda_conformance kernels_compile cuda_partition cuda_msm_variants; do
+    for t in cuda_conformance kernels_compile cuda_partition cuda_msm_variants cuda_capped; do
         cp "$(pick $t <<<"$tests")" "$out/$t"
     done
     cp "$(pick gpu <<<"$bench")" "$out/bench_gpu"
+    cp "$(pick critical <<<"$crit")" "$out/bench_critical"
     cp "$(pick baton <<<"$cli")" "$out/baton"
     cp "$(pick 05-multi-gpu <<<"$cli")" "$out/05-multi-gpu"
     if [ "${BUILD_FILECOIN:-0}" = 1 ]; then
@@ -114,7 +125,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition partc partp trace engine24 engine26 multi-gpu filecoin c2-32g "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -231,6 +242,7 @@ conformance() {
     fi
     if [ -z "${CONF_ONLY:-}" ]; then
         BATON_TEST_GPU_VARIANT=$gv watched partition 45 "$here/cuda_partition" --test-threads 1 --nocapture
+        BATON_TEST_GPU_VARIANT=$gv watched capped 45 "$here/cuda_capped" --test-threads 1 --nocapture
         BATON_MSM_VARIANTS="${CHECK_VARIANTS:-$VARIANTS}" watched variants 60 \
             "$here/cuda_msm_variants" --test-threads 1 --nocapture
     fi
@@ -301,6 +313,13 @@ for step in "${steps[@]}"; do
     part | partition | bench-partition)
         bench part 40 BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= \
             BATON_BENCH_PARTITION="$PART_LOGS" ;;
+    capped-tests)
+        BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched capped 45 "$here/cuda_capped" \
+            --test-threads 1 --nocapture ;;
+    capped)
+        bench capped 60 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none BATON_BENCH_NTT=none \
+            BATON_BENCH_PARTITION=none BATON_BENCH_CAPPED="${CAPPED_LOGS:-26}" \
+            BATON_BENCH_CAPS="${CAPS:-0,32,24,16}" ;;
     partc)
         [ -n "$CANDIDATE" ] && bench partc 40 "${cand_env[@]}" BATON_MSM_VARIANTS=default \
             BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS" ;;
@@ -320,6 +339,15 @@ for step in "${steps[@]}"; do
         for i in $(seq 1 "${ENGINE26_AB:-0}"); do
             engine 26 10 84GiB 100 warm_keys=false "-cold$i"
             engine 26 10 84GiB 100 "" "-warm$i"
+        done ;;
+    critical)
+        run critical 200 400 env CRIT_BUSY_LOG="${CRIT_BUSY_LOG:-24}" CRIT_LOG="${CRIT_LOG:-20}" \
+            CRIT_PARTS=10 CRIT_JOBS=2 CRIT_RUNS="${CRIT_RUNS:-5}" CRIT_BUDGET=100GiB \
+            "$here/bench_critical" ;;
+    engine26-nice)
+        for i in $(seq 1 "${ENGINE26_NICE:-2}"); do
+            BATON_SYNTHESIS_NICE=0 engine 26 10 84GiB 100 "" "-nice0-$i"
+            BATON_SYNTHESIS_NICE=10 engine 26 10 84GiB 100 "" "-nice10-$i"
         done ;;
     multi-gpu) multi_gpu ;;
     filecoin)
@@ -350,12 +378,13 @@ done
 for f in "$OUT"/engine*.log "$OUT"/multi-gpu.log; do
     [ -f "$f" ] && { echo "-- $(basename "$f" .log)"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }
 done
+[ -f "$OUT/critical.log" ] && { echo "-- critical"; grep "^|\|ready in" "$OUT/critical.log"; }
 [ -f "$OUT/cli.log" ] && { echo "-- cli"; grep "verified\|proofs" "$OUT/cli.log" | tail -3; }
 [ -f "$OUT/c2-32g.log" ] && { echo "-- c2-32g"; grep "proof(s) in\|stage means\|GiB" "$OUT/c2-32g.log"; }
 [ -f "$OUT/filecoin.log" ] && { echo "-- filecoin"; grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"; }
 echo
 echo "==== steps (total $((SECONDS - t0)) s)"
 for s in "${table[@]}"; do echo "$s"; done
-for f in compile conformance conformance_rerun partition variants; do
+for f in compile conformance conformance_rerun partition capped variants; do
     [ -f "$OUT/$f.log" ] && echo "$f: $(grep -h '^test result' "$OUT/$f.log" | tail -1) $(grep -c 'FAILED\|panicked' "$OUT/$f.log") failures"
 done

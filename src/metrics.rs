@@ -46,6 +46,9 @@ pub struct Metrics {
     pub refusals_total: IntCounterVec,
     /// `baton_key_evictions_total{reason}`: proving keys the daemon evicted, by [`KeyEviction`].
     pub key_evictions_total: IntCounterVec,
+    /// `baton_device_bytes{device}`: device memory in baton's buffers after the device's last
+    /// call (under `gpu.memory_limit` when set).
+    pub device_bytes: IntGaugeVec,
 }
 
 impl Metrics {
@@ -105,6 +108,13 @@ impl Metrics {
             Opts::new("key_evictions_total", "Proving keys evicted, by reason"),
             &["reason"],
         )?;
+        let device_bytes = IntGaugeVec::new(
+            Opts::new(
+                "device_bytes",
+                "Device memory in baton's buffers after the device's last call",
+            ),
+            &["device"],
+        )?;
         let m = Metrics {
             registry,
             mailbox_depth,
@@ -121,6 +131,7 @@ impl Metrics {
             warmups_total,
             refusals_total,
             key_evictions_total,
+            device_bytes,
         };
         let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
             Box::new(m.mailbox_depth.clone()),
@@ -137,6 +148,7 @@ impl Metrics {
             Box::new(m.warmups_total.clone()),
             Box::new(m.refusals_total.clone()),
             Box::new(m.key_evictions_total.clone()),
+            Box::new(m.device_bytes.clone()),
         ];
         for c in collectors {
             m.registry.register(c)?;

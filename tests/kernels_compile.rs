@@ -55,6 +55,7 @@ fn check_with(set: KernelSet, opts: &GpuOptions, expected: &[&str]) {
 const PRODUCTION: &[&str] = &[
     "ntt_pass",
     "ntt_coset_h",
+    "ntt_coset_h2",
     "fr_scale",
     "fr_scale_tab",
     "fr_bitrev",

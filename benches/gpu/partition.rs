@@ -18,14 +18,14 @@ use blstrs::G2Projective;
 
 use super::{cpu_runs, env_logs, median_ms, ms, Table};
 
-fn witness(log: u32) -> (Abc, Witness) {
+pub fn witness(log: u32) -> (Abc, Witness) {
     let clock = Instant::now();
     let cs = ProvingAssignment::synthesize(Synthetic::new(1 << log, 7)).expect("synthesize");
     eprintln!("synthesis 2^{log}: {:.1} s", clock.elapsed().as_secs_f64());
     cs.into_parts()
 }
 
-fn copy(abc: &Abc) -> Abc {
+pub fn copy(abc: &Abc) -> Abc {
     Abc {
         a: abc.a.clone(),
         b: abc.b.clone(),

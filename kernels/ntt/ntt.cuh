@@ -245,6 +245,20 @@ DEVI void ntt_coset_h_dev(fr_t* a, const fr_t* b, const fr_t* c, const fr_t* zin
     f_store<FR>(a + i, f_mul<FR>(x, z));
 }
 
+// H in two buffers (a device too small for a, b, c at once): step 0: x[i] = x[i]*y[i] (a*b on
+// the coset); step 1: x[i] = (x[i] - y[i]) * zinv (y then holds c on the coset).
+DEVI void ntt_coset_h2_dev(fr_t* x, const fr_t* y, const fr_t* zinv, u32 n, u32 step) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t v = f_load<FR>(x + i);
+    fr_t w = f_ldg<FR>(y + i);
+    if (step == 0) {
+        f_store<FR>(x + i, f_mul<FR>(v, w));
+    } else {
+        f_store<FR>(x + i, f_mul<FR>(f_sub<FR>(v, w), f_ldg<FR>(zinv)));
+    }
+}
+
 // data[i] *= c*q^x, x = i or rev(i) (flags & NTT_SCALE_BITREV), same table as above
 DEVI void fr_scale_tab_dev(fr_t* data, u32 log_n, const fr_t* tab, u32 flags) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -92,6 +92,7 @@ pub(super) struct RawGpu {
     pub(super) ntt_radix: Option<String>,
     pub(super) ntt_columns: Option<String>,
     pub(super) ntt_regs: Option<String>,
+    pub(super) memory_limit: Option<String>,
     /// `[gpu.experimental]`: the settled experiments' knobs ([`EXPERIMENTAL`]).
     pub(super) experimental: Option<Box<RawGpu>>,
 }
@@ -235,7 +236,7 @@ pub const EXPERIMENTAL: [&str; 22] = [
 /// and its value.
 type Knob<'a> = (&'static str, &'static str, &'static str, &'a Option<String>);
 
-fn knobs(raw: &RawGpu) -> [Knob<'_>; 25] {
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 26] {
     [
         (
             "host_threads",
@@ -386,6 +387,12 @@ fn knobs(raw: &RawGpu) -> [Knob<'_>; 25] {
             "gpu.ntt_regs",
             "gpu.experimental.ntt_regs",
             &raw.ntt_regs,
+        ),
+        (
+            "memory_limit",
+            "gpu.memory_limit",
+            "gpu.experimental.memory_limit",
+            &raw.memory_limit,
         ),
     ]
 }

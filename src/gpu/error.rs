@@ -56,6 +56,25 @@ pub enum GpuError {
         /// What is wrong with the launch.
         reason: String,
     },
+    /// `gpu.memory_limit` is below the least a partition needs on the device (H in two
+    /// buffers with its twiddles, the smallest streamed pieces of its largest MSM).
+    #[error(
+        "gpu.memory_limit of {limit_bytes} bytes on device {device} is below the {minimum_bytes} \
+         bytes a partition of 2^{log_n} constraints needs at least there ({why}); raise the \
+         limit or prove it on a larger device"
+    )]
+    BelowMinimum {
+        /// The device's ordinal.
+        device: usize,
+        /// The configured limit.
+        limit_bytes: u64,
+        /// The partition's minimum.
+        minimum_bytes: u64,
+        /// log2 of the partition's domain.
+        log_n: u32,
+        /// What the minimum is made of.
+        why: &'static str,
+    },
     /// The backend's own state is inconsistent (a bug).
     #[error("CUDA backend: {0}")]
     Internal(String),

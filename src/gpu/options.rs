@@ -137,6 +137,10 @@ pub struct GpuOptions {
     /// Register cap of the radix-4 NTT kernel (0: ptxas's choice; else 64 to 128, a multiple
     /// of 8): fewer registers fit more blocks per multiprocessor (compiled in).
     pub ntt_regs: u32,
+    /// The most device memory the backend takes on each device (`gpu.memory_limit`, bytes or
+    /// "24GiB"): resident bases, twiddles and tables plus a call's buffers; `None`: the
+    /// device's memory (less a margin).
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for GpuOptions {
@@ -167,12 +171,13 @@ impl Default for GpuOptions {
             ntt_radix: DEFAULT_NTT_RADIX,
             ntt_columns: DEFAULT_NTT_COLUMNS,
             ntt_regs: DEFAULT_NTT_REGS,
+            memory_limit: None,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 25] = [
+pub const KNOBS: [&str; 26] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -198,6 +203,7 @@ pub const KNOBS: [&str; 25] = [
     "ntt_radix",
     "ntt_columns",
     "ntt_regs",
+    "memory_limit",
 ];
 
 fn whole(v: &str, min: usize) -> Result<usize, String> {
@@ -262,6 +268,18 @@ impl GpuOptions {
                 }
             }
             "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
+            "memory_limit" if v.trim().eq_ignore_ascii_case("device") => self.memory_limit = None,
+            "memory_limit" => {
+                self.memory_limit = match crate::config::parse_bytes(v) {
+                    Some(b) if b > 0 => Some(b),
+                    _ => {
+                        return Err(format!(
+                            "expected a size such as \"24GiB\" or a byte count, or \"device\", \
+                             got {v:?}"
+                        ))
+                    }
+                }
+            }
             "partition" => {
                 self.device_partition = match v.trim() {
                     "device" => true,

@@ -7,10 +7,15 @@ use super::options::{MsmScatterOrder, WindowRule};
 mod ntt;
 mod pieces;
 mod reduce;
+mod streamed;
 
 pub use ntt::{flags, ntt_auto_columns, ntt_plan, ntt_plan_cols, ntt_plan_in, Pass};
 pub use pieces::{msm_pieces, piece_bounds, resident_msm_scratch};
 pub use reduce::{reduce_plan, ReduceLevel};
+pub use streamed::{
+    partition_minimum, streamed_bytes, streamed_minimum, streamed_pieces, H_TABLES_BYTES,
+    STREAM_PIECES_MIN, STREAM_PIECE_MIN, STREAM_SLOTS,
+};
 
 /// Points below which the MSM stays on the CPU.
 pub const MIN_GPU_MSM: usize = 1 << 10;

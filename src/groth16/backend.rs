@@ -107,6 +107,11 @@ pub trait Backend: Send + Sync {
         0
     }
 
+    /// Device bytes in the backend's buffers now, for backends with a device.
+    fn device_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// The device's free and total memory in bytes, for backends with a device.
     fn device_memory(&self) -> Option<(u64, u64)> {
         None

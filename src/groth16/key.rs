@@ -51,6 +51,10 @@ pub struct VerifyingKey {
 /// backend that keeps bases resident per key never mistakes a modified copy for the original.
 #[derive(Debug)]
 pub struct ProvingKey {
+    /// What a backend attached to the key's host memory (the CUDA backend's page-locked ranges
+    /// of its queries, [`KeyAttachment`]). First, so that it drops before the vectors it
+    /// refers to.
+    attachment: KeyAttachment,
     /// The verifying key.
     pub vk: VerifyingKey,
     /// τ^i·Z(τ)/δ for i < d − 1.
@@ -66,6 +70,20 @@ pub struct ProvingKey {
     id: u64,
     /// The file it was read from, if any (its circuit's recording is named by it: `keys::files`).
     path: Option<std::path::PathBuf>,
+}
+
+/// A backend's state tied to a key's host memory, made once and dropped with the key, before
+/// its points (a field declared ahead of them).
+#[derive(Default)]
+pub struct KeyAttachment(std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>);
+
+impl std::fmt::Debug for KeyAttachment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.get() {
+            Some(_) => f.write_str("KeyAttachment(set)"),
+            None => f.write_str("KeyAttachment(none)"),
+        }
+    }
 }
 
 impl PartialEq for ProvingKey {
@@ -105,6 +123,7 @@ impl ProvingKey {
         b_g2: Vec<G2Affine>,
     ) -> Self {
         ProvingKey {
+            attachment: KeyAttachment::default(),
             vk,
             h,
             l,
@@ -114,6 +133,15 @@ impl ProvingKey {
             id: NEXT_KEY_ID.fetch_add(1, Ordering::Relaxed),
             path: None,
         }
+    }
+
+    /// The backend state attached to this key's host memory, made by `make` on first use
+    /// (the first caller's wins; a clone of the key starts without one).
+    pub fn attachment(
+        &self,
+        make: impl FnOnce() -> Box<dyn std::any::Any + Send + Sync>,
+    ) -> &(dyn std::any::Any + Send + Sync) {
+        self.attachment.0.get_or_init(make).as_ref()
     }
 
     /// The file this key was read from ([`ProvingKey::read_with`]); `None` for keys made or

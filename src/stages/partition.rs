@@ -89,6 +89,21 @@ pub trait PartitionProver: Send + Sync {
         abc_done: &mut dyn FnMut(Abc),
     ) -> Result<PartitionSums>;
 
+    /// Whether a partition of `pk` can run on this device at all under its memory limit:
+    /// `Err` naming the limit and the least it needs, refused before anything runs (no other
+    /// path of this device could take it either). Backends without a limit pass.
+    fn check_limit(&self, pk: &ProvingKey, with_b_g2: bool) -> Result<()> {
+        let _ = (pk, with_b_g2);
+        Ok(())
+    }
+
+    /// Readies `pk` for partitions that do not fit the device whole (the per-call path, its
+    /// bases streamed from the host): the CUDA backend page-locks its queries. Backends
+    /// without a device do nothing.
+    fn prepare_streaming(&self, pk: &ProvingKey) {
+        let _ = pk;
+    }
+
     /// Makes `pk`'s bases (B_G2's too with `with_b_g2`) resident ahead of its partitions, so
     /// that the first one does not wait for their upload: a job's key while its partitions
     /// synthesize. Only into free device memory (nothing resident is evicted for it). Returns

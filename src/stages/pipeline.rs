@@ -53,6 +53,19 @@ pub trait GpuStage: Send {
         let _ = pk;
         Ok(0)
     }
+
+    /// Device bytes in the stage's buffers now (`baton_device_bytes`); `None` without a device.
+    fn device_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    /// The B_G2 MSM on the device, for a partition that took the per-call path on a stage
+    /// that computes B_G2 itself (`bg2.device` resolved to the GPU); `None`: the B_G2 actor
+    /// computes it.
+    fn b_g2(&mut self, pk: &ProvingKey, w: &Witness) -> Option<Result<G2Projective>> {
+        let _ = (pk, w);
+        None
+    }
 }
 
 /// The CPU's share: the B_G2 MSM and proof assembly.
@@ -144,6 +157,10 @@ impl GpuStage for BackendStage {
     fn g1_msms(&mut self, pk: &ProvingKey, w: &Witness, h: &[Scalar]) -> Result<G1Sums> {
         prover::g1_msms(self.0.as_ref(), pk, w, h)
     }
+
+    fn device_bytes(&self) -> Option<u64> {
+        self.0.device_bytes()
+    }
 }
 
 /// H and every MSM of a partition in one device call ([`PartitionProver`]), with the B_G2 MSM
@@ -181,6 +198,9 @@ impl GpuStage for DeviceStage {
         w: &Witness,
         abc_done: &mut dyn FnMut(Abc),
     ) -> Option<Result<PartitionSums>> {
+        if let Err(e) = self.partition.check_limit(pk, self.with_b_g2) {
+            return Some(Err(e));
+        }
         if abc.a.is_empty() && abc.b.is_empty() && abc.c.is_empty() {
             // A witness alone: never the per-call path, which needs host a/b/c.
             let recordings = self.recordings.as_deref();
@@ -200,6 +220,7 @@ impl GpuStage for DeviceStage {
         {
             Err(Error::Device(e)) if e.is_out_of_memory() => {
                 tracing::warn!(reason = %e, "partition does not fit the device whole: per-call path");
+                self.partition.prepare_streaming(pk);
                 None
             }
             other => Some(other),
@@ -208,6 +229,15 @@ impl GpuStage for DeviceStage {
 
     fn warm(&mut self, pk: &ProvingKey) -> Result<u64> {
         self.partition.warm(pk, self.with_b_g2)
+    }
+
+    fn device_bytes(&self) -> Option<u64> {
+        self.backend.device_bytes()
+    }
+
+    fn b_g2(&mut self, pk: &ProvingKey, w: &Witness) -> Option<Result<G2Projective>> {
+        self.with_b_g2
+            .then(|| prover::b_g2_msm(self.backend.as_ref(), pk, w))
     }
 }
 

@@ -83,7 +83,11 @@ fn device_share(
         );
         return Ok((sums.g1, sums.b_g2));
     }
-    Ok((h_and_g1(stage, links, pk, abc, witness, grant)?, None))
+    let g1 = h_and_g1(stage, links, pk, abc, witness, grant)?;
+    // A stage that computes B_G2 does so on this path too (streamed where the key does not
+    // fit), rather than leaving a G2 MSM sized for the device to the CPU.
+    let b_g2 = stage.b_g2(pk, witness).transpose()?;
+    Ok((g1, b_g2))
 }
 
 /// H and the G1 MSMs of one partition, one backend call each.
@@ -128,6 +132,17 @@ impl Handler<TakeNext> for GpuActor {
 }
 
 impl GpuActor {
+    /// `baton_device_bytes{device}` from the stage, where it has a device.
+    fn note_device_bytes(&self) {
+        if let Some(bytes) = self.stage.device_bytes() {
+            self.links
+                .metrics
+                .device_bytes
+                .with_label_values(&[&self.device])
+                .set(bytes.min(i64::MAX as u64) as i64);
+        }
+    }
+
     /// Runs the device share of a synthesized partition.
     fn prove(&mut self, msg: Prove, ctx: &mut SyncContext<Self>) {
         let links = &self.links;
@@ -177,6 +192,7 @@ impl GpuActor {
             .gpu_busy_seconds
             .with_label_values(&[&self.device])
             .inc_by(busy.elapsed().as_secs_f64());
+        self.note_device_bytes();
         match outcome {
             Ok((g1, b_g2)) => {
                 links.tell(HandedOff {
@@ -220,6 +236,7 @@ impl Handler<Warm> for GpuActor {
             .gpu_busy_seconds
             .with_label_values(&[&self.device])
             .inc_by(secs);
+        self.note_device_bytes();
         let result = match outcome {
             Ok(Ok(0)) => WarmResult::Skipped,
             Ok(Ok(bytes)) => {

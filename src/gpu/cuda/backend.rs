@@ -29,6 +29,8 @@ pub struct CudaBackend {
     state: Mutex<State>,
     fallbacks: AtomicU64,
     cap_bytes: AtomicU64,
+    /// `gpu.memory_limit` (u64::MAX: none).
+    limit_bytes: u64,
 }
 
 impl CudaBackend {
@@ -49,6 +51,7 @@ impl CudaBackend {
             state: Mutex::new(State::default()),
             fallbacks: AtomicU64::new(0),
             cap_bytes: AtomicU64::new(u64::MAX),
+            limit_bytes: opts.memory_limit.unwrap_or(u64::MAX),
         })
     }
 
@@ -115,15 +118,53 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Caps the device bytes this backend holds (resident plus a call's scratch); `None` lifts
-    /// the cap. For tests of the CPU fallback and for sharing a device.
+    /// Caps the device bytes this backend holds (resident plus a call's scratch) below
+    /// `gpu.memory_limit`; `None` lifts this cap (not the limit). For tests of the CPU
+    /// fallback and for sharing a device.
     pub fn set_memory_cap_bytes(&self, cap: Option<u64>) {
         self.cap_bytes
             .store(cap.unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
+    /// The most device bytes this backend takes (`gpu.memory_limit`), if configured.
+    pub fn memory_limit_bytes(&self) -> Option<u64> {
+        Some(self.limit_bytes).filter(|&c| c != u64::MAX)
+    }
+
+    /// Device bytes in buffers of the device's memory pool now (every backend of the device
+    /// in this process; all of baton's device buffers come from it), or, without a pool, the
+    /// bytes this backend keeps between calls.
+    pub fn device_bytes(&self) -> u64 {
+        self.dev
+            .pool
+            .used_bytes()
+            .unwrap_or_else(|| self.resident_bytes())
+    }
+
+    /// The most device bytes in buffers at once since [`CudaBackend::reset_peak_device_bytes`]
+    /// (the memory pool's high-water mark; `None` without a pool).
+    pub fn peak_device_bytes(&self) -> Option<u64> {
+        self.dev.pool.peak_used_bytes()
+    }
+
+    /// Starts [`CudaBackend::peak_device_bytes`] again from the bytes in use now (after the
+    /// streams' frees have passed).
+    pub fn reset_peak_device_bytes(&self) -> Result<()> {
+        let sync = |s: &std::sync::Arc<cudarc::driver::CudaStream>| {
+            s.synchronize().map_err(super::device::drv("synchronize"))
+        };
+        sync(&self.dev.stream)?;
+        sync(&self.dev.copy)?;
+        sync(&self.dev.h)?;
+        self.dev
+            .pool
+            .reset_peak()
+            .map_err(super::device::drv("cuMemPoolSetAttribute"))?;
+        Ok(())
+    }
+
     pub(super) fn cap(&self) -> u64 {
-        self.cap_bytes.load(Ordering::Relaxed)
+        self.cap_bytes.load(Ordering::Relaxed).min(self.limit_bytes)
     }
 
     pub(super) fn state(&self) -> GpuResult<MutexGuard<'_, State>> {
@@ -160,6 +201,35 @@ impl CudaBackend {
     pub unsafe fn register_host<T>(&self, v: &[T]) -> GpuResult<HostRegistration> {
         // SAFETY: the caller's contract is `register`'s.
         unsafe { super::pinned::register(&self.dev.ctx, v.as_ptr() as usize, size_of_val(v)) }
+    }
+
+    /// Page-locks `pk`'s large queries in place, once per key (kept with the key, unlocked
+    /// before its points are freed), so that MSMs whose bases stream from the host (a key the
+    /// device cannot hold, `gpu.memory_limit`) copy them by DMA without the staging. Returns
+    /// the bytes page-locked for it (0 when already done or nothing was large enough).
+    pub fn pin_key_host(&self, pk: &crate::ProvingKey) -> u64 {
+        let mut made = 0u64;
+        let queries = |v: usize, b: usize, what| (what, v, b);
+        let list = [
+            queries(pk.h.as_ptr() as usize, size_of_val(&pk.h[..]), "h"),
+            queries(pk.l.as_ptr() as usize, size_of_val(&pk.l[..]), "l"),
+            queries(pk.a.as_ptr() as usize, size_of_val(&pk.a[..]), "a"),
+            queries(pk.b_g1.as_ptr() as usize, size_of_val(&pk.b_g1[..]), "b_g1"),
+            queries(pk.b_g2.as_ptr() as usize, size_of_val(&pk.b_g2[..]), "b_g2"),
+        ];
+        pk.attachment(|| {
+            let t = std::time::Instant::now();
+            let pins = super::pinned::pin_queries(&self.dev.ctx, &list);
+            made = pins.0.iter().map(|r| r.bytes() as u64).sum();
+            tracing::info!(
+                key = pk.id(),
+                bytes = made,
+                seconds = t.elapsed().as_secs_f64(),
+                "key page-locked for streamed MSMs"
+            );
+            Box::new(pins)
+        });
+        made
     }
 
     /// Forward NTT of `v` (length a power of two up to 2^28) in natural order on both sides, as
@@ -257,6 +327,10 @@ impl Backend for CudaBackend {
             "msm_g2",
             crate::groth16::msm::msm_g2,
         )
+    }
+
+    fn device_bytes(&self) -> Option<u64> {
+        Some(CudaBackend::device_bytes(self))
     }
 
     fn resident_key_bytes(&self, key_id: u64) -> u64 {

@@ -1,5 +1,7 @@
 //! The per-call paths of the CUDA backend: H from host a/b/c, and one MSM from host scalars
-//! over resident (or loose) bases, each on the CPU when the device memory does not fit it.
+//! over resident (or loose) bases, or over bases streamed from the host where the device
+//! cannot hold them ([`super::streamed`]); each on the CPU when the device memory does not fit
+//! even that.
 
 use blstrs::Scalar;
 use cudarc::driver::CudaSlice;
@@ -7,7 +9,7 @@ use group::Group;
 
 use super::backend::CudaBackend;
 use super::device::{self, DeviceGroup, Lane};
-use super::memory::{staging_of, BasesKey, State};
+use super::memory::{staging_of, BasesKey, StagingSlot, State};
 
 use super::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
@@ -50,54 +52,97 @@ impl CudaBackend {
         let tab_need = if st.tables.contains_key(&log_n) {
             0
         } else {
-            3 << 20
+            plan::H_TABLES_BYTES
         };
-        st.ensure_twiddles(&self.dev, cap, log_n, 3 * 32 * n as u64 + tab_need)?;
-        st.make_room(
-            &self.dev,
-            cap,
-            3 * 32 * n as u64 + tab_need,
-            &[],
-            "H buffers",
-        )?;
+        // a, b, c on the device at once; where they do not fit, two buffers (c follows b into
+        // the second, see kernels/NOTES.md): a third less memory for one launch more.
+        let buf = 32 * n as u64;
+        st.ensure_twiddles(&self.dev, cap, log_n, 2 * buf + tab_need)?;
+        let three = match st.make_room(&self.dev, cap, 3 * buf + tab_need, &[], "H buffers") {
+            Ok(()) => true,
+            Err(e) if e.is_out_of_memory() => {
+                st.make_room(&self.dev, cap, 2 * buf + tab_need, &[], "H buffers")?;
+                false
+            }
+            Err(e) => return Err(e),
+        };
         if tab_need > 0 {
             let t = self.dev.h_tables(domain)?;
             st.tables.insert(log_n, t);
         }
+        let inputs: &[&[Scalar]] = match three {
+            true => &[&a[..], b, c],
+            false => &[&a[..], b],
+        };
+        let State {
+            staging,
+            twiddles,
+            tables,
+            ..
+        } = st;
         let mut bufs = Vec::with_capacity(3);
-        for v in [&a[..], b, c] {
+        for v in inputs {
             let mut d = self.dev.alloc_zeros::<u64>(n * FR_LIMBS, "H input")?;
-            if !v.is_empty() {
-                let staging = st.staging(&self.dev);
-                self.dev.upload_staged(
-                    &self.dev.stream,
-                    staging,
-                    host::scalars_as_u64(v),
-                    &mut d.slice_mut(..),
-                    "upload abc",
-                )?;
-            }
+            self.upload_h_input(staging, v, &mut d)?;
             bufs.push(d);
         }
-        let (Some(tw), Some(tabs)) = (st.twiddles.as_ref(), st.tables.get(&log_n)) else {
+        let (Some(tw), Some(tabs)) = (twiddles.as_ref(), tables.get(&log_n)) else {
             return Err(GpuError::Internal("twiddles or H tables missing".into()));
         };
-        let [da, db, dc] = &mut bufs[..] else {
-            return Err(GpuError::Internal("H buffer count".into()));
-        };
-        self.dev
-            .h_pipeline(Lane::Compute, da, db, dc, tw, tabs, log_n)?;
+        let lane = Lane::Compute;
+        match &mut bufs[..] {
+            [da, db, dc] => self.dev.h_pipeline(lane, da, db, dc, tw, tabs, log_n)?,
+            [x, y] => {
+                self.dev.h_to_coset(lane, x, tw, tabs, log_n)?;
+                self.dev.h_to_coset(lane, y, tw, tabs, log_n)?;
+                self.dev.h_combine2(lane, x, y, tabs, log_n, 0)?;
+                // c into b's buffer, zeroed first where c is shorter than the domain.
+                if c.len() < n {
+                    self.dev
+                        .stream
+                        .memset_zeros(y)
+                        .map_err(device::drv("cuMemsetD8Async"))?;
+                }
+                self.upload_h_input(staging, c, y)?;
+                self.dev.h_to_coset(lane, y, tw, tabs, log_n)?;
+                self.dev.h_combine2(lane, x, y, tabs, log_n, 1)?;
+                self.dev.h_back(lane, x, y, tw, tabs, log_n)?;
+            }
+            _ => return Err(GpuError::Internal("H buffer count".into())),
+        }
         // From here `a` changes, so no failure may fall back to the CPU (which would read it).
         self.dev
             .stream
             .synchronize()
             .map_err(device::drv("synchronize"))?;
         a.resize(n - 1, Scalar::from(0u64));
-        let out = db.slice(0..(n - 1) * FR_LIMBS);
-        let staging = st.staging(&self.dev);
+        // h is in the second buffer either way.
+        let out = bufs[1].slice(0..(n - 1) * FR_LIMBS);
+        let staging = staging_of(staging, &self.dev);
         self.dev
             .download_staged(staging, &out, host::scalars_as_u64_mut(a), "download h")
             .map_err(no_fallback)
+    }
+
+    /// `v` (at most the buffer's length) into the H input buffer `d` on the compute stream.
+    fn upload_h_input(
+        &self,
+        staging: &mut StagingSlot,
+        v: &[Scalar],
+        d: &mut CudaSlice<u64>,
+    ) -> GpuResult<()> {
+        if v.is_empty() {
+            return Ok(());
+        }
+        self.dev
+            .upload_staged(
+                &self.dev.stream,
+                staging_of(staging, &self.dev),
+                host::scalars_as_u64(v),
+                &mut d.slice_mut(..),
+                "upload abc",
+            )
+            .map(|_| ())
     }
 
     fn try_msm<G: DeviceGroup>(
@@ -114,14 +159,34 @@ impl CudaBackend {
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
         let cacheable = bases.key_id != 0 && bases.query != Query::Other;
+        // Bases that do not fit beside the resident sets of their own key (other keys' sets
+        // may go) stream from the host instead: evicting a set of the same key to make room
+        // would only have its next MSM upload it again, every partition.
         let (key, loose) = if cacheable {
             let key: BasesKey = (bases.key_id, bases.query, bases.offset, bases.points.len());
             let limbs = G::affine_limbs(bases.points);
-            st.make_resident(&self.dev, self.cap(), key, limbs, scratch, &[])?;
-            (Some(key), None)
+            let own: Vec<BasesKey> = st
+                .bases
+                .keys()
+                .filter(|k| k.0 == bases.key_id && **k != key)
+                .copied()
+                .collect();
+            match st.make_resident(&self.dev, self.cap(), key, limbs, scratch, &own) {
+                Ok(()) => (Some(key), None),
+                Err(e) if e.is_out_of_memory() => {
+                    return self.msm_streamed::<G>(st, &bases.points[..n], used)
+                }
+                Err(e) => return Err(e),
+            }
         } else {
             let bytes = (n * limbs * 8) as u64;
-            st.make_room(&self.dev, self.cap(), bytes + scratch, &[], "MSM bases")?;
+            match st.make_room(&self.dev, self.cap(), bytes + scratch, &[], "MSM bases") {
+                Ok(()) => {}
+                Err(e) if e.is_out_of_memory() => {
+                    return self.msm_streamed::<G>(st, &bases.points[..n], used)
+                }
+                Err(e) => return Err(e),
+            }
             let src = G::affine_limbs(&bases.points[..n]);
             let (d, _) = st.upload_new(&self.dev, Lane::Compute, src, "upload bases")?;
             (None, Some(d))

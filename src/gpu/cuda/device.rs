@@ -33,6 +33,8 @@ pub(crate) struct Kernels {
     pub ntt_pass: CudaFunction,
     pub ntt_pass_r4: CudaFunction,
     pub ntt_coset_h: CudaFunction,
+    /// H's combine in two buffers (`ntt_coset_h2`: a·b, then (ab − c)/Z).
+    pub ntt_coset_h2: CudaFunction,
     pub fr_bitrev: CudaFunction,
     pub fr_powers: CudaFunction,
     pub msm_count: CudaFunction,
@@ -207,6 +209,7 @@ impl Device {
             ntt_pass: f("ntt_pass")?,
             ntt_pass_r4: f("ntt_pass_r4")?,
             ntt_coset_h: f("ntt_coset_h")?,
+            ntt_coset_h2: f("ntt_coset_h2")?,
             fr_bitrev: f("fr_bitrev")?,
             fr_powers: f("fr_powers")?,
             msm_count: f("msm_count")?,

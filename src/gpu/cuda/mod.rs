@@ -1,7 +1,8 @@
 //! The CUDA backend: opens a device ([`device`]), keeps twiddles and proving-key bases resident
 //! under one memory policy ([`memory`]), and runs H ([`ntt`]) and the G1 and G2 MSMs ([`msm`])
 //! there, copying through pinned staging ([`staging`]). [`backend`] holds the backend itself and
-//! its `Backend` impl; [`calls`] the per-call H and MSM paths with their CPU fallback.
+//! its `Backend` impl; [`calls`] the per-call H and MSM paths with their CPU fallback, and
+//! [`streamed`] the MSM whose bases stream from the host when the device cannot hold them.
 
 mod backend;
 mod calls;
@@ -17,6 +18,7 @@ mod pinned;
 mod pool;
 mod sparse;
 mod staging;
+mod streamed;
 mod witness;
 
 pub use backend::CudaBackend;

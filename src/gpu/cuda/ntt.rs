@@ -232,7 +232,6 @@ impl Device {
         tabs: &HTables,
         log_n: u32,
     ) -> GpuResult<()> {
-        let store = flags::SCALE_STORE | flags::SCALE_BITREV;
         let n = 1usize << log_n;
         let n32 = n as u32;
         let need = n * FR_LIMBS;
@@ -249,8 +248,51 @@ impl Device {
         self.launch_on(lane, &self.k.ntt_coset_h, l, |bl| {
             bl.arg(&mut *a).arg(&*b).arg(c).arg(&tabs.zinv).arg(&n32);
         })?;
-        self.ntt_passes(lane, a, tw, log_n, false, true, Some((&tabs.inv, store)))?;
-        self.bitrev(lane, b, a, log_n)
+        self.h_back(lane, a, b, tw, tabs, log_n)
+    }
+
+    /// H's combine in two buffers, on the coset (`ntt_coset_h2`): step 0 leaves a·b in `x`
+    /// (`y` holding b), step 1 leaves (x − y)/Z in `x` (`y` holding c).
+    pub(crate) fn h_combine2(
+        &self,
+        lane: Lane,
+        x: &mut CudaSlice<u64>,
+        y: &CudaSlice<u64>,
+        tabs: &HTables,
+        log_n: u32,
+        step: u32,
+    ) -> GpuResult<()> {
+        let n = 1usize << log_n;
+        let n32 = n as u32;
+        let need = n * FR_LIMBS;
+        let l = launch::elementwise(
+            "ntt_coset_h2",
+            n,
+            &[
+                ("x", x.len(), need),
+                ("y", y.len(), need),
+                ("zinv", tabs.zinv.len(), FR_LIMBS),
+            ],
+        );
+        self.launch_on(lane, &self.k.ntt_coset_h2, l, |bl| {
+            bl.arg(&mut *x).arg(y).arg(&tabs.zinv).arg(&n32).arg(&step);
+        })
+    }
+
+    /// The last steps of H, from (a·b − c)/Z on the coset in `x`: back to coefficients, into
+    /// `out` in natural order, on the stream of `lane`.
+    pub(crate) fn h_back(
+        &self,
+        lane: Lane,
+        x: &mut CudaSlice<u64>,
+        out: &mut CudaSlice<u64>,
+        tw: &Twiddles,
+        tabs: &HTables,
+        log_n: u32,
+    ) -> GpuResult<()> {
+        let store = flags::SCALE_STORE | flags::SCALE_BITREV;
+        self.ntt_passes(lane, x, tw, log_n, false, true, Some((&tabs.inv, store)))?;
+        self.bitrev(lane, out, x, log_n)
     }
 
     /// Forward NTT, natural order in and out (DIF, then `fr_bitrev`).

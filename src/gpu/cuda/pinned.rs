@@ -121,3 +121,32 @@ pub(crate) unsafe fn register(
         ctx: ctx.clone(),
     })
 }
+
+/// A key's queries page-locked in place (attached to the key, dropped before its points).
+pub(crate) struct KeyPins(pub Vec<HostRegistration>);
+
+/// The least bytes a query must hold to be page-locked for streaming: smaller ones may share
+/// pages with other allocations, and their staged copies are short anyway.
+pub(crate) const KEY_PIN_MIN: usize = 64 << 20;
+
+/// Page-locks each of `queries` holding at least [`KEY_PIN_MIN`] bytes; a query the driver
+/// refuses stays pageable (its uploads go through the staging), said once in the log.
+pub(crate) fn pin_queries(
+    ctx: &Arc<CudaContext>,
+    queries: &[(&'static str, usize, usize)],
+) -> KeyPins {
+    let mut pins = Vec::new();
+    for &(what, lo, bytes) in queries {
+        if bytes < KEY_PIN_MIN {
+            continue;
+        }
+        // SAFETY: the ranges are a live key's query vectors, which never grow and outlive the
+        // registrations (held in the key's attachment, which drops before its points); they
+        // are large enough to have pages of their own.
+        match unsafe { register(ctx, lo, bytes) } {
+            Ok(r) => pins.push(r),
+            Err(e) => tracing::warn!(query = what, bytes, error = %e, "key query not page-locked"),
+        }
+    }
+    KeyPins(pins)
+}

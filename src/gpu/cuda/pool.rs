@@ -82,6 +82,41 @@ impl Pool {
         reserved.saturating_sub(used)
     }
 
+    /// Bytes of the pool's buffers in use now (`None` without a pool).
+    pub fn used_bytes(&self) -> Option<u64> {
+        let pool = self.raw?;
+        Some(Self::attribute(
+            pool,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+        ))
+    }
+
+    /// The most bytes of the pool's buffers in use at once since [`Pool::reset_peak`] (or
+    /// since the pool was made); `None` without a pool.
+    pub fn peak_used_bytes(&self) -> Option<u64> {
+        let pool = self.raw?;
+        Some(Self::attribute(
+            pool,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+        ))
+    }
+
+    /// Starts [`Pool::peak_used_bytes`] again from the bytes in use now.
+    pub fn reset_peak(&self) -> Result<(), DriverError> {
+        let Some(pool) = self.raw else { return Ok(()) };
+        let mut zero = 0u64;
+        // SAFETY: the high-water attribute is a u64 that may only be set to 0; `zero`
+        // outlives the call.
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                (&mut zero as *mut u64).cast(),
+            )
+        }
+        .result()
+    }
+
     /// Hands every idle byte back to the driver (after the streams have passed their frees:
     /// the caller synchronizes first).
     pub fn release(&self) -> Result<(), DriverError> {

@@ -262,6 +262,39 @@ impl PartitionProver for CudaBackend {
         self.partition(pk, abc, w, with_b_g2, abc_done)
     }
 
+    fn check_limit(&self, pk: &ProvingKey, with_b_g2: bool) -> Result<()> {
+        let Some(limit_bytes) = self.memory_limit_bytes() else {
+            return Ok(());
+        };
+        let log_n = (pk.h.len() + 1).next_power_of_two().trailing_zeros();
+        if log_n > super::backend::MAX_GPU_LOG_N {
+            return Ok(());
+        }
+        let g1 = [pk.h.len(), pk.l.len(), pk.a.len(), pk.b_g1.len()];
+        let g2 = if with_b_g2 { pk.b_g2.len() } else { 0 };
+        let (minimum_bytes, why) = plan::partition_minimum(
+            log_n,
+            g1.into_iter().max().unwrap_or(0),
+            g2,
+            self.dev.msm_window,
+        );
+        if limit_bytes >= minimum_bytes {
+            return Ok(());
+        }
+        Err(GpuError::BelowMinimum {
+            device: self.dev.ordinal,
+            limit_bytes,
+            minimum_bytes,
+            log_n,
+            why,
+        }
+        .into())
+    }
+
+    fn prepare_streaming(&self, pk: &ProvingKey) {
+        self.pin_key_host(pk);
+    }
+
     fn warm(&self, pk: &ProvingKey, with_b_g2: bool) -> Result<u64> {
         Ok(self.warm_key(pk, with_b_g2)?)
     }

@@ -13,7 +13,7 @@ use blstrs::{G1Affine, G2Affine};
 
 /// Room asked for a domain's H tables while they are made (two scale tables and 1/Z, with
 /// slack for the upload).
-const H_TABLES_ROOM: u64 = 3 << 20;
+const H_TABLES_ROOM: u64 = crate::gpu::plan::H_TABLES_BYTES;
 
 impl CudaBackend {
     /// Twiddles, H tables and every resident base set of the call, then room for the call's

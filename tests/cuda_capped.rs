@@ -1,0 +1,274 @@
+//! The device under `gpu.memory_limit` (issue 38) against the CPU: MSMs whose bases do not fit
+//! stream from the host in pieces (G1 and G2, random and PoRep-like scalars, loose and
+//! key-tagged bases), H runs in two buffers where three do not fit, a whole partition whose
+//! key cannot be resident takes the per-call path with nothing on the CPU, the pool's peak
+//! stays under the limit, engine proofs under a limit verify (a wrong input fails), and a
+//! limit below a partition's minimum is refused by name while another job proves. Without a
+//! GPU every test passes with a note. The tests run one at a time (the pool's peak is the
+//! device's).
+#![cfg(feature = "cuda")]
+
+mod support;
+
+use support::{gpu_present, test_gpu_options};
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use baton::circuits::{KnownCircuit, Synthetic};
+use baton::config::{BackendChoice, Bg2Device};
+use baton::gpu::options::GpuOptions;
+use baton::gpu::plan;
+use baton::gpu::sample::{
+    distinct_bases, g2_points, porep_scalars, sample_abc, sample_witness, shaped_key,
+};
+use baton::gpu::CudaBackend;
+use baton::groth16::backend::{Backend, Bases, CpuBackend, Query};
+use baton::groth16::domain::Domain;
+use baton::groth16::prover;
+use baton::{Config, Engine, Request, Scalar};
+use ff::Field;
+use rand::SeedableRng;
+
+/// One test at a time: the pool's high-water mark is the device's.
+fn serial() -> Option<MutexGuard<'static, ()>> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    gpu_present().then(|| LOCK.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+fn backend(limit: Option<u64>) -> CudaBackend {
+    let opts = GpuOptions {
+        memory_limit: limit,
+        ..test_gpu_options()
+    };
+    match CudaBackend::with_options(0, &opts) {
+        Ok(b) => b,
+        Err(e) => panic!("a GPU is present but the backend failed to open: {e}"),
+    }
+}
+
+fn random_vec(n: usize, seed: u64) -> Vec<Scalar> {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| Scalar::random(&mut r)).collect()
+}
+
+/// The pool's peak since `reset`, which must stay under `limit`.
+fn peak_within(gpu: &CudaBackend, limit: u64, what: &str) {
+    let peak = gpu.peak_device_bytes().expect("a memory pool");
+    assert!(
+        peak <= limit,
+        "{what}: peak {} MiB above the limit {} MiB",
+        peak >> 20,
+        limit >> 20
+    );
+    eprintln!("{what}: peak {} MiB of {} MiB", peak >> 20, limit >> 20);
+}
+
+#[test]
+fn streamed_msms_match_the_cpu_under_a_limit() {
+    let Some(_one) = serial() else { return };
+    let n = 1usize << 20;
+    let rule = GpuOptions::default().window_rule();
+    // Room for pieces of a quarter, not for the bases whole with their scratch.
+    let limit = plan::streamed_bytes::<baton::gpu::host::G1>(n / 4, rule) + (8 << 20);
+    assert!(
+        limit < 96 * n as u64 + plan::msm_scratch_bound::<baton::gpu::host::G1>(n, rule),
+        "the limit must keep the bases from being resident"
+    );
+    let gpu = backend(Some(limit));
+    gpu.reset_peak_device_bytes().expect("reset peak");
+    let all = distinct_bases(n + 5, 21);
+    let mut porep = porep_scalars(n + 5, 22);
+    porep[3] = -Scalar::ONE;
+    let dense = random_vec(n + 5, 23);
+    let keyed = Bases {
+        key_id: u64::MAX - 7,
+        query: Query::H,
+        offset: 0,
+        points: &all[..],
+    };
+    for (what, bases) in [("loose", Bases::loose(&all[..])), ("keyed", keyed)] {
+        for (kind, s) in [("dense", &dense), ("porep", &porep)] {
+            let want = CpuBackend.msm_g1(bases, s, None).expect("CPU");
+            let got = gpu.msm_g1(bases, s, None).expect("GPU");
+            assert_eq!(got, want, "G1 {what} {kind}: streamed MSM differs");
+        }
+    }
+    assert_eq!(gpu.resident_bytes(), 0, "nothing made resident");
+    let g2 = g2_points(n / 4, 24);
+    let s2 = porep_scalars(n / 4, 25);
+    let want = CpuBackend
+        .msm_g2(Bases::loose(&g2), &s2, None)
+        .expect("CPU");
+    let got = gpu.msm_g2(Bases::loose(&g2), &s2, None).expect("GPU");
+    assert_eq!(got, want, "G2: streamed MSM differs");
+    assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
+    peak_within(&gpu, limit, "streamed MSMs");
+}
+
+#[test]
+fn h_in_two_buffers_matches_the_cpu() {
+    let Some(_one) = serial() else { return };
+    for log in [16u32, 20] {
+        let n = 1u64 << log;
+        // Twiddles, tables and two buffers fit; a third does not.
+        let limit = 3 * 32 * n + plan::H_TABLES_BYTES + (1 << 20);
+        let gpu = backend(Some(limit));
+        gpu.reset_peak_device_bytes().expect("reset peak");
+        let d = Domain::for_size(n as usize).expect("domain");
+        let m = n as usize - 5;
+        for (a, b) in [
+            (random_vec(m, 31), random_vec(m, 32)),
+            (porep_scalars(m, 33), porep_scalars(m, 34)),
+        ] {
+            let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y + Scalar::ONE).collect();
+            let (mut ca, mut cb, mut cc) = (a.clone(), b.clone(), c.clone());
+            CpuBackend
+                .compute_h(&d, &mut ca, &mut cb, &mut cc)
+                .expect("CPU H");
+            let (mut ga, mut gb, mut gc) = (a, b, c);
+            gpu.compute_h(&d, &mut ga, &mut gb, &mut gc).expect("GPU H");
+            assert!(ga == ca, "2^{log}: H in two buffers differs from the CPU");
+        }
+        assert_eq!(gpu.fallbacks(), 0, "2^{log}: H ran on the device");
+        peak_within(&gpu, limit, &format!("H 2^{log}"));
+    }
+}
+
+#[test]
+fn a_partition_under_a_limit_takes_the_per_call_path_on_the_device() {
+    let Some(_one) = serial() else { return };
+    use baton::stages::partition::{AbcInput, PartitionProver};
+    let n = 1usize << 20;
+    let w = sample_witness(4, n / 2 + 11, 0.45, 41);
+    let pk = shaped_key(n, &w, &distinct_bases(4096, 42), &g2_points(256, 43));
+    let abc = sample_abc(n - 9, 44);
+    let copy = |abc: &prover::Abc| prover::Abc {
+        a: abc.a.clone(),
+        b: abc.b.clone(),
+        c: abc.c.clone(),
+    };
+    let cpu = {
+        let mut abc = copy(&abc);
+        let h = prover::compute_h(&CpuBackend, &mut abc).expect("CPU H");
+        let g1 = prover::g1_msms(&CpuBackend, &pk, &w, &h).expect("CPU G1");
+        (g1, prover::b_g2_msm(&CpuBackend, &pk, &w).expect("CPU G2"))
+    };
+    // H's three buffers and twiddles fit; the key (~300 MiB at 2^20) does not.
+    let limit = 5 * 32 * n as u64 + (64 << 20);
+    let gpu = backend(Some(limit));
+    gpu.reset_peak_device_bytes().expect("reset peak");
+    let mut host = copy(&abc);
+    let whole = gpu.prove_partition(&pk, AbcInput::Host(&mut host), &w, true, &mut |_| {});
+    assert!(
+        matches!(&whole, Err(baton::Error::Device(e)) if e.is_out_of_memory()),
+        "the whole partition does not fit: {:?}",
+        whole.map(|_| ())
+    );
+    let mut abc = host;
+    let h = prover::compute_h(&gpu, &mut abc).expect("GPU H");
+    let g1 = prover::g1_msms(&gpu, &pk, &w, &h).expect("GPU G1");
+    let g2 = prover::b_g2_msm(&gpu, &pk, &w).expect("GPU G2");
+    assert_eq!(
+        (g1.h, g1.l, g1.a, g1.b_g1),
+        (cpu.0.h, cpu.0.l, cpu.0.a, cpu.0.b_g1)
+    );
+    assert_eq!(g2, cpu.1, "B_G2");
+    assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
+    peak_within(&gpu, limit, "per-call partition 2^20");
+}
+
+/// Bellperson's verdict on `proofs` of `circuits`, and on the first with a wrong input.
+fn check_proofs(pk: &baton::ProvingKey, proofs: &[baton::Proof], circuits: &[Synthetic]) {
+    let pvk = baton::PreparedVerifyingKey::new(&pk.vk);
+    for (p, c) in proofs.iter().zip(circuits) {
+        baton::verify(&pvk, p, &c.public_inputs()).expect("verifies");
+    }
+    let mut wrong = circuits[0].public_inputs();
+    wrong[0] += Scalar::ONE;
+    assert!(
+        baton::verify(&pvk, &proofs[0], &wrong).is_err(),
+        "a wrong input verified"
+    );
+}
+
+/// The least device memory a partition of `pk` needs with B_G2 on the device.
+fn minimum_of(pk: &baton::ProvingKey) -> u64 {
+    let rule = GpuOptions::default().window_rule();
+    let log_n = (pk.h.len() + 1).next_power_of_two().trailing_zeros();
+    let g1 =
+        pk.h.len()
+            .max(pk.l.len())
+            .max(pk.a.len())
+            .max(pk.b_g1.len());
+    plan::partition_minimum(log_n, g1, pk.b_g2.len(), rule).0
+}
+
+fn engine(limit: u64) -> Engine {
+    let cfg = Config {
+        budget_bytes: Some(8 << 30),
+        synthesis_workers: 2,
+        backend: BackendChoice::Cuda,
+        bg2_device: Bg2Device::Gpu,
+        gpu: GpuOptions {
+            memory_limit: Some(limit),
+            ..test_gpu_options()
+        },
+        ..Config::default()
+    };
+    Engine::start(cfg).expect("engine on the GPU")
+}
+
+#[test]
+fn engine_proofs_under_a_limit_verify_and_a_limit_below_the_minimum_is_refused() {
+    let Some(_one) = serial() else { return };
+    let size = 1usize << 19;
+    let mut rng = rand::thread_rng();
+    let pk = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(size, 0), &mut rng).expect("setup"),
+    );
+    // Room for the capped path, not for the key resident with a partition.
+    let minimum = minimum_of(&pk);
+    let limit = minimum + (16 << 20);
+    assert!(limit < pk.heap_bytes(), "the key must not fit resident");
+    let e = engine(limit);
+    let circuits: Vec<Synthetic> = (0..3).map(|s| Synthetic::new(size, 60 + s)).collect();
+    let proofs = e
+        .prove_blocking(Request::new(pk.clone(), circuits.clone()))
+        .expect("proofs under the limit");
+    check_proofs(&pk, &proofs, &circuits);
+    let text = e.metric_handles().render();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("baton_device_bytes{device=")),
+        "baton_device_bytes is served"
+    );
+    e.shutdown_blocking();
+
+    // Below the minimum: the big job fails naming the limit, a small one beside it proves.
+    let small = Arc::new(
+        baton::generate_random_parameters(Synthetic::new(1 << 10, 0), &mut rng).expect("setup"),
+    );
+    let small_min = minimum_of(&small);
+    let limit = (minimum + small_min) / 2;
+    assert!(small_min < limit && limit < minimum);
+    let e = engine(limit);
+    let big = e.submit(Request::new(pk.clone(), vec![Synthetic::new(size, 70)]));
+    let little_circuits = vec![Synthetic::new(1 << 10, 71)];
+    let little = e.submit(Request::new(small.clone(), little_circuits.clone()));
+    let err = big.blocking_outcome().expect_err("below the minimum");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("gpu.memory_limit") && msg.contains(&limit.to_string()),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&minimum.to_string()),
+        "names the minimum: {msg}"
+    );
+    let proofs = little
+        .blocking_outcome()
+        .expect("the other job proves")
+        .proofs;
+    check_proofs(&small, &proofs, &little_circuits);
+    e.shutdown_blocking();
+}
