@@ -14,9 +14,10 @@ pub mod cuzk;
 mod error;
 mod raw;
 mod server;
+pub use crate::units::parse_bytes;
 pub use error::ConfigError;
+pub use raw::parse_devices;
 use raw::{config_var, count, device_list, gpu_options, invalid, Raw, RawDevices, RawIndex};
-pub use raw::{parse_bytes, parse_devices};
 pub use server::{
     parse_duration_secs, Cidr, Listen, ServerConfig, ServerConfigError, DEFAULT_LISTEN,
 };

@@ -43,6 +43,8 @@ pub mod stages;
 /// Fake stages and counters for actor tests (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
+/// Sizes as written in configuration ("64GiB").
+pub mod units;
 
 pub use cache::cache_dir;
 pub use config::Config;

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::raw::parse_bytes;
 use super::server::Listen;
+use crate::units::parse_bytes;
 
 /// Where a cuzk key's value goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

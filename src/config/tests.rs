@@ -244,3 +244,13 @@ fn experiments_knobs_are_read_under_gpu_experimental_and_nothing_else_is() {
         assert!(err.to_string().contains(named), "{bad}: {err}");
     }
 }
+
+#[test]
+fn memory_limit_is_an_operators_gpu_key() {
+    let c = Config::from_toml("[gpu]\nmemory_limit = \"16GiB\"\n").expect("valid");
+    assert_eq!(c.gpu.memory_limit, Some(16 << 30));
+    let e = Config::from_toml("[gpu.experimental]\nmemory_limit = \"16GiB\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.memory_limit")));
+    let e = Config::from_toml("[gpu]\nmemory_limit = \"lots\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.memory_limit")));
+}

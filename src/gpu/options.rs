@@ -270,7 +270,7 @@ impl GpuOptions {
             "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
             "memory_limit" if v.trim().eq_ignore_ascii_case("device") => self.memory_limit = None,
             "memory_limit" => {
-                self.memory_limit = match crate::config::parse_bytes(v) {
+                self.memory_limit = match crate::units::parse_bytes(v) {
                     Some(b) if b > 0 => Some(b),
                     _ => {
                         return Err(format!(

@@ -95,3 +95,19 @@ fn knobs_parse_and_name_themselves() {
         assert!(GpuOptions::default().set(k, "").is_err(), "{k}");
     }
 }
+
+#[test]
+fn memory_limit_takes_a_size_or_device() {
+    let mut o = GpuOptions::default();
+    assert_eq!(o.memory_limit, None, "the device's memory by default");
+    o.set("memory_limit", "24GiB").expect("a size");
+    assert_eq!(o.memory_limit, Some(24 << 30));
+    o.set("memory_limit", "17179869184").expect("bytes");
+    assert_eq!(o.memory_limit, Some(16 << 30));
+    o.set("memory_limit", "device").expect("device");
+    assert_eq!(o.memory_limit, None);
+    for bad in ["0", "lots", "-1GiB"] {
+        let e = o.set("memory_limit", bad).expect_err(bad);
+        assert!(e.contains("24GiB"), "{bad}: {e}");
+    }
+}
