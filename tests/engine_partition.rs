@@ -1,7 +1,8 @@
 //! The GPU actor's whole-partition path on the CPU: a `PartitionProver` computed with the CPU
 //! stages stands in for the device. Proofs verify and a wrong input fails; B_G2 computed by the
 //! GPU stage reaches the BG2 actor (which then only assembles); a partition the "device"
-//! refuses for memory takes the per-call path with a/b/c intact; the ledger reads zero after.
+//! refuses for memory takes the per-call path with a/b/c intact (B_G2 still on the stage that
+//! computes it); the ledger reads zero after.
 //! A job's key is made ready on the device before its first partition arrives there, and a
 //! warm-up that fails or panics costs nothing else.
 
@@ -181,9 +182,12 @@ fn whole_partitions_without_b_g2_leave_it_to_bg2() {
     assert_eq!(run(false, false), (4, 4, 0));
 }
 
+/// Refused for memory, a partition takes the per-call path; a stage that computes B_G2 does it
+/// there too (the BG2 actor only assembles), one that does not leaves it to the BG2 actor.
 #[test]
 fn a_partition_refused_for_memory_takes_the_per_call_path() {
-    assert_eq!(run(true, true), (4, 4, 0));
+    assert_eq!(run(true, true), (4, 0, 4));
+    assert_eq!(run(true, false), (4, 4, 0));
 }
 
 #[test]

@@ -248,6 +248,23 @@ fn a_pinned_key_is_set_aside_from_the_budget_until_unpinned() {
     engine.shutdown_blocking();
 }
 
+/// A CPU engine whose auto budget is `budget` (the host said to have that much available beyond
+/// the margin), and a runtime for its async calls.
+fn auto_budget_engine(budget: u64) -> (Engine, tokio::runtime::Runtime) {
+    let cfg = baton::Config {
+        budget_bytes: None,
+        ..config(1 << 30, 1, None, 3)
+    };
+    let available = cfg.margin_bytes + budget;
+    let stages = baton::testing::cpu_stages();
+    let engine =
+        Engine::start_with_memory(cfg, stages, Arc::new(move || Some(available))).expect("start");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    (engine, rt)
+}
+
 #[test]
 fn a_job_kept_out_by_an_idle_pinned_key_is_told_how_many_bytes_short() {
     use rand::SeedableRng;
@@ -265,17 +282,7 @@ fn a_job_kept_out_by_an_idle_pinned_key_is_told_how_many_bytes_short() {
     // An auto budget (the host said to have it beyond the margin) where the job fits beside its
     // own key but not beside the other, pinned one too: half its footprint short.
     let budget = f + k + o - f / 2;
-    let cfg = baton::Config {
-        budget_bytes: None,
-        ..config(1 << 30, 1, None, 3)
-    };
-    let available = cfg.margin_bytes + budget;
-    let stages = baton::testing::cpu_stages();
-    let engine =
-        Engine::start_with_memory(cfg, stages, Arc::new(move || Some(available))).expect("start");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime");
+    let (engine, rt) = auto_budget_engine(budget);
     assert_eq!(rt.block_on(engine.pin_key(other.clone())).ok(), Some(o));
     let cs = circuits(30..32);
     let request = || Request::new(pk.clone(), cs.clone());
@@ -412,17 +419,7 @@ fn a_key_about_to_be_read_is_told_how_many_bytes_idle_keys_stand_in_its_way() {
     // An auto budget of 3 o: a new key of 2 o + 100 bytes fits only once the idle, pinned one
     // is gone; one above the whole budget never does, and eviction cannot help it.
     let budget = 3 * o;
-    let cfg = baton::Config {
-        budget_bytes: None,
-        ..config(1 << 30, 1, None, 3)
-    };
-    let available = cfg.margin_bytes + budget;
-    let stages = baton::testing::cpu_stages();
-    let engine =
-        Engine::start_with_memory(cfg, stages, Arc::new(move || Some(available))).expect("start");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime");
+    let (engine, rt) = auto_budget_engine(budget);
     rt.block_on(engine.room_for_key(2 * o + 100))
         .expect("fits beside nothing");
     assert_eq!(rt.block_on(engine.pin_key(other.clone())).ok(), Some(o));

@@ -136,7 +136,9 @@ impl ProvingKey {
     }
 
     /// The backend state attached to this key's host memory, made by `make` on first use
-    /// (the first caller's wins; a clone of the key starts without one).
+    /// (the first caller's wins; a clone of the key starts without one). The CUDA backend
+    /// page-locks the query vectors in place here: once it has, do not resize them (hold the
+    /// key in an `Arc`, as the engine does, or clone it to change it).
     pub fn attachment(
         &self,
         make: impl FnOnce() -> Box<dyn std::any::Any + Send + Sync>,
