@@ -141,6 +141,13 @@ impl CudaBackend {
             .unwrap_or_else(|| self.resident_bytes())
     }
 
+    /// Bytes copied from the host to the device so far through the staged (or page-locked)
+    /// uploads: a/b/c, witnesses, scalars and bases; a difference of two readings is what the
+    /// calls between them moved.
+    pub fn uploaded_bytes(&self) -> u64 {
+        self.dev.uploaded.load(Ordering::Relaxed)
+    }
+
     /// The most device bytes in buffers at once since [`CudaBackend::reset_peak_device_bytes`]
     /// (the memory pool's high-water mark; `None` without a pool).
     pub fn peak_device_bytes(&self) -> Option<u64> {

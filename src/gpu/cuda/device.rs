@@ -120,6 +120,9 @@ pub(crate) struct Device {
     pub warm_keys: bool,
     /// The most device bytes seen in use (sampled at each call's peak).
     pub peak_used: std::sync::atomic::AtomicU64,
+    /// Bytes copied host to device through `upload_staged` (staged or page-locked), for the
+    /// copy bandwidth a partition needs (`CudaBackend::uploaded_bytes`).
+    pub uploaded: std::sync::atomic::AtomicU64,
     pub k: Kernels,
     /// Multiprocessors (the reduction plan sizes its levels by them).
     pub sms: u32,
@@ -263,6 +266,7 @@ impl Device {
             h_own: opts.h_stream == HStream::Own,
             warm_keys: opts.warm_keys,
             peak_used: std::sync::atomic::AtomicU64::new(0),
+            uploaded: std::sync::atomic::AtomicU64::new(0),
             k,
             sms: sms.max(1) as u32,
             msm_window: opts.window_rule(),

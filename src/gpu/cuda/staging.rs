@@ -154,6 +154,10 @@ impl Device {
                 need: src.len(),
             });
         }
+        self.uploaded.fetch_add(
+            std::mem::size_of_val(src) as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if let Some(held) = registered(src) {
             let r = self.upload_direct(on, src, &mut dst, what);
             drop(held);
