@@ -2,7 +2,8 @@
 //! CPU: with an auto budget sized (through a stated host memory) so that a job's key and
 //! partition do not fit beside two preloaded keys, the least recently used idle key is evicted,
 //! counted and gone from GetStatus, the other stays, and the job proves; a key held by a running
-//! job is never evicted; where evicting idle keys cannot make room, none is evicted.
+//! job is never evicted; where evicting idle keys cannot make room, none is evicted; and idle
+//! keys make way before a new key is read, not after.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -216,6 +217,46 @@ async fn a_key_held_by_a_running_job_is_never_evicted() {
     };
     let r = svc.await_proof(Request::new(wait)).await;
     check(&pk1, &r.expect("awaited").into_inner(), 256, 3);
+    engine.shutdown().await;
+    let _ = std::fs::remove_dir_all(&state);
+}
+
+/// Idle keys make way before a key is read, not after: here the new key's file (zeros of the
+/// size that does not fit beside both idle keys) cannot even be read, yet the least recently
+/// used idle key is already gone when its load fails, and only that one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_keys_make_way_before_a_key_is_read() {
+    let state = scratch("before-read");
+    let (_, k1, _) = key(&state, 512);
+    let (_, k2, _) = key(&state, 256);
+    let (_, k3, f3) = key(&state, 1024);
+    let budget = f3 + k3 + k2 + k1 / 2;
+    // The 1024 key's file: as large as fits beside key 2 alone, and unreadable.
+    let c = Synthetic::new(1024, 0);
+    let path = state
+        .join("keys")
+        .join(format!("{}.params", c.shape_name()));
+    std::fs::write(&path, vec![0u8; (f3 + k3) as usize]).expect("an unreadable key file");
+    let (svc, _d, engine) = daemon(&state, budget);
+    preload(&svc, 512).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    preload(&svc, 256).await;
+    assert_eq!(evictions(&engine, "pressure"), "0");
+
+    let submit = Some(job(1024, 5, 0));
+    let r = svc.prove(Request::new(ProveRequest { submit })).await;
+    let r = r
+        .expect("prove call")
+        .into_inner()
+        .result
+        .expect("a result");
+    assert_eq!(r.status(), Ended::Failed, "the key cannot be read");
+    assert_eq!(
+        evictions(&engine, "pressure"),
+        "1",
+        "key 1 was evicted before the read failed"
+    );
+    assert_eq!(loaded(&svc).await, ["baton-synthetic-256"], "key 2 kept");
     engine.shutdown().await;
     let _ = std::fs::remove_dir_all(&state);
 }
