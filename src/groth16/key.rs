@@ -13,6 +13,7 @@ use blstrs::{G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
+use crate::groth16::attachment::KeyAttachment;
 use crate::groth16::error::{Error, Result};
 
 const G1_BYTES: usize = 96;
@@ -72,20 +73,6 @@ pub struct ProvingKey {
     path: Option<std::path::PathBuf>,
 }
 
-/// A backend's state tied to a key's host memory, made once and dropped with the key, before
-/// its points (a field declared ahead of them).
-#[derive(Default)]
-pub struct KeyAttachment(std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>);
-
-impl std::fmt::Debug for KeyAttachment {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.get() {
-            Some(_) => f.write_str("KeyAttachment(set)"),
-            None => f.write_str("KeyAttachment(none)"),
-        }
-    }
-}
-
 impl PartialEq for ProvingKey {
     fn eq(&self, o: &Self) -> bool {
         self.vk == o.vk
@@ -143,7 +130,7 @@ impl ProvingKey {
         &self,
         make: impl FnOnce() -> Box<dyn std::any::Any + Send + Sync>,
     ) -> &(dyn std::any::Any + Send + Sync) {
-        self.attachment.0.get_or_init(make).as_ref()
+        self.attachment.get_or_init(make)
     }
 
     /// The file this key was read from ([`ProvingKey::read_with`]); `None` for keys made or

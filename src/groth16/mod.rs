@@ -6,9 +6,11 @@
 //! implements it), the 192-byte proof (`proof`), verification (`verify`), random setup for
 //! tests and benchmarks (`setup`), keys of a circuit's shape with tiled random points for
 //! benches (`tiled`), batched subgroup checks (`subgroup`), and the one error type these share
-//! (`error`; a backend's failure is boxed in it, so the core names no backend). The engine, the
+//! (`error`; a backend's failure is boxed in it, so the core names no backend), and the slot a
+//! backend ties to a key's host memory (`attachment`). The engine, the
 //! stages and the GPU build on this layer; nothing here imports them.
 
+pub mod attachment;
 pub mod backend;
 pub mod cs;
 pub mod domain;
