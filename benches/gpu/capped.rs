@@ -26,8 +26,6 @@ fn run(
     pk: &ProvingKey,
     w: &Witness,
 ) -> (f64, &'static str, G1Sums, G2Projective) {
-    // The per-call path computes H in a's buffer: it gets a copy, made before the clock.
-    let mut spare = copy(abc);
     let clock = Instant::now();
     let mut input = std::mem::take(abc);
     let r = gpu.prove_partition(pk, AbcInput::Host(&mut input), w, true, &mut |t| *abc = t);
@@ -37,13 +35,17 @@ fn run(
             (ms(clock.elapsed()), "device", s.g1, b_g2)
         }
         Err(baton::Error::Device(e)) if e.is_out_of_memory() => {
+            let refused = ms(clock.elapsed());
             *abc = input;
+            // The per-call path computes H in a's buffer: it gets a copy, made off the clock.
+            let mut spare = copy(abc);
+            let clock = Instant::now();
             // As the GPU stage does on this path (once per key; the warm-up pays it).
             gpu.prepare_streaming(pk);
             let h = prover::compute_h(gpu, &mut spare).expect("H");
             let g1 = prover::g1_msms(gpu, pk, w, &h).expect("G1 MSMs");
             let b_g2 = prover::b_g2_msm(gpu, pk, w).expect("B_G2");
-            (ms(clock.elapsed()), "per-call", g1, b_g2)
+            (refused + ms(clock.elapsed()), "per-call", g1, b_g2)
         }
         Err(e) => panic!("capped partition: {e}"),
     }

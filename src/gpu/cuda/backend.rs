@@ -215,14 +215,16 @@ impl CudaBackend {
     /// device cannot hold, `gpu.memory_limit`) copy them by DMA without the staging. Returns
     /// the bytes page-locked for it (0 when already done or nothing was large enough).
     pub fn pin_key_host(&self, pk: &crate::ProvingKey) -> u64 {
+        fn range<T>(what: &'static str, v: &[T]) -> (&'static str, usize, usize) {
+            (what, v.as_ptr() as usize, size_of_val(v))
+        }
         let mut made = 0u64;
-        let queries = |v: usize, b: usize, what| (what, v, b);
         let list = [
-            queries(pk.h.as_ptr() as usize, size_of_val(&pk.h[..]), "h"),
-            queries(pk.l.as_ptr() as usize, size_of_val(&pk.l[..]), "l"),
-            queries(pk.a.as_ptr() as usize, size_of_val(&pk.a[..]), "a"),
-            queries(pk.b_g1.as_ptr() as usize, size_of_val(&pk.b_g1[..]), "b_g1"),
-            queries(pk.b_g2.as_ptr() as usize, size_of_val(&pk.b_g2[..]), "b_g2"),
+            range("h", &pk.h),
+            range("l", &pk.l),
+            range("a", &pk.a),
+            range("b_g1", &pk.b_g1),
+            range("b_g2", &pk.b_g2),
         ];
         pk.attachment(|| {
             let t = std::time::Instant::now();

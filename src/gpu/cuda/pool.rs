@@ -71,34 +71,26 @@ impl Pool {
         }
     }
 
+    /// Attribute `attr` of the pool (`None` without a pool).
+    fn read(&self, attr: CUmemPool_attribute) -> Option<u64> {
+        self.raw.map(|pool| Self::attribute(pool, attr))
+    }
+
     /// Bytes the pool holds that no buffer uses.
     pub fn idle_bytes(&self) -> u64 {
-        let Some(pool) = self.raw else { return 0 };
-        let reserved = Self::attribute(
-            pool,
-            CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
-        );
-        let used = Self::attribute(pool, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
-        reserved.saturating_sub(used)
+        let reserved = self.read(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+        reserved.map_or(0, |r| r.saturating_sub(self.used_bytes().unwrap_or(0)))
     }
 
     /// Bytes of the pool's buffers in use now (`None` without a pool).
     pub fn used_bytes(&self) -> Option<u64> {
-        let pool = self.raw?;
-        Some(Self::attribute(
-            pool,
-            CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-        ))
+        self.read(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
     }
 
     /// The most bytes of the pool's buffers in use at once since [`Pool::reset_peak`] (or
     /// since the pool was made); `None` without a pool.
     pub fn peak_used_bytes(&self) -> Option<u64> {
-        let pool = self.raw?;
-        Some(Self::attribute(
-            pool,
-            CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
-        ))
+        self.read(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH)
     }
 
     /// Starts [`Pool::peak_used_bytes`] again from the bytes in use now.

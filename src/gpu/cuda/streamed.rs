@@ -27,11 +27,12 @@ impl CudaBackend {
         bases: &[G::Affine],
         used: &[Scalar],
     ) -> GpuResult<G::Proj> {
+        let dev = &self.dev;
         let n = used.len();
-        let rule = self.dev.msm_window;
+        let rule = dev.msm_window;
         let most = MsmShape::max_points(plan::window_for(rule, n, n)).min(n);
         let room = |st: &State| -> GpuResult<u64> {
-            Ok(match st.fits(&self.dev, self.cap(), u64::MAX)? {
+            Ok(match st.fits(dev, self.cap(), u64::MAX)? {
                 Ok(()) => u64::MAX,
                 Err(usable) => usable,
             })
@@ -39,7 +40,7 @@ impl CudaBackend {
         let pieces = match plan::streamed_pieces::<G>(n, most, room(st)?, rule) {
             Ok(k) => k,
             Err(minimum) => {
-                st.make_room(&self.dev, self.cap(), minimum, &[], "streamed MSM")?;
+                st.make_room(dev, self.cap(), minimum, &[], "streamed MSM")?;
                 let free = room(st)?;
                 plan::streamed_pieces::<G>(n, most, free, rule).map_err(|need_bytes| {
                     GpuError::OutOfMemory {
@@ -56,7 +57,6 @@ impl CudaBackend {
         let limbs = G::AFFINE_LIMBS;
         let mut slots = Vec::with_capacity(STREAM_SLOTS);
         for _ in 0..STREAM_SLOTS.min(bounds.len()) {
-            let dev = &self.dev;
             slots.push((
                 dev.alloc_scratch_on::<u64>(Lane::Copy, longest * limbs, "streamed bases")?,
                 dev.alloc_scratch_on::<u64>(Lane::Copy, longest * FR_LIMBS, "streamed scalars")?,
@@ -66,9 +66,9 @@ impl CudaBackend {
         // slot waits for them on the copy stream.
         let mut read: Vec<Option<CudaEvent>> = slots.iter().map(|_| None).collect();
         let (points, scalars) = (G::affine_limbs(bases), host::scalars_as_u64(used));
-        let mut staging = staging_of(&mut st.staging, &self.dev);
-        let copy = self.dev.lane(Lane::Copy);
-        let mut p = self.dev.pieces();
+        let mut staging = staging_of(&mut st.staging, dev);
+        let copy = dev.lane(Lane::Copy);
+        let mut p = dev.pieces();
         for (i, &(lo, hi)) in bounds.iter().enumerate() {
             let k = i % slots.len();
             if let Some(ev) = read[k].take() {
@@ -76,7 +76,6 @@ impl CudaBackend {
             }
             let (db, ds) = &mut slots[k];
             let len = hi - lo;
-            let dev = &self.dev;
             let (b_src, s_src) = (
                 &points[lo * limbs..hi * limbs],
                 &scalars[lo * FR_LIMBS..hi * FR_LIMBS],
@@ -103,7 +102,7 @@ impl CudaBackend {
             dev.piece::<G>(&mut p, &b, &s, len, &sh)?;
             read[k] = Some(dev.stream.record_event(None).map_err(drv("event"))?);
         }
-        let acc = self.dev.pieces_sum::<G>(p)?;
+        let acc = dev.pieces_sum::<G>(p)?;
         // The slots outlive every kernel that reads them (the sum waited for the last).
         drop(slots);
         Ok(acc)
