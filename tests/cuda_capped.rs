@@ -1,7 +1,9 @@
 //! The device under `gpu.memory_limit` (issue 38) against the CPU: MSMs whose bases do not fit
 //! stream from the host in pieces (G1 and G2, random and PoRep-like scalars, loose and
-//! key-tagged bases), H runs in two buffers where three do not fit, a whole partition whose
-//! key cannot be resident takes the per-call path with nothing on the CPU, the pool's peak
+//! key-tagged bases), H runs in two buffers where three do not fit, a partition whose key
+//! cannot be resident streams the rest of its bases within its one device call (random and
+//! PoRep-like witnesses), one whose own buffers do not fit takes the per-call path with
+//! nothing on the CPU, the pool's peak
 //! stays under the limit, engine proofs under a limit verify (a wrong input fails), and a
 //! limit below a partition's minimum is refused by name while another job proves. Without a
 //! GPU every test passes with a note. The tests run one at a time (the pool's peak is the
@@ -69,7 +71,9 @@ fn streamed_msms_match_the_cpu_under_a_limit() {
     let n = 1usize << 20;
     let rule = GpuOptions::default().window_rule();
     // Room for pieces of a quarter, not for the bases whole with their scratch.
-    let limit = plan::streamed_bytes::<baton::gpu::host::G1>(n / 4, rule) + (8 << 20);
+    let limit =
+        plan::streamed_bytes::<baton::gpu::host::G1>(n / 4, rule, plan::Streams::PointsAndScalars)
+            + (8 << 20);
     assert!(
         limit < 96 * n as u64 + plan::msm_scratch_bound::<baton::gpu::host::G1>(n, rule),
         "the limit must keep the bases from being resident"
@@ -134,6 +138,84 @@ fn h_in_two_buffers_matches_the_cpu() {
     }
 }
 
+/// The CPU's G1 sums and B_G2 of a partition.
+fn cpu_partition(
+    pk: &baton::ProvingKey,
+    abc: &prover::Abc,
+    w: &prover::Witness,
+) -> (prover::G1Sums, blstrs::G2Projective) {
+    let mut abc = copy_abc(abc);
+    let h = prover::compute_h(&CpuBackend, &mut abc).expect("CPU H");
+    let g1 = prover::g1_msms(&CpuBackend, pk, w, &h).expect("CPU G1");
+    (g1, prover::b_g2_msm(&CpuBackend, pk, w).expect("CPU G2"))
+}
+
+fn copy_abc(abc: &prover::Abc) -> prover::Abc {
+    prover::Abc {
+        a: abc.a.clone(),
+        b: abc.b.clone(),
+        c: abc.c.clone(),
+    }
+}
+
+fn sums_of(g1: &prover::G1Sums) -> [blstrs::G1Projective; 4] {
+    [g1.h, g1.l, g1.a, g1.b_g1]
+}
+
+/// A limit with room for the twiddles, H tables, a partition call's own buffers, the smallest
+/// streamed pieces of B_G2 and half of `pk`'s bases: the call fits, the key does not.
+fn one_call_limit(pk: &baton::ProvingKey) -> u64 {
+    let call = backend(None)
+        .partition_call_bytes(pk, true)
+        .expect("a partition shape");
+    let rule = GpuOptions::default().window_rule();
+    let g2 =
+        plan::streamed_minimum::<baton::gpu::host::G2>(pk.b_g2.len(), rule, plan::Streams::Points);
+    let n = (pk.h.len() + 1) as u64;
+    32 * n + (4 << 20) + call + g2 + pk.heap_bytes() / 2
+}
+
+#[test]
+fn a_partition_whose_key_does_not_fit_streams_its_bases_in_one_device_call() {
+    let Some(_one) = serial() else { return };
+    use baton::stages::partition::{AbcInput, PartitionProver};
+    let n = 1usize << 20;
+    // Random private variables, then PoRep-like ones (most 0 or 1).
+    let random = sample_witness(4, n / 2 + 11, 0.45, 51);
+    let mut porep = sample_witness(4, n / 2 + 11, 0.45, 52);
+    porep.aux = porep_scalars(porep.aux.len(), 53);
+    let pk = shaped_key(n, &random, &distinct_bases(4096, 54), &g2_points(256, 55));
+    let limit = one_call_limit(&pk);
+    let gpu = backend(Some(limit));
+    gpu.reset_peak_device_bytes().expect("reset peak");
+    for (i, w) in [&random, &porep, &random].into_iter().enumerate() {
+        let abc = sample_abc(n - 9, 56 + i as u64);
+        let cpu = cpu_partition(&pk, &abc, w);
+        let mut host = copy_abc(&abc);
+        let before = gpu.uploaded_bytes();
+        let s = gpu
+            .prove_partition(&pk, AbcInput::Host(&mut host), w, true, &mut |_| {})
+            .unwrap_or_else(|e| panic!("partition {i} under {} MiB: {e}", limit >> 20));
+        let moved = gpu.uploaded_bytes() - before;
+        assert!(s.streamed_sets > 0, "partition {i}: some bases streamed");
+        assert_eq!(sums_of(&s.g1), sums_of(&cpu.0), "partition {i}: G1 sums");
+        assert_eq!(s.b_g2, Some(cpu.1), "partition {i}: B_G2");
+        // a, b, c and the witness are well under the bytes moved: bases streamed, also once
+        // whatever fits is resident (the second and third partitions).
+        let own = 32 * (3 * n + w.aux.len()) as u64;
+        assert!(
+            moved > own + (16 << 20),
+            "partition {i}: {moved} bytes moved, {own} of them a/b/c and witness"
+        );
+        assert!(
+            gpu.resident_bytes() < pk.heap_bytes(),
+            "the key is not resident whole"
+        );
+    }
+    assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
+    peak_within(&gpu, limit, "one-call partition 2^20 with streamed bases");
+}
+
 #[test]
 fn a_partition_under_a_limit_takes_the_per_call_path_on_the_device() {
     let Some(_one) = serial() else { return };
@@ -142,22 +224,13 @@ fn a_partition_under_a_limit_takes_the_per_call_path_on_the_device() {
     let w = sample_witness(4, n / 2 + 11, 0.45, 41);
     let pk = shaped_key(n, &w, &distinct_bases(4096, 42), &g2_points(256, 43));
     let abc = sample_abc(n - 9, 44);
-    let copy = |abc: &prover::Abc| prover::Abc {
-        a: abc.a.clone(),
-        b: abc.b.clone(),
-        c: abc.c.clone(),
-    };
-    let cpu = {
-        let mut abc = copy(&abc);
-        let h = prover::compute_h(&CpuBackend, &mut abc).expect("CPU H");
-        let g1 = prover::g1_msms(&CpuBackend, &pk, &w, &h).expect("CPU G1");
-        (g1, prover::b_g2_msm(&CpuBackend, &pk, &w).expect("CPU G2"))
-    };
-    // H's three buffers and twiddles fit; the key (~300 MiB at 2^20) does not.
-    let limit = 5 * 32 * n as u64 + (64 << 20);
+    let cpu = cpu_partition(&pk, &abc, &w);
+    // The per-call path fits (H in two buffers, the MSMs in streamed pieces); the partition
+    // call's own buffers do not.
+    let limit = minimum_of(&pk) + (24 << 20);
     let gpu = backend(Some(limit));
     gpu.reset_peak_device_bytes().expect("reset peak");
-    let mut host = copy(&abc);
+    let mut host = copy_abc(&abc);
     let whole = gpu.prove_partition(&pk, AbcInput::Host(&mut host), &w, true, &mut |_| {});
     assert!(
         matches!(&whole, Err(baton::Error::Device(e)) if e.is_out_of_memory()),
@@ -168,10 +241,7 @@ fn a_partition_under_a_limit_takes_the_per_call_path_on_the_device() {
     let h = prover::compute_h(&gpu, &mut abc).expect("GPU H");
     let g1 = prover::g1_msms(&gpu, &pk, &w, &h).expect("GPU G1");
     let g2 = prover::b_g2_msm(&gpu, &pk, &w).expect("GPU G2");
-    assert_eq!(
-        (g1.h, g1.l, g1.a, g1.b_g1),
-        (cpu.0.h, cpu.0.l, cpu.0.a, cpu.0.b_g1)
-    );
+    assert_eq!(sums_of(&g1), sums_of(&cpu.0));
     assert_eq!(g2, cpu.1, "B_G2");
     assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
     peak_within(&gpu, limit, "per-call partition 2^20");
@@ -242,6 +312,16 @@ fn engine_proofs_under_a_limit_verify_and_a_limit_below_the_minimum_is_refused()
             .any(|l| l.starts_with("baton_device_bytes{device=")),
         "baton_device_bytes is served"
     );
+    e.shutdown_blocking();
+
+    // Room for a partition call and half the key: one device call per partition, the other
+    // bases streamed from the host.
+    let e = engine(one_call_limit(&pk));
+    let circuits: Vec<Synthetic> = (0..2).map(|s| Synthetic::new(size, 65 + s)).collect();
+    let proofs = e
+        .prove_blocking(Request::new(pk.clone(), circuits.clone()))
+        .expect("proofs with streamed bases");
+    check_proofs(&pk, &proofs, &circuits);
     e.shutdown_blocking();
 
     // Below the minimum: the big job fails naming the limit, a small one beside it proves.

@@ -55,6 +55,7 @@ fn cpu(pk: &ProvingKey, abc: &Abc, w: &Witness) -> PartitionSums {
         b_g2: Some(g2),
         times: Default::default(),
         peak_device_bytes: 0,
+        streamed_sets: 0,
     }
 }
 

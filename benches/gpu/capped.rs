@@ -1,6 +1,7 @@
 //! Partition rows under `gpu.memory_limit` (issue 38): the same PoRep-like partition (H, the
 //! four G1 MSMs and B_G2) on a backend of its own per limit, as the engine's GPU stage runs it:
-//! one device call where it fits, else the per-call path (H in three or two buffers, MSMs over
+//! one device call where its own buffers fit (the key's sets that do not fit beside them
+//! streamed from the host), else the per-call path (H in three or two buffers, MSMs over
 //! bases resident or streamed from the host, B_G2 on the device). Every run is checked against
 //! the uncapped one; the pool's peak must stay under the limit. Sizes from
 //! BATON_BENCH_CAPPED (none by default), limits in GiB from BATON_BENCH_CAPS ("0,32,24,16";
@@ -32,7 +33,15 @@ fn run(
     match r {
         Ok(s) => {
             let b_g2 = s.b_g2.expect("B_G2 on the device");
-            (ms(clock.elapsed()), "device", s.g1, b_g2)
+            let path = match s.streamed_sets {
+                0 => "device",
+                1 => "device, 1 set streamed",
+                2 => "device, 2 sets streamed",
+                3 => "device, 3 sets streamed",
+                4 => "device, 4 sets streamed",
+                _ => "device, all sets streamed",
+            };
+            (ms(clock.elapsed()), path, s.g1, b_g2)
         }
         Err(baton::Error::Device(e)) if e.is_out_of_memory() => {
             let refused = ms(clock.elapsed());

@@ -10,11 +10,11 @@ mod reduce;
 mod streamed;
 
 pub use ntt::{flags, ntt_auto_columns, ntt_plan, ntt_plan_cols, ntt_plan_in, Pass};
-pub use pieces::{msm_pieces, piece_bounds, resident_msm_scratch};
+pub use pieces::{msm_pieces, piece_bounds, resident_msm_scratch, Cut, LEAN_PIECE};
 pub use reduce::{reduce_plan, ReduceLevel};
 pub use streamed::{
-    partition_minimum, streamed_bytes, streamed_minimum, streamed_pieces, H_TABLES_BYTES,
-    STREAM_PIECES_MIN, STREAM_PIECE_MIN, STREAM_SLOTS,
+    partition_minimum, streamed_bytes, streamed_minimum, streamed_pieces, Streams, H_TABLES_BYTES,
+    STREAM_PIECES_MIN, STREAM_PIECE_MIN, STREAM_ROOM, STREAM_SLOTS,
 };
 
 /// Points below which the MSM stays on the CPU.

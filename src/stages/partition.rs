@@ -58,6 +58,9 @@ pub struct PartitionSums {
     pub times: PartitionTimes,
     /// Device bytes in use at the call's peak (resident key and tables included).
     pub peak_device_bytes: u64,
+    /// Base sets of the key that streamed from the host during the call because they did not
+    /// fit resident beside it (0: every set was resident).
+    pub streamed_sets: usize,
 }
 
 /// A backend that proves the device share of a whole partition in one call.

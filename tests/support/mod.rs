@@ -216,5 +216,6 @@ pub fn cpu_partition_sums(
         b_g2,
         times: Default::default(),
         peak_device_bytes: 0,
+        streamed_sets: 0,
     })
 }

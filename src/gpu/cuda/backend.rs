@@ -126,6 +126,15 @@ impl CudaBackend {
             .store(cap.unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
+    /// Device bytes a partition call of `pk` takes beyond its resident bases, twiddles and H
+    /// tables (its largest partition: every private variable in A and B) with its MSMs in
+    /// lean pieces, before any room for streamed bases: what a memory limit must leave for the
+    /// one-call path.
+    pub fn partition_call_bytes(&self, pk: &crate::ProvingKey, with_b_g2: bool) -> Option<u64> {
+        let sh = super::partition::Shape::largest(pk)?;
+        Some(sh.need_bytes(with_b_g2, self.dev.msm_window, crate::gpu::plan::Cut::Lean))
+    }
+
     /// The most device bytes this backend takes (`gpu.memory_limit`), if configured.
     pub fn memory_limit_bytes(&self) -> Option<u64> {
         Some(self.limit_bytes).filter(|&c| c != u64::MAX)

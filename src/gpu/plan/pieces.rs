@@ -22,16 +22,41 @@ pub fn msm_pieces(n: usize, asked: u32, chunk: usize) -> usize {
     }
 }
 
+/// Scalars in a piece of a lean cut ([`Cut::Lean`]): below the sizes where the window rule
+/// turns to its large windows, whose buckets and sorted digits take several GiB a piece.
+pub const LEAN_PIECE: usize = 1 << 22;
+
+/// How a partition call cuts its MSMs of device scalars into pieces (which share one set of
+/// buckets, each piece's window an equal share's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// As `gpu.msm_pieces = asked` says ([`msm_pieces`]).
+    Knob(u32),
+    /// Pieces of at most [`LEAN_PIECE`] scalars: small windows and small scratch, for a device
+    /// whose memory does not hold the call's buffers beside the knob's pieces (a capped or
+    /// 16-32 GiB card), at some cost in bucket additions.
+    Lean,
+}
+
+impl Cut {
+    /// Pieces an MSM of k device scalars is cut into.
+    pub fn pieces(self, k: usize) -> usize {
+        match self {
+            Cut::Knob(asked) => msm_pieces(k, asked, k),
+            Cut::Lean => k.div_ceil(LEAN_PIECE).max(1),
+        }
+    }
+}
+
 /// Device scratch bytes an MSM of k scalars already on the device may need under `rule`, cut
-/// into pieces as `gpu.msm_pieces = asked` says: one piece's (an equal share's) at a time, the
-/// pieces' frees and allocations being ordered on one stream.
+/// into pieces as `cut` says: one piece's (an equal share's) at a time, the pieces' frees and
+/// allocations being ordered on one stream.
 pub fn resident_msm_scratch<G: crate::gpu::host::GpuGroup>(
     k: usize,
     rule: crate::gpu::options::WindowRule,
-    asked: u32,
+    cut: Cut,
 ) -> u64 {
-    let pieces = msm_pieces(k, asked, k);
-    super::msm_scratch_bound::<G>(k.div_ceil(pieces), rule)
+    super::msm_scratch_bound::<G>(k.div_ceil(cut.pieces(k)), rule)
 }
 
 /// The bounds [lo, hi) of `pieces` consecutive pieces of n: near-equal, or with

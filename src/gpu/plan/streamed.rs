@@ -20,17 +20,43 @@ pub const STREAM_PIECE_MIN: usize = 1 << 16;
 /// upload is the one no kernel hides, so a quarter of the copy at most shows.
 pub const STREAM_PIECES_MIN: usize = 4;
 
+/// Device bytes a partition call keeps for the MSMs whose bases stream beside it (a key that
+/// cannot be resident whole beside the call): enough for pieces of 2^22 G1 or 2^21 G2 points
+/// (a piece's scratch is most of it), each piece's copy hidden behind the kernels of the one
+/// before it.
+pub const STREAM_ROOM: u64 = 3 << 30;
+
+/// What a streamed MSM's slots hold: the points and their scalars (scalars on the host, the
+/// per-call path), or the points alone (scalars already on the device, a partition call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Streams {
+    /// Points and scalars both go up piece by piece.
+    PointsAndScalars,
+    /// Only the points go up; the scalars are read where they are.
+    Points,
+}
+
+impl Streams {
+    /// u64 limbs a slot holds per point of group `G`.
+    fn slot_limbs<G: GpuGroup>(self) -> u64 {
+        match self {
+            Streams::PointsAndScalars => (G::AFFINE_LIMBS + FR_LIMBS) as u64,
+            Streams::Points => G::AFFINE_LIMBS as u64,
+        }
+    }
+}
+
 /// Device bytes a streamed MSM of group `G` needs with pieces of `len` points: every slot's
-/// points and scalars, and one piece's scratch under `rule`.
-pub fn streamed_bytes<G: GpuGroup>(len: usize, rule: WindowRule) -> u64 {
-    let slot = len as u64 * 8 * (G::AFFINE_LIMBS + FR_LIMBS) as u64;
+/// points (and scalars, per `what`), and one piece's scratch under `rule`.
+pub fn streamed_bytes<G: GpuGroup>(len: usize, rule: WindowRule, what: Streams) -> u64 {
+    let slot = len as u64 * 8 * what.slot_limbs::<G>();
     STREAM_SLOTS as u64 * slot + msm_scratch_bound::<G>(len, rule)
 }
 
 /// The device bytes the smallest streamed MSM of n points needs: what a device must have
 /// free for it at all.
-pub fn streamed_minimum<G: GpuGroup>(n: usize, rule: WindowRule) -> u64 {
-    streamed_bytes::<G>(n.clamp(1, STREAM_PIECE_MIN), rule)
+pub fn streamed_minimum<G: GpuGroup>(n: usize, rule: WindowRule, what: Streams) -> u64 {
+    streamed_bytes::<G>(n.clamp(1, STREAM_PIECE_MIN), rule, what)
 }
 
 /// How many equal pieces a streamed MSM of n points is cut into within `room` device bytes,
@@ -42,6 +68,7 @@ pub fn streamed_pieces<G: GpuGroup>(
     most: usize,
     room: u64,
     rule: WindowRule,
+    what: Streams,
 ) -> Result<usize, u64> {
     let n = n.max(1);
     let at_most = n.div_ceil(STREAM_PIECE_MIN).next_power_of_two();
@@ -49,11 +76,11 @@ pub fn streamed_pieces<G: GpuGroup>(
     let mut k = 1usize << floor.ilog2();
     loop {
         let len = n.div_ceil(k);
-        if len <= most && streamed_bytes::<G>(len, rule) <= room {
+        if len <= most && streamed_bytes::<G>(len, rule, what) <= room {
             return Ok(k);
         }
         if k >= at_most {
-            return Err(streamed_minimum::<G>(n, rule));
+            return Err(streamed_minimum::<G>(n, rule, what));
         }
         k *= 2;
     }
@@ -74,10 +101,10 @@ pub fn partition_minimum(
 ) -> (u64, &'static str) {
     let buf = 32u64 << log_n;
     let h = 2 * buf;
-    let g1 = streamed_minimum::<crate::gpu::host::G1>(g1_points, rule);
+    let g1 = streamed_minimum::<crate::gpu::host::G1>(g1_points, rule, Streams::PointsAndScalars);
     let g2 = match g2_points {
         0 => 0,
-        k => streamed_minimum::<crate::gpu::host::G2>(k, rule),
+        k => streamed_minimum::<crate::gpu::host::G2>(k, rule, Streams::PointsAndScalars),
     };
     let (most, why) = if h >= g1.max(g2) {
         (h, "the twiddles and H's tables beside H in two buffers")
@@ -96,6 +123,8 @@ mod tests {
     use crate::gpu::host::{G1, G2};
     use crate::gpu::options::GpuOptions;
 
+    const PS: Streams = Streams::PointsAndScalars;
+
     fn rule() -> WindowRule {
         GpuOptions::default().window_rule()
     }
@@ -104,32 +133,64 @@ mod tests {
     fn the_pieces_fit_the_room_and_are_as_few_as_fit() {
         let n = 1usize << 27;
         for room in [16u64 << 30, 8 << 30, 2 << 30, 1 << 30, 256 << 20] {
-            let k = streamed_pieces::<G1>(n, n, room, rule()).expect("fits");
+            let k = streamed_pieces::<G1>(n, n, room, rule(), PS).expect("fits");
             let len = n.div_ceil(k);
             assert!(
-                streamed_bytes::<G1>(len, rule()) <= room,
+                streamed_bytes::<G1>(len, rule(), PS) <= room,
                 "room {room}: {k}"
             );
             assert!(k >= STREAM_PIECES_MIN && k.is_power_of_two());
             if k > STREAM_PIECES_MIN {
                 let fewer = n.div_ceil(k / 2);
                 assert!(
-                    streamed_bytes::<G1>(fewer, rule()) > room,
+                    streamed_bytes::<G1>(fewer, rule(), PS) > room,
                     "room {room}: half as many pieces would fit too"
                 );
             }
         }
         // Less room, more pieces; G2's points are twice G1's.
-        let g1 = streamed_pieces::<G1>(n, n, 1 << 30, rule()).expect("G1");
-        let g2 = streamed_pieces::<G2>(n, n, 1 << 30, rule()).expect("G2");
+        let g1 = streamed_pieces::<G1>(n, n, 1 << 30, rule(), PS).expect("G1");
+        let g2 = streamed_pieces::<G2>(n, n, 1 << 30, rule(), PS).expect("G2");
         assert!(g2 > g1, "{g2} > {g1}");
-        assert!(streamed_pieces::<G1>(n, n, 512 << 20, rule()).expect("less") > g1);
+        assert!(streamed_pieces::<G1>(n, n, 512 << 20, rule(), PS).expect("less") > g1);
+    }
+
+    #[test]
+    fn device_scalars_leave_the_slots_to_the_points() {
+        let n = 1usize << 26;
+        let both = streamed_pieces::<G1>(n, n, STREAM_ROOM, rule(), PS).expect("fits");
+        let points = streamed_pieces::<G1>(n, n, STREAM_ROOM, rule(), Streams::Points);
+        let points = points.expect("fits");
+        eprintln!("2^26 in {STREAM_ROOM} bytes: {both} pieces with scalars, {points} without");
+        assert!(points <= both, "no more pieces with the scalars resident");
+        assert!(
+            streamed_bytes::<G1>(n / points, rule(), Streams::Points)
+                <= streamed_bytes::<G1>(n / points, rule(), PS)
+        );
+        assert!(
+            streamed_bytes::<G2>(1 << 20, rule(), Streams::Points)
+                < streamed_bytes::<G2>(1 << 20, rule(), PS)
+        );
+        // The partition's room takes the 2^27 queries in pieces of at least 2^22 points.
+        for (k, per) in [
+            (
+                streamed_pieces::<G1>(1 << 27, 1 << 27, STREAM_ROOM, rule(), Streams::Points),
+                1 << 22,
+            ),
+            (
+                streamed_pieces::<G2>(1 << 27, 1 << 27, STREAM_ROOM, rule(), Streams::Points),
+                1 << 21,
+            ),
+        ] {
+            let k = k.expect("fits the room");
+            assert!((1usize << 27) / k >= per, "{k} pieces");
+        }
     }
 
     #[test]
     fn a_piece_stays_within_one_launch_sequence() {
         let n = 1usize << 27;
-        let k = streamed_pieces::<G1>(n, 1 << 24, u64::MAX, rule()).expect("fits");
+        let k = streamed_pieces::<G1>(n, 1 << 24, u64::MAX, rule(), PS).expect("fits");
         assert_eq!(k, 8, "2^27 points in pieces of at most 2^24");
     }
 
@@ -148,16 +209,16 @@ mod tests {
     #[test]
     fn small_msms_keep_pieces_of_the_minimum_and_too_little_room_says_the_minimum() {
         // Fewer than four minimum pieces' worth: as many as keep the minimum (a power of two).
-        let k = streamed_pieces::<G1>(3 * STREAM_PIECE_MIN, 1 << 30, u64::MAX, rule());
+        let k = streamed_pieces::<G1>(3 * STREAM_PIECE_MIN, 1 << 30, u64::MAX, rule(), PS);
         assert_eq!(k, Ok(2), "3 pieces of the minimum, down to a power of two");
-        let k = streamed_pieces::<G1>(STREAM_PIECE_MIN / 2, 1 << 30, u64::MAX, rule());
+        let k = streamed_pieces::<G1>(STREAM_PIECE_MIN / 2, 1 << 30, u64::MAX, rule(), PS);
         assert_eq!(k, Ok(1));
-        let min = streamed_minimum::<G1>(1 << 27, rule());
+        let min = streamed_minimum::<G1>(1 << 27, rule(), PS);
         assert_eq!(
-            streamed_pieces::<G1>(1 << 27, 1 << 30, min - 1, rule()),
+            streamed_pieces::<G1>(1 << 27, 1 << 30, min - 1, rule(), PS),
             Err(min)
         );
-        assert!(streamed_pieces::<G1>(1 << 27, 1 << 30, min, rule()).is_ok());
+        assert!(streamed_pieces::<G1>(1 << 27, 1 << 30, min, rule(), PS).is_ok());
         assert!(min < 256 << 20, "the floor is small beside a card: {min}");
     }
 }

@@ -6,8 +6,10 @@
 //! "own"`, the default, all of H runs on a stream of its own as soon as a, b, c are up,
 //! beside the witness's MSMs, and H's MSM waits for it); only the window sums of
 //! each MSM come back. The few public-input terms run on the CPU. Memory for the whole call is
-//! asked of the memory policy before anything is uploaded, so a partition that does not fit
-//! fails with out-of-memory with the caller's buffers untouched (the stage then falls back).
+//! asked of the memory policy before anything is uploaded. Base sets that do not fit resident
+//! beside the call (a key larger than `gpu.memory_limit` leaves room for) stream from the
+//! page-locked key during their MSMs; a partition whose own buffers do not fit fails with
+//! out-of-memory with the caller's buffers untouched (the stage then takes the per-call path).
 
 mod msms;
 mod prepare;
@@ -19,7 +21,9 @@ use std::time::Instant;
 
 use cudarc::driver::CudaSlice;
 
-use self::shape::{queries, Shape};
+use self::msms::Sets;
+use self::shape::queries;
+pub(crate) use self::shape::Shape;
 pub use self::upload::DeviceAbc;
 pub(crate) use self::upload::DeviceAux;
 use self::upload::{AbcSource, HDone, HostClock};
@@ -52,7 +56,11 @@ impl CudaBackend {
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
         self.dev.peak_used.store(0, Ordering::Relaxed);
-        let keys = self.prepare(st, &sh, &g1q, g2q.as_ref(), with_b_g2)?;
+        let prep = self.prepare(st, &sh, &g1q, g2q.as_ref(), with_b_g2)?;
+        if prep.stream_room > 0 {
+            // Bases that stream go by DMA from the key itself (once per key).
+            self.pin_key_host(pk);
+        }
         let prepare = start.elapsed();
         // From here the host buffers may be taken: no error may send the call elsewhere.
         let (host_abc, bufs, kept) = match AbcSource::of(input, &sh, self.dev.ordinal) {
@@ -95,18 +103,19 @@ impl CudaBackend {
                 .map_err(no_fallback)?;
         }
         let kept = kept.filter(|k| k.scalars == w.aux.len());
-        let l_pieces = plan::msm_pieces(sh.m_aux, self.dev.msm_pieces, sh.m_aux);
+        let l_pieces = prep.cut.pieces(sh.m_aux);
         let witness_staging = staging_of(staging, &self.dev);
-        let (aux, l_run, t) = match (kept, keys.get(1)) {
-            // L in pieces from the host witness: each piece's kernels start once its part of
-            // the witness is up.
-            (None, Some(l_key)) if sh.m_aux >= MIN_GPU_MSM && l_pieces > 1 => {
+        let l_key = g1q[1].key();
+        let (aux, l_run, t) = match kept {
+            // L in pieces from the host witness (its bases resident): each piece's kernels
+            // start once its part of the witness is up.
+            None if sh.m_aux >= MIN_GPU_MSM && l_pieces > 1 && prep.resident(&l_key) => {
                 let (aux, run, t) = self
-                    .witness_with_l(witness_staging, bases, l_key, &w.aux, l_pieces)
+                    .witness_with_l(witness_staging, bases, &l_key, &w.aux, l_pieces)
                     .map_err(no_fallback)?;
                 (aux, Some(run), t)
             }
-            (kept, _) => {
+            kept => {
                 let (aux, t) = self
                     .witness_on_device(witness_staging, &w.aux, kept)
                     .map_err(no_fallback)?;
@@ -116,6 +125,11 @@ impl CudaBackend {
         clock.0 += t;
         // The witness is up (with L in pieces: its last piece queued, the first ones done).
         let witness_up = start.elapsed();
+        let sets = Sets {
+            bases,
+            stream_room: prep.stream_room,
+            cut: prep.cut,
+        };
         let (wit, witness_done, uploaded) = std::thread::scope(|s| {
             let up = host_abc.as_deref().map(|abc| {
                 let bufs = &mut bufs;
@@ -139,7 +153,7 @@ impl CudaBackend {
                     Ok((host, t.elapsed()))
                 })
             });
-            let wit = self.witness_msms(bases, &sh, w, &aux, l_run, &words, &g1q, g2q.as_ref());
+            let wit = self.witness_msms(&sets, &sh, w, &aux, l_run, &words, &g1q, g2q.as_ref());
             let witness_done = start.elapsed();
             let uploaded = up.map(|t| {
                 t.join().unwrap_or_else(|_| {
@@ -181,7 +195,7 @@ impl CudaBackend {
         }
         let h_done = start.elapsed();
         let hs = self
-            .device_msm::<G1>(bases, (&keys[0], 0), &h.slice(..), sh.n - 1)
+            .device_msm::<G1>(&sets, &g1q[0], &h.slice(..), sh.n - 1)
             .map_err(no_fallback)?;
         drop(h);
         let msms = (witness_done - witness_up) + (start.elapsed() - h_done);
@@ -224,6 +238,7 @@ impl CudaBackend {
                 host: clock.0,
             },
             peak_device_bytes: self.dev.peak_used.load(Ordering::Relaxed),
+            streamed_sets: g1q.len() + usize::from(g2q.is_some()) - prep.keys.len(),
         })
     }
 }

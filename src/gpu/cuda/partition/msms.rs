@@ -1,5 +1,5 @@
-//! The MSMs of a partition over its resident bases: from device scalars, or on the CPU below
-//! the GPU threshold. The witness's (L, A, B_G1, B_G2) need no H: they run while a, b, c
+//! The MSMs of a partition from device scalars over its resident bases, or over bases streamed
+//! from the host where their set is not resident; on the CPU below the GPU threshold. The witness's (L, A, B_G1, B_G2) need no H: they run while a, b, c
 //! upload.
 
 use std::time::Duration;
@@ -19,22 +19,34 @@ use crate::gpu::cuda::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS, G1, G2};
 use crate::gpu::options::MsmFirstPiece;
-use crate::gpu::plan::{self, MsmShape, MIN_GPU_MSM};
+use crate::gpu::plan::{self, Cut, MsmShape, MIN_GPU_MSM};
 use crate::groth16::cs::Density;
 use crate::groth16::error::Result;
 use crate::groth16::prover::Witness;
 
+/// The base sets a partition call reads: the resident ones, and the device bytes kept free for
+/// streaming the others' bases from the host.
+pub(super) struct Sets<'a> {
+    pub bases: &'a BaseSets,
+    pub stream_room: u64,
+    /// How the MSMs over resident bases are cut.
+    pub cut: Cut,
+}
+
 impl CudaBackend {
-    /// The MSM of the first `k` scalars of `scalars` over resident bases `key` from its
-    /// `skip`-th point on.
+    /// The MSM of the first `k` scalars of `scalars` over the bases of `q` (from its `skip`-th
+    /// point on): resident, or streamed from the host when its set is not.
     pub(super) fn device_msm<G: DeviceGroup>(
         &self,
-        bases: &BaseSets,
-        (key, skip): (&BasesKey, usize),
+        sets: &Sets<'_>,
+        q: &QueryBases<'_, G::Affine>,
         scalars: &CudaView<'_, u64>,
         k: usize,
     ) -> GpuResult<G::Proj> {
-        let points = resident(bases, key)?;
+        let Some(points) = sets.bases.get(&q.key()).map(|r| &r.points) else {
+            return self.msm_streamed_device::<G>(sets.stream_room, q.points(), scalars, k);
+        };
+        let skip = q.skip;
         // The window from k is the largest a count-chosen one can be.
         if k > MsmShape::max_points(plan::window_for(self.dev.msm_window, k, k)) {
             return Err(GpuError::BadLaunch {
@@ -50,9 +62,9 @@ impl CudaBackend {
             )));
         }
         let bases = points.slice(from..to);
-        // Cut as an MSM of host scalars would be (`gpu.msm_pieces`): each piece's scratch and
-        // window are a share's, and the pieces share their buckets.
-        let pieces = plan::msm_pieces(k, self.dev.msm_pieces, k);
+        // Cut as the call's plan says: each piece's scratch and window are a share's, and the
+        // pieces share their buckets.
+        let pieces = sets.cut.pieces(k);
         if pieces > 1 {
             return self
                 .dev
@@ -62,11 +74,11 @@ impl CudaBackend {
         Ok(host::combine_windows::<G>(&out, c))
     }
 
-    /// Σ over the aux variables present in `density` with the resident bases of `q`:
+    /// Σ over the aux variables present in `density` with the bases of `q`:
     /// filtered on the device, or on the CPU below the GPU threshold.
     pub(super) fn aux_msm<G: DeviceGroup>(
         &self,
-        bases: &BaseSets,
+        sets: &Sets<'_>,
         q: &QueryBases<'_, G::Affine>,
         density: &Density,
         filtered: Option<&CudaSlice<u64>>,
@@ -79,7 +91,7 @@ impl CudaBackend {
         }
         let f = filtered.ok_or_else(|| GpuError::Internal("filtered scalars missing".into()))?;
         Ok(self
-            .device_msm::<G>(bases, (&q.key(), q.skip), &f.slice(..), kept)
+            .device_msm::<G>(sets, q, &f.slice(..), kept)
             .map_err(no_fallback)?)
     }
 
@@ -160,7 +172,7 @@ impl CudaBackend {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn witness_msms(
         &self,
-        bases: &BaseSets,
+        sets: &Sets<'_>,
         sh: &Shape,
         w: &Witness,
         aux: &CudaSlice<u64>,
@@ -183,12 +195,12 @@ impl CudaBackend {
                 crate::groth16::msm::msm_g1(g1q[1].points(), &w.aux, None)?
             }
             None => self
-                .device_msm::<G1>(bases, (&g1q[1].key(), 0), &aux.slice(..), sh.m_aux)
+                .device_msm::<G1>(sets, &g1q[1], &aux.slice(..), sh.m_aux)
                 .map_err(no_fallback)?,
         };
         let fa = filter(&w.a_aux_density, &words[0])?;
         let a = self.aux_msm::<G1>(
-            bases,
+            sets,
             &g1q[2],
             &w.a_aux_density,
             fa.as_ref(),
@@ -198,7 +210,7 @@ impl CudaBackend {
         drop(fa);
         let fb = filter(&w.b_aux_density, &words[1])?;
         let b = self.aux_msm::<G1>(
-            bases,
+            sets,
             &g1q[3],
             &w.b_aux_density,
             fb.as_ref(),
@@ -207,7 +219,7 @@ impl CudaBackend {
         )?;
         let b2 = match g2q {
             Some(q) => Some(self.aux_msm::<G2>(
-                bases,
+                sets,
                 q,
                 &w.b_aux_density,
                 fb.as_ref(),

@@ -1,12 +1,15 @@
 //! What a partition call asks of the memory policy before it takes anything: twiddles, H
-//! tables, every base set it reads resident, and room for its own buffers. The same steps,
-//! without evicting anything, make a key resident ahead of its partitions.
+//! tables, every base set it reads resident where they fit beside the call (the rest stream
+//! from the host during the call, [`crate::gpu::cuda::streamed`]), and room for its own
+//! buffers. The same steps, without evicting anything, make a key resident ahead of its
+//! partitions.
 
 use super::shape::{queries, QueryBases, Shape};
 use crate::gpu::cuda::backend::{CudaBackend, MAX_GPU_LOG_N};
 use crate::gpu::cuda::memory::{BasesKey, State};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{GpuGroup, G1, G2};
+use crate::gpu::plan::{self, Cut, Streams, STREAM_ROOM};
 use crate::groth16::domain::Domain;
 use crate::groth16::key::ProvingKey;
 use blstrs::{G1Affine, G2Affine};
@@ -15,9 +18,33 @@ use blstrs::{G1Affine, G2Affine};
 /// slack for the upload).
 const H_TABLES_ROOM: u64 = crate::gpu::plan::H_TABLES_BYTES;
 
+/// The order in which a partition's base sets are kept resident when not all of them fit
+/// (indices into `[H, L, A, B_G1, B_G2]`): first the sets whose MSMs have mostly 0/1 scalars
+/// in a PoRep witness (L, A, B_G1: fast kernels that could not hide their bases' copy), then
+/// B_G2, then H, whose dense scalars keep the device busy longest per byte streamed.
+const KEEP_ORDER: [usize; 5] = [1, 2, 3, 4, 0];
+
+/// What [`CudaBackend::prepare`] left the call: the resident sets it reads, the bytes kept
+/// free for the MSMs whose bases stream (0 when every set is resident), and how its MSMs are
+/// cut (`gpu.msm_pieces`, or lean where the device is short of memory).
+pub(crate) struct Prepared {
+    pub keys: Vec<BasesKey>,
+    pub stream_room: u64,
+    pub cut: Cut,
+}
+
+impl Prepared {
+    /// Whether the call's set `key` is resident (else its bases stream).
+    pub fn resident(&self, key: &BasesKey) -> bool {
+        self.keys.contains(key)
+    }
+}
+
 impl CudaBackend {
-    /// Twiddles, H tables and every resident base set of the call, then room for the call's
-    /// own buffers. Out of memory here leaves everything of the caller's untouched.
+    /// Twiddles, H tables and every base set of the call that fits resident beside the call's
+    /// own buffers, then room for those buffers (and for streaming the other sets' bases).
+    /// Out of memory here (the call's own buffers do not fit even with no set resident)
+    /// leaves everything of the caller's untouched.
     pub(super) fn prepare(
         &self,
         st: &mut State,
@@ -25,26 +52,105 @@ impl CudaBackend {
         g1: &[QueryBases<'_, G1Affine>],
         g2: Option<&QueryBases<'_, G2Affine>>,
         with_b_g2: bool,
-    ) -> GpuResult<Vec<BasesKey>> {
-        let keys = self.key_resident(st, sh, g1, g2)?;
-        st.make_room(
-            &self.dev,
-            self.cap(),
-            sh.need_bytes(with_b_g2, self.dev.msm_window, self.dev.msm_pieces),
-            &keys,
-            "partition",
-        )?;
-        Ok(keys)
+    ) -> GpuResult<Prepared> {
+        let (dev, cap) = (&self.dev, self.cap());
+        let knob = Cut::Knob(dev.msm_pieces);
+        let call = sh.need_bytes(with_b_g2, dev.msm_window, knob);
+        let keys = self.key_resident(st, sh, g1, g2, call)?;
+        let all = g1.len() + usize::from(g2.is_some());
+        if keys.len() == all {
+            match st.make_room(dev, cap, call, &keys, "partition") {
+                Ok(()) => {
+                    return Ok(Prepared {
+                        keys,
+                        stream_room: 0,
+                        cut: knob,
+                    })
+                }
+                Err(e) if e.is_out_of_memory() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // Short of memory: lean pieces, whose smaller scratch may keep more sets resident.
+        let cut = Cut::Lean;
+        let call = sh.need_bytes(with_b_g2, dev.msm_window, cut).min(call);
+        let mut keys = self.key_resident(st, sh, g1, g2, call)?;
+        if keys.len() == all {
+            match st.make_room(dev, cap, call, &keys, "partition") {
+                Ok(()) => {
+                    return Ok(Prepared {
+                        keys,
+                        stream_room: 0,
+                        cut,
+                    })
+                }
+                Err(e) if e.is_out_of_memory() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // Some sets stream: the call needs room for their slots too, up to [`STREAM_ROOM`].
+        // Other keys' sets go first; then the slots take what is left if that holds the
+        // smallest pieces; else this call's resident sets go, the last kept first.
+        let rule = dev.msm_window;
+        let least = g1
+            .iter()
+            .map(|q| plan::streamed_minimum::<G1>(q.points().len(), rule, Streams::Points))
+            .chain(
+                g2.map(|q| plan::streamed_minimum::<G2>(q.points().len(), rule, Streams::Points)),
+            )
+            .max()
+            .unwrap_or(0);
+        let want = call + STREAM_ROOM;
+        loop {
+            match st.make_room(dev, cap, want, &keys, "partition") {
+                Ok(()) => {
+                    return Ok(Prepared {
+                        keys,
+                        stream_room: STREAM_ROOM,
+                        cut,
+                    })
+                }
+                Err(e) if e.is_out_of_memory() => {}
+                Err(e) => return Err(e),
+            }
+            let usable = match st.fits(dev, cap, want)? {
+                Ok(()) => want,
+                Err(usable) => usable,
+            };
+            if usable >= call + least {
+                return Ok(Prepared {
+                    keys,
+                    stream_room: usable - call,
+                    cut,
+                });
+            }
+            match keys.pop() {
+                Some(k) => {
+                    st.bases.remove(&k);
+                }
+                None => {
+                    return Err(GpuError::OutOfMemory {
+                        what: "partition with its bases streamed",
+                        need_bytes: call + least,
+                        free_bytes: usable,
+                    })
+                }
+            }
+        }
     }
 
-    /// Twiddles and H tables for `sh`'s domain, then the base sets of `g1` and `g2`, each
-    /// without evicting the ones before it; returns the sets' keys in that order.
+    /// Twiddles and H tables for `sh`'s domain, then the base sets of `g1` and `g2` in
+    /// [`KEEP_ORDER`], each with room for `call` more bytes beside it and without evicting the
+    /// ones kept before it; returns the keys of the sets kept resident, in that order. A set
+    /// that does not fit is left out (its MSM streams its bases); the ones after it are
+    /// still tried.
     fn key_resident(
         &self,
         st: &mut State,
         sh: &Shape,
         g1: &[QueryBases<'_, G1Affine>],
         g2: Option<&QueryBases<'_, G2Affine>>,
+        call: u64,
     ) -> GpuResult<Vec<BasesKey>> {
         let (dev, cap) = (&self.dev, self.cap());
         st.ensure_twiddles(dev, cap, sh.log_n, 0)?;
@@ -55,13 +161,20 @@ impl CudaBackend {
             st.tables.insert(sh.log_n, t);
         }
         let mut keys = Vec::new();
-        for q in g1 {
-            st.make_resident(dev, cap, q.key(), G1::affine_limbs(q.whole), 0, &keys)?;
-            keys.push(q.key());
-        }
-        if let Some(q) = g2 {
-            st.make_resident(dev, cap, q.key(), G2::affine_limbs(q.whole), 0, &keys)?;
-            keys.push(q.key());
+        for i in KEEP_ORDER {
+            let (key, limbs) = match (g1.get(i), i) {
+                (Some(q), _) => (q.key(), G1::affine_limbs(q.whole)),
+                (None, 4) => match g2 {
+                    Some(q) => (q.key(), G2::affine_limbs(q.whole)),
+                    None => continue,
+                },
+                (None, _) => continue,
+            };
+            match st.make_resident(dev, cap, key, limbs, call, &keys) {
+                Ok(()) => keys.push(key),
+                Err(e) if e.is_out_of_memory() => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(keys)
     }
@@ -102,7 +215,11 @@ impl CudaBackend {
             true => 0,
             false => H_TABLES_ROOM,
         };
-        let call = sh.need_bytes(with_b_g2, self.dev.msm_window, self.dev.msm_pieces);
+        let call = sh.need_bytes(
+            with_b_g2,
+            self.dev.msm_window,
+            Cut::Knob(self.dev.msm_pieces),
+        );
         let need = bases + twiddles + tables + call;
         if let Err(usable) = st.fits(&self.dev, self.cap(), need)? {
             tracing::info!(
@@ -113,7 +230,7 @@ impl CudaBackend {
             );
             return Ok(0);
         }
-        self.key_resident(st, &sh, &g1, g2.as_ref())?;
+        self.key_resident(st, &sh, &g1, g2.as_ref(), call)?;
         Ok(bases)
     }
 }

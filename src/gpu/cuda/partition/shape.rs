@@ -6,7 +6,7 @@ use blstrs::{G1Affine, G2Affine};
 use crate::gpu::cuda::memory::BasesKey;
 use crate::gpu::host::{G1, G2};
 use crate::gpu::options::WindowRule;
-use crate::gpu::plan;
+use crate::gpu::plan::{self, Cut};
 use crate::groth16::backend::Query;
 use crate::groth16::error::{Error, Result};
 use crate::groth16::key::ProvingKey;
@@ -89,16 +89,16 @@ impl Shape {
     /// Device bytes of the call beyond the resident bases under the window rule `window`: the
     /// witness (with its filtered copies and the bitmaps), a, b, c and the largest scratch of
     /// the witness's MSMs, which run while a, b, c upload; later h and its MSM's scratch.
-    /// The MSMs are cut into pieces as `gpu.msm_pieces = pieces` says.
-    pub fn need_bytes(&self, with_b_g2: bool, window: WindowRule, pieces: u32) -> u64 {
+    /// The MSMs are cut into pieces as `cut` says.
+    pub fn need_bytes(&self, with_b_g2: bool, window: WindowRule, cut: Cut) -> u64 {
         let fr = 32u64;
-        let g1 = |k: usize| plan::resident_msm_scratch::<G1>(k, window, pieces);
+        let g1 = |k: usize| plan::resident_msm_scratch::<G1>(k, window, cut);
         let witness_scratch = [
             g1(self.m_aux),
             g1(self.a_kept),
             g1(self.b_kept),
             if with_b_g2 {
-                plan::resident_msm_scratch::<G2>(self.b_kept, window, pieces)
+                plan::resident_msm_scratch::<G2>(self.b_kept, window, cut)
             } else {
                 0
             },
@@ -197,8 +197,8 @@ mod tests {
         let n = sh.n as u64;
         // The resident key: H, L, A, B_G1 (96-byte points) and B_G2 (192), and the twiddles.
         let key = 4 * 96 * n + 192 * n + 32 * n;
-        let whole = sh.need_bytes(true, rule, 1);
-        let cut = sh.need_bytes(true, rule, 0);
+        let whole = sh.need_bytes(true, rule, Cut::Knob(1));
+        let cut = sh.need_bytes(true, rule, Cut::Knob(0));
         assert!(cut < whole, "pieces {cut} against whole {whole}");
         // An H200 reports about 140 GiB; the memory policy keeps 1/64 of it back.
         assert!(
@@ -207,11 +207,22 @@ mod tests {
             key / gib,
             cut / gib
         );
+        // The lean cut leaves a 2^26 call within a 24 GiB card beside its twiddles, and a
+        // 2^27 one within 32 GiB.
+        let lean = porep(26).need_bytes(true, rule, Cut::Lean);
+        assert!(lean < porep(26).need_bytes(true, rule, Cut::Knob(0)));
+        assert!(lean + (2 << 30) < 20 * gib, "2^26 lean: {} MiB", lean >> 20);
+        let lean27 = porep(27).need_bytes(true, rule, Cut::Lean);
+        assert!(
+            lean27 + (4 << 30) < 31 * gib,
+            "2^27 lean: {} MiB",
+            lean27 >> 20
+        );
         // Below the piece size the MSMs stay whole, and the need with them.
         let small = porep(22);
         assert_eq!(
-            small.need_bytes(true, rule, 0),
-            small.need_bytes(true, rule, 1)
+            small.need_bytes(true, rule, Cut::Knob(0)),
+            small.need_bytes(true, rule, Cut::Knob(1))
         );
     }
 }
