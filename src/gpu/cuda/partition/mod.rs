@@ -34,7 +34,7 @@ use super::memory::{staging_of, State};
 use super::witness::density_words;
 use crate::gpu::error::GpuError;
 use crate::gpu::host::G1;
-use crate::gpu::plan::{self, MIN_GPU_MSM};
+use crate::gpu::plan::{self, Cut, MIN_GPU_MSM};
 use crate::groth16::error::Result;
 use crate::groth16::key::ProvingKey;
 use crate::groth16::prover::{Abc, G1Sums, Witness};
@@ -102,6 +102,42 @@ impl CudaBackend {
             dev.h_pipeline(Lane::H, a, b, c, tw, tabs, log_n)
                 .map_err(no_fallback)?;
         }
+        // Short of memory (the lean cut): all of H first, and a and c back in the pool before
+        // the witness goes up, so that a, b, c and the witness are never on the device
+        // together (`Shape::need_bytes`). Costs the overlap of the a/b/c upload with the
+        // witness's MSMs.
+        let mut host_abc = host_abc;
+        let mut bufs = Some(bufs);
+        let mut h_first = None;
+        let mut abc_upload = std::time::Duration::ZERO;
+        if prep.cut == Cut::Lean {
+            let mut three = bufs
+                .take()
+                .ok_or_else(|| no_fallback(GpuError::Internal("a/b/c buffers".into())))?;
+            let done = match (host_abc.take(), dev.h_own) {
+                (Some(abc), _) => {
+                    let t = Instant::now();
+                    clock.0 += dev
+                        .abc_upload(staging_of(staging, dev), abc, &mut three, |_| Ok(()))
+                        .map_err(no_fallback)?;
+                    abc_upload = t.elapsed();
+                    // The device no longer reads host a, b, c.
+                    abc_done(std::mem::take(abc));
+                    HDone::Nothing
+                }
+                (None, true) => HDone::All,
+                (None, false) => HDone::Nothing,
+            };
+            let h = dev
+                .h_of(three, done, tw, tabs, log_n)
+                .map_err(no_fallback)?;
+            // a and c are freed once H's kernels are done: wait, so that the witness takes
+            // their room instead of more.
+            dev.h
+                .synchronize()
+                .map_err(|e| no_fallback(drv("synchronize")(e)))?;
+            h_first = Some(h);
+        }
         let kept = kept.filter(|k| k.scalars == w.aux.len());
         let l_pieces = prep.cut.pieces(sh.m_aux);
         let witness_staging = staging_of(staging, &self.dev);
@@ -131,8 +167,7 @@ impl CudaBackend {
             cut: prep.cut,
         };
         let (wit, witness_done, uploaded) = std::thread::scope(|s| {
-            let up = host_abc.as_deref().map(|abc| {
-                let bufs = &mut bufs;
+            let up = host_abc.as_deref().zip(bufs.as_mut()).map(|(abc, bufs)| {
                 s.spawn(move || {
                     let t = Instant::now();
                     // Each buffer's transform to the coset is queued on H's stream once its
@@ -164,7 +199,6 @@ impl CudaBackend {
             });
             (wit, witness_done, uploaded)
         });
-        let mut abc_upload = std::time::Duration::ZERO;
         // Host a, b, c were transformed to the coset as they arrived.
         let on_coset = uploaded.is_some();
         if let Some(r) = uploaded {
@@ -184,9 +218,15 @@ impl CudaBackend {
             (false, true) => HDone::Coset,
             (false, false) => HDone::Nothing,
         };
-        let h = dev
-            .h_of(bufs, done, tw, tabs, sh.log_n)
-            .map_err(no_fallback)?;
+        let h = match (h_first, bufs) {
+            (Some(h), _) => h,
+            (None, Some(bufs)) => dev
+                .h_of(bufs, done, tw, tabs, sh.log_n)
+                .map_err(no_fallback)?,
+            (None, None) => {
+                return Err(no_fallback(GpuError::Internal("a/b/c buffers".into())).into())
+            }
+        };
         dev.note_usage();
         // H's MSM (compute stream) starts once all of H is done.
         for s in [&dev.h, &dev.stream] {

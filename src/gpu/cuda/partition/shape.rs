@@ -87,9 +87,11 @@ impl Shape {
     }
 
     /// Device bytes of the call beyond the resident bases under the window rule `window`: the
-    /// witness (with its filtered copies and the bitmaps), a, b, c and the largest scratch of
+    /// witness (with the larger of its filtered copies, A's being freed before B's is made,
+    /// and the bitmaps), a, b, c and the largest scratch of
     /// the witness's MSMs, which run while a, b, c upload; later h and its MSM's scratch.
-    /// The MSMs are cut into pieces as `cut` says.
+    /// The MSMs are cut into pieces as `cut` says; the lean cut also runs H before the
+    /// witness's MSMs, so that h alone of a, b, c stays beside them.
     pub fn need_bytes(&self, with_b_g2: bool, window: WindowRule, cut: Cut) -> u64 {
         let fr = 32u64;
         let g1 = |k: usize| plan::resident_msm_scratch::<G1>(k, window, cut);
@@ -106,9 +108,18 @@ impl Shape {
         .into_iter()
         .max()
         .unwrap_or(0);
-        let witness = fr * (self.m_aux + self.a_kept + self.b_kept) as u64 + self.m_aux as u64 / 2;
+        let witness =
+            fr * (self.m_aux + self.a_kept.max(self.b_kept)) as u64 + self.m_aux as u64 / 2;
         let n = self.n as u64;
-        (witness + 3 * fr * n + witness_scratch).max(fr * n + g1(self.n - 1))
+        let h_msm = fr * n + g1(self.n - 1);
+        match cut {
+            // The witness's MSMs beside a, b, c.
+            Cut::Knob(_) => (witness + 3 * fr * n + witness_scratch).max(h_msm),
+            // H first; then h beside the witness's MSMs.
+            Cut::Lean => (3 * fr * n)
+                .max(fr * n + witness + witness_scratch)
+                .max(h_msm),
+        }
     }
 }
 
@@ -207,11 +218,11 @@ mod tests {
             key / gib,
             cut / gib
         );
-        // The lean cut leaves a 2^26 call within a 24 GiB card beside its twiddles, and a
-        // 2^27 one within 32 GiB.
+        // The lean cut leaves a 2^26 call within a 16 GiB card beside its twiddles, and a
+        // 2^27 one within 24 GiB.
         let lean = porep(26).need_bytes(true, rule, Cut::Lean);
         assert!(lean < porep(26).need_bytes(true, rule, Cut::Knob(0)));
-        assert!(lean + (2 << 30) < 20 * gib, "2^26 lean: {} MiB", lean >> 20);
+        assert!(lean + (2 << 30) < 12 * gib, "2^26 lean: {} MiB", lean >> 20);
         let lean27 = porep(27).need_bytes(true, rule, Cut::Lean);
         assert!(
             lean27 + (4 << 30) < 31 * gib,
