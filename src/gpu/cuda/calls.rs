@@ -55,16 +55,26 @@ impl CudaBackend {
             plan::H_TABLES_BYTES
         };
         // a, b, c on the device at once; where they do not fit, two buffers (c follows b into
-        // the second, see kernels/NOTES.md): a third less memory for one launch more.
+        // the second, see kernels/NOTES.md): a third less memory for one launch more. Two
+        // buffers that fit beside the resident bases beat three that evict some (the next
+        // MSM would upload or stream those again).
         let buf = 32 * n as u64;
         st.ensure_twiddles(&self.dev, cap, log_n, 2 * buf + tab_need)?;
-        let three = match st.make_room(&self.dev, cap, 3 * buf + tab_need, &[], "H buffers") {
-            Ok(()) => true,
-            Err(e) if e.is_out_of_memory() => {
-                st.make_room(&self.dev, cap, 2 * buf + tab_need, &[], "H buffers")?;
-                false
-            }
-            Err(e) => return Err(e),
+        let (three, two) = (3 * buf + tab_need, 2 * buf + tab_need);
+        let three = match (
+            st.fits(&self.dev, cap, three)?,
+            st.fits(&self.dev, cap, two)?,
+        ) {
+            (Ok(()), _) => true,
+            (Err(_), Ok(())) => false,
+            (Err(_), Err(_)) => match st.make_room(&self.dev, cap, three, &[], "H buffers") {
+                Ok(()) => true,
+                Err(e) if e.is_out_of_memory() => {
+                    st.make_room(&self.dev, cap, two, &[], "H buffers")?;
+                    false
+                }
+                Err(e) => return Err(e),
+            },
         };
         if tab_need > 0 {
             let t = self.dev.h_tables(domain)?;

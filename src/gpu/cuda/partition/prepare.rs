@@ -55,39 +55,17 @@ impl CudaBackend {
     ) -> GpuResult<Prepared> {
         let (dev, cap) = (&self.dev, self.cap());
         let knob = Cut::Knob(dev.msm_pieces);
-        let call = sh.need_bytes(with_b_g2, dev.msm_window, knob);
-        let keys = self.key_resident(st, sh, g1, g2, call)?;
-        let all = g1.len() + usize::from(g2.is_some());
-        if keys.len() == all {
-            match st.make_room(dev, cap, call, &keys, "partition") {
-                Ok(()) => {
-                    return Ok(Prepared {
-                        keys,
-                        stream_room: 0,
-                        cut: knob,
-                    })
-                }
-                Err(e) if e.is_out_of_memory() => {}
-                Err(e) => return Err(e),
-            }
+        let knob_call = sh.need_bytes(with_b_g2, dev.msm_window, knob);
+        if let Ok(p) = self.all_resident(st, sh, (g1, g2), knob_call, knob)? {
+            return Ok(p);
         }
         // Short of memory: lean pieces, whose smaller scratch may keep more sets resident.
         let cut = Cut::Lean;
-        let call = sh.need_bytes(with_b_g2, dev.msm_window, cut).min(call);
-        let mut keys = self.key_resident(st, sh, g1, g2, call)?;
-        if keys.len() == all {
-            match st.make_room(dev, cap, call, &keys, "partition") {
-                Ok(()) => {
-                    return Ok(Prepared {
-                        keys,
-                        stream_room: 0,
-                        cut,
-                    })
-                }
-                Err(e) if e.is_out_of_memory() => {}
-                Err(e) => return Err(e),
-            }
-        }
+        let call = sh.need_bytes(with_b_g2, dev.msm_window, cut).min(knob_call);
+        let mut keys = match self.all_resident(st, sh, (g1, g2), call, cut)? {
+            Ok(p) => return Ok(p),
+            Err(keys) => keys,
+        };
         // Some sets stream: the call needs room for their slots too, up to [`STREAM_ROOM`].
         // Other keys' sets go first; then the slots take what is left if that holds the
         // smallest pieces; else this call's resident sets go, the last kept first.
@@ -136,6 +114,36 @@ impl CudaBackend {
                     })
                 }
             }
+        }
+    }
+
+    /// The sets [`CudaBackend::key_resident`] keeps beside a call of `call` bytes cut as `cut`:
+    /// `Ok` when that is all of them and the call fits beside them, else `Err` with the keys
+    /// of those kept.
+    #[allow(clippy::type_complexity)]
+    fn all_resident(
+        &self,
+        st: &mut State,
+        sh: &Shape,
+        (g1, g2): (
+            &[QueryBases<'_, G1Affine>],
+            Option<&QueryBases<'_, G2Affine>>,
+        ),
+        call: u64,
+        cut: Cut,
+    ) -> GpuResult<Result<Prepared, Vec<BasesKey>>> {
+        let keys = self.key_resident(st, sh, g1, g2, call)?;
+        if keys.len() < g1.len() + usize::from(g2.is_some()) {
+            return Ok(Err(keys));
+        }
+        match st.make_room(&self.dev, self.cap(), call, &keys, "partition") {
+            Ok(()) => Ok(Ok(Prepared {
+                keys,
+                stream_room: 0,
+                cut,
+            })),
+            Err(e) if e.is_out_of_memory() => Ok(Err(keys)),
+            Err(e) => Err(e),
         }
     }
 
