@@ -32,6 +32,8 @@
 #   part         (aliases partition, bench-partition) the device partition, H + 4 G1 MSMs +
 #                B_G2, at PART_LOGS: staged, from device a/b/c, from registered host memory
 #   capped-tests cuda_capped alone (the conformance step runs it too)
+#   partition-tests  cuda_partition and cuda_capped: the conformance of a change to the
+#                partition call that leaves the MSM and NTT kernels alone
 #   capped       the partition under gpu.memory_limit: CAPPED_LOGS (26) at CAPS GiB (0,32,24,16;
 #                0: none), each limit on its own backend, checked against the uncapped run
 #   partp        one partition run per PARTP_LOGS size with every MSM's phases, and the G2
@@ -125,7 +127,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -314,6 +316,11 @@ for step in "${steps[@]}"; do
         bench part 40 BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= \
             BATON_BENCH_PARTITION="$PART_LOGS" ;;
     capped-tests)
+        BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched capped 45 "$here/cuda_capped" \
+            --test-threads 1 --nocapture ;;
+    partition-tests)
+        BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched partition 45 \
+            "$here/cuda_partition" --test-threads 1 --nocapture
         BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched capped 45 "$here/cuda_capped" \
             --test-threads 1 --nocapture ;;
     capped)

@@ -120,7 +120,6 @@ impl CudaBackend {
     /// The sets [`CudaBackend::key_resident`] keeps beside a call of `call` bytes cut as `cut`:
     /// `Ok` when that is all of them and the call fits beside them, else `Err` with the keys
     /// of those kept.
-    #[allow(clippy::type_complexity)]
     fn all_resident(
         &self,
         st: &mut State,
