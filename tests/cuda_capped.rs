@@ -162,30 +162,49 @@ fn sums_of(g1: &prover::G1Sums) -> [blstrs::G1Projective; 4] {
     [g1.h, g1.l, g1.a, g1.b_g1]
 }
 
-/// A limit with room for the twiddles, H tables, a partition call's own buffers, the smallest
-/// streamed pieces of B_G2 and half of `pk`'s bases: the call fits, the key does not.
-fn one_call_limit(pk: &baton::ProvingKey) -> u64 {
+/// A limit with room for the twiddles and H tables, the call's own buffers for witness `w`
+/// (lean pieces), every base set but H's, and the smallest streamed pieces of H with a little
+/// slack: the call fits, and H's bases do not where they are larger than those pieces and the
+/// slack ([`h_streams`]).
+fn one_call_limit(pk: &baton::ProvingKey, w: &prover::Witness) -> u64 {
     let call = backend(None)
-        .partition_call_bytes(pk, true)
-        .expect("a partition shape");
+        .partition_call_bytes(pk, Some(w), true)
+        .expect("the witness fits the key");
     let rule = GpuOptions::default().window_rule();
-    let g2 =
-        plan::streamed_minimum::<baton::gpu::host::G2>(pk.b_g2.len(), rule, plan::Streams::Points);
+    let h_least =
+        plan::streamed_minimum::<baton::gpu::host::G1>(pk.h.len(), rule, plan::Streams::Points);
+    let others = [
+        std::mem::size_of_val(&pk.l[..]),
+        std::mem::size_of_val(&pk.a[..]),
+        std::mem::size_of_val(&pk.b_g1[..]),
+        std::mem::size_of_val(&pk.b_g2[..]),
+    ]
+    .iter()
+    .sum::<usize>() as u64;
     let n = (pk.h.len() + 1) as u64;
-    32 * n + (4 << 20) + call + g2 + pk.heap_bytes() / 2
+    32 * n + (4 << 20) + call + others + h_least + (24 << 20)
+}
+
+/// Whether H's bases are larger than the room [`one_call_limit`] leaves them.
+fn h_streams(pk: &baton::ProvingKey) -> bool {
+    let rule = GpuOptions::default().window_rule();
+    let h_least =
+        plan::streamed_minimum::<baton::gpu::host::G1>(pk.h.len(), rule, plan::Streams::Points);
+    std::mem::size_of_val(&pk.h[..]) as u64 > h_least + (32 << 20)
 }
 
 #[test]
 fn a_partition_whose_key_does_not_fit_streams_its_bases_in_one_device_call() {
     let Some(_one) = serial() else { return };
     use baton::stages::partition::{AbcInput, PartitionProver};
-    let n = 1usize << 20;
-    // Random private variables, then PoRep-like ones (most 0 or 1).
+    let n = 1usize << 21;
+    // Random private variables, then PoRep-like ones (most 0 or 1) of the same shape.
     let random = sample_witness(4, n / 2 + 11, 0.45, 51);
-    let mut porep = sample_witness(4, n / 2 + 11, 0.45, 52);
+    let mut porep = sample_witness(4, n / 2 + 11, 0.45, 51);
     porep.aux = porep_scalars(porep.aux.len(), 53);
     let pk = shaped_key(n, &random, &distinct_bases(4096, 54), &g2_points(256, 55));
-    let limit = one_call_limit(&pk);
+    assert!(h_streams(&pk), "H's bases must not fit beside the call");
+    let limit = one_call_limit(&pk, &random);
     let gpu = backend(Some(limit));
     gpu.reset_peak_device_bytes().expect("reset peak");
     for (i, w) in [&random, &porep, &random].into_iter().enumerate() {
@@ -213,7 +232,7 @@ fn a_partition_whose_key_does_not_fit_streams_its_bases_in_one_device_call() {
         );
     }
     assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
-    peak_within(&gpu, limit, "one-call partition 2^20 with streamed bases");
+    peak_within(&gpu, limit, "one-call partition 2^21 with streamed bases");
 }
 
 #[test]
@@ -314,9 +333,11 @@ fn engine_proofs_under_a_limit_verify_and_a_limit_below_the_minimum_is_refused()
     );
     e.shutdown_blocking();
 
-    // Room for a partition call and half the key: one device call per partition, the other
-    // bases streamed from the host.
-    let e = engine(one_call_limit(&pk));
+    // Room for a partition call and every set but H's: one device call per partition (at
+    // this size H's set is smaller than its smallest streamed pieces, so it may stay
+    // resident; the streaming itself is the test above).
+    let (_, w) = prover::synthesize(Synthetic::new(size, 64), &pk).expect("a witness");
+    let e = engine(one_call_limit(&pk, &w));
     let circuits: Vec<Synthetic> = (0..2).map(|s| Synthetic::new(size, 65 + s)).collect();
     let proofs = e
         .prove_blocking(Request::new(pk.clone(), circuits.clone()))

@@ -127,11 +127,20 @@ impl CudaBackend {
     }
 
     /// Device bytes a partition call of `pk` takes beyond its resident bases, twiddles and H
-    /// tables (its largest partition: every private variable in A and B) with its MSMs in
-    /// lean pieces, before any room for streamed bases: what a memory limit must leave for the
-    /// one-call path.
-    pub fn partition_call_bytes(&self, pk: &crate::ProvingKey, with_b_g2: bool) -> Option<u64> {
-        let sh = super::partition::Shape::largest(pk)?;
+    /// tables with its MSMs in lean pieces, before any room for streamed bases: what a memory
+    /// limit must leave for the one-call path. For the witness `w`, or without one for the
+    /// key's largest partition (every private variable in A and B); `None` when they do not
+    /// match.
+    pub fn partition_call_bytes(
+        &self,
+        pk: &crate::ProvingKey,
+        w: Option<&crate::groth16::prover::Witness>,
+        with_b_g2: bool,
+    ) -> Option<u64> {
+        let sh = match w {
+            Some(w) => super::partition::Shape::of(pk, w, with_b_g2).ok()?,
+            None => super::partition::Shape::largest(pk)?,
+        };
         Some(sh.need_bytes(with_b_g2, self.dev.msm_window, crate::gpu::plan::Cut::Lean))
     }
 

@@ -110,7 +110,11 @@ impl CudaBackend {
         let mut bufs = Some(bufs);
         let mut h_first = None;
         let mut abc_upload = std::time::Duration::ZERO;
+        let mut kept = kept;
         if prep.cut == Cut::Lean {
+            // A witness kept on the device beside a/b/c evaluated there goes too: it goes up
+            // again from the host after H.
+            kept = None;
             let mut three = bufs
                 .take()
                 .ok_or_else(|| no_fallback(GpuError::Internal("a/b/c buffers".into())))?;
@@ -131,11 +135,12 @@ impl CudaBackend {
             let h = dev
                 .h_of(three, done, tw, tabs, log_n)
                 .map_err(no_fallback)?;
-            // a and c are freed once H's kernels are done: wait, so that the witness takes
-            // their room instead of more.
-            dev.h
-                .synchronize()
-                .map_err(|e| no_fallback(drv("synchronize")(e)))?;
+            // a and c (and a kept witness) are freed on their streams once H's kernels are
+            // done: wait for all of them, so that the witness takes their room instead of more.
+            for s in [&dev.h, &dev.copy, &dev.stream] {
+                s.synchronize()
+                    .map_err(|e| no_fallback(drv("synchronize")(e)))?;
+            }
             h_first = Some(h);
         }
         let kept = kept.filter(|k| k.scalars == w.aux.len());

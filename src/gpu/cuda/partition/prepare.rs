@@ -61,57 +61,62 @@ impl CudaBackend {
         }
         // Short of memory: lean pieces, whose smaller scratch may keep more sets resident.
         let cut = Cut::Lean;
-        let call = sh.need_bytes(with_b_g2, dev.msm_window, cut).min(knob_call);
+        let call = sh.need_bytes(with_b_g2, dev.msm_window, cut);
         let mut keys = match self.all_resident(st, sh, (g1, g2), call, cut)? {
             Ok(p) => return Ok(p),
             Err(keys) => keys,
         };
-        // Some sets stream: the call needs room for their slots too, up to [`STREAM_ROOM`].
-        // Other keys' sets go first; then the slots take what is left if that holds the
-        // smallest pieces; else this call's resident sets go, the last kept first.
+        // Some sets stream: the call needs room for their slots too, up to [`STREAM_ROOM`],
+        // at least the smallest pieces of the largest set that streams. Other keys' sets go
+        // for that least room only; then this call's resident sets, the last kept first.
         let rule = dev.msm_window;
-        let least = g1
-            .iter()
-            .map(|q| plan::streamed_minimum::<G1>(q.points().len(), rule, Streams::Points))
-            .chain(
-                g2.map(|q| plan::streamed_minimum::<G2>(q.points().len(), rule, Streams::Points)),
-            )
-            .max()
-            .unwrap_or(0);
+        let least =
+            |keys: &[BasesKey]| {
+                g1.iter()
+                    .filter(|q| !keys.contains(&q.key()))
+                    .map(|q| plan::streamed_minimum::<G1>(q.points().len(), rule, Streams::Points))
+                    .chain(g2.filter(|q| !keys.contains(&q.key())).map(|q| {
+                        plan::streamed_minimum::<G2>(q.points().len(), rule, Streams::Points)
+                    }))
+                    .max()
+                    .unwrap_or(0)
+            };
         let want = call + STREAM_ROOM;
         loop {
-            match st.make_room(dev, cap, want, &keys, "partition") {
+            if st.fits(dev, cap, want)?.is_ok() {
+                return Ok(Prepared {
+                    keys,
+                    stream_room: STREAM_ROOM,
+                    cut,
+                });
+            }
+            let least = least(&keys);
+            match st.make_room(dev, cap, call + least, &keys, "partition") {
                 Ok(()) => {
+                    let usable = match st.fits(dev, cap, want)? {
+                        Ok(()) => want,
+                        Err(usable) => usable,
+                    };
                     return Ok(Prepared {
                         keys,
-                        stream_room: STREAM_ROOM,
+                        stream_room: usable.saturating_sub(call).clamp(least, STREAM_ROOM),
                         cut,
-                    })
+                    });
                 }
                 Err(e) if e.is_out_of_memory() => {}
                 Err(e) => return Err(e),
-            }
-            let usable = match st.fits(dev, cap, want)? {
-                Ok(()) => want,
-                Err(usable) => usable,
-            };
-            if usable >= call + least {
-                return Ok(Prepared {
-                    keys,
-                    stream_room: usable - call,
-                    cut,
-                });
             }
             match keys.pop() {
                 Some(k) => {
                     st.bases.remove(&k);
                 }
                 None => {
+                    let usable = st.fits(dev, cap, call + least)?.err().unwrap_or(0);
                     return Err(GpuError::OutOfMemory {
                         what: "partition with its bases streamed",
                         need_bytes: call + least,
                         free_bytes: usable,
-                    })
+                    });
                 }
             }
         }
@@ -147,8 +152,8 @@ impl CudaBackend {
     }
 
     /// Twiddles and H tables for `sh`'s domain, then the base sets of `g1` and `g2` in
-    /// [`KEEP_ORDER`], each with room for `call` more bytes beside it and without evicting the
-    /// ones kept before it; returns the keys of the sets kept resident, in that order. A set
+    /// [`KEEP_ORDER`], each with room for `call` more bytes beside it and without evicting any
+    /// set of this call; returns the keys of the sets kept resident, in that order. A set
     /// that does not fit is left out (its MSM streams its bases); the ones after it are
     /// still tried.
     fn key_resident(
@@ -167,6 +172,15 @@ impl CudaBackend {
             let t = dev.h_tables(&domain)?;
             st.tables.insert(sh.log_n, t);
         }
+        // None of this call's own sets is evicted for another of them: a set that does not fit
+        // beside those already resident streams, and the resident ones stay for the next
+        // partition (else each call would evict and upload again). Only `prepare` gives up
+        // its own sets, when the call lacks room.
+        let own: Vec<BasesKey> = g1
+            .iter()
+            .map(|q| q.key())
+            .chain(g2.map(|q| q.key()))
+            .collect();
         let mut keys = Vec::new();
         for i in KEEP_ORDER {
             let (key, limbs) = match (g1.get(i), i) {
@@ -177,7 +191,7 @@ impl CudaBackend {
                 },
                 (None, _) => continue,
             };
-            match st.make_resident(dev, cap, key, limbs, call, &keys) {
+            match st.make_resident(dev, cap, key, limbs, call, &own) {
                 Ok(()) => keys.push(key),
                 Err(e) if e.is_out_of_memory() => {}
                 Err(e) => return Err(e),
