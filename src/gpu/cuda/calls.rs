@@ -60,19 +60,12 @@ impl CudaBackend {
         // MSM would upload or stream those again).
         let buf = 32 * n as u64;
         st.ensure_twiddles(&self.dev, cap, log_n, 2 * buf + tab_need)?;
-        let (three, two) = (3 * buf + tab_need, 2 * buf + tab_need);
-        let three = match (
-            st.fits(&self.dev, cap, three)?,
-            st.fits(&self.dev, cap, two)?,
-        ) {
-            (Ok(()), _) => true,
-            (Err(_), Ok(())) => false,
-            // Evicting either way: as little as two buffers need.
-            (Err(_), Err(_)) => {
-                st.make_room(&self.dev, cap, two, &[], "H buffers")?;
-                false
-            }
-        };
+        // Three only where they fit as things are; else room for two, evicting only if even
+        // those do not fit.
+        let three = st.fits(&self.dev, cap, 3 * buf + tab_need)?.is_ok();
+        if !three {
+            st.make_room(&self.dev, cap, 2 * buf + tab_need, &[], "H buffers")?;
+        }
         if tab_need > 0 {
             let t = self.dev.h_tables(domain)?;
             st.tables.insert(log_n, t);
