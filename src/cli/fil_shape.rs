@@ -98,8 +98,9 @@ pub fn mix(sector_size: u64, challenges: Option<usize>) -> Result<bool, String> 
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     let pct = |n: usize| 100.0 * n as f64 / m.mix.len().max(1) as f64;
     println!(
-        "partition 0: {} of {} challenges synthesized witness-only in {:.2?} (prelude {} values)",
-        m.challenges, m.of, m.time, m.prelude
+        "partition 0: {} of {} challenges synthesized witness-only in {:.2?} (prelude {} values; \
+         the C1 output generated in {:.2?})",
+        m.challenges, m.of, m.time, m.prelude, m.generation
     );
     println!(
         "values {}: zero {} ({:.1}%)  one {} ({:.1}%)  neither {} ({:.1}%)",

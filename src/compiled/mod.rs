@@ -40,6 +40,7 @@ mod record;
 mod recording;
 mod region;
 mod stream;
+mod values;
 mod witness;
 
 pub use cache::{Recordings, Route};
@@ -50,6 +51,7 @@ pub use matrix::{Columns, SparseMatrix};
 pub use record::RecordingCs;
 pub use recording::{Densities, Recording, Shape};
 pub use region::RegionCs;
+pub use values::ValuesOnly;
 pub use witness::{check_counts, WitnessCs};
 
 use bellperson::Circuit;

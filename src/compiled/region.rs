@@ -94,6 +94,11 @@ impl<'a> RegionCs<'a> {
     pub fn filled(&self) -> bool {
         self.aux == self.sink.len()
     }
+
+    /// Counts `n` constraints enforced without their closures ([`super::ValuesOnly`]).
+    pub(super) fn count_constraints(&mut self, n: usize) {
+        self.constraints += n;
+    }
 }
 
 impl ConstraintSystem<Scalar> for RegionCs<'_> {

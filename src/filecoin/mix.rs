@@ -1,8 +1,9 @@
 //! What a PoRep partition's witness is made of: how many of its values are 0, 1, or neither,
 //! and so what it takes packed ([`crate::groth16::packed`]) against plain scalars. Partition 0
-//! of the shape key's generated C1 output ([`super::shape_circuit`]) is synthesized witness-only,
-//! its challenges in parallel (each after its own run of the prelude, counted once), with no
-//! key and no recording, so it runs at 32 and 64 GiB on a small host.
+//! of the shape key's generated C1 output ([`super::shape_circuit`]) is synthesized witness-only
+//! as the engine synthesizes it (labels by value), its challenges in parallel (each after its
+//! own run of the prelude, counted once), with no key and no recording, so it runs at 32 and
+//! 64 GiB on a small host.
 
 use std::time::{Duration, Instant};
 
@@ -28,8 +29,10 @@ pub struct WitnessMix {
     pub of: usize,
     /// Aux values of the prelude alone.
     pub prelude: usize,
-    /// The synthesis's wall time.
+    /// The synthesis's wall time (the C1 output's generation not included).
     pub time: Duration,
+    /// Generating the C1 output the circuit comes from.
+    pub generation: Duration,
 }
 
 impl WitnessMix {
@@ -58,6 +61,8 @@ fn mix_of<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<WitnessMix> {
     let t = Instant::now();
     let circuit = super::shape_circuit::<Tree>(sector_size)?;
+    let generation = t.elapsed();
+    let t = Instant::now();
     let of = circuit.challenges();
     let n = challenges.unwrap_or(of).min(of);
     guard("synthesizing partition 0's witness", || {
@@ -66,7 +71,9 @@ fn mix_of<Tree: 'static + MerkleTreeTrait>(
         let mixes = (0..n)
             .into_par_iter()
             .map(|i| {
-                let aux = aux_of(circuit.only(i..i + 1))?;
+                let aux = circuit.challenge_aux(i).map_err(|e| {
+                    FilecoinError::upstream("synthesizing partition 0's witness", e)
+                })?;
                 Ok(PackedScalars::pack(aux.get(skip..).unwrap_or(&[])).mix())
             })
             .collect::<Result<Vec<Mix>>>()?;
@@ -82,6 +89,7 @@ fn mix_of<Tree: 'static + MerkleTreeTrait>(
             of,
             prelude: skip,
             time: t.elapsed(),
+            generation,
         })
     })
 }

@@ -35,6 +35,7 @@ mod snap;
 /// Sealing small sectors offline for tests and benchmarks (feature `test-util`).
 #[cfg(feature = "test-util")]
 pub mod testing;
+mod values;
 mod vanilla;
 
 use std::sync::Arc;

@@ -8,12 +8,14 @@
 //! Witness-only synthesis splits the circuit: a prelude (replica id, comm_d and comm_r as inputs,
 //! the replica id's bits, comm_r = H(comm_c, comm_r_last)) and one independent sub-circuit per
 //! challenge, which reads the prelude's numbers and bits only for their values (their variables
-//! appear only in linear combinations, which witness-only synthesis never builds). The circuit
-//! type of one challenge is private upstream, so each parallel task (one per challenge, on the
-//! global rayon pool) runs the public `StackedCircuit::synthesize` with that one challenge: the
-//! prelude again (a few hundred variables), then the challenge. Every challenge has the same
-//! shape, so the recording's aux count gives each task its region of one aux buffer, which it
-//! fills directly ([`RegionCs`]); challenge 0's task writes the prelude there too, the others
+//! appear only in linear combinations, which witness-only synthesis never builds). Each parallel
+//! task (one per challenge, on the global rayon pool) runs the prelude again (a few hundred
+//! variables), then its challenge, through [`super::values`]: the circuit's own allocations in
+//! its order, with the SHA-256 hashes computed by value rather than through bellperson's gadget,
+//! which builds linear combinations eagerly (BENCHMARKS.md, "PoRep witness"; the tests compare every
+//! assignment with the circuit's at each sector size). Every challenge has the same shape, so
+//! the recording's aux count gives each task its region of one aux buffer, which it fills
+//! directly ([`RegionCs`]); challenge 0's task writes the prelude there too, the others
 //! keep their rerun of it apart and it is checked equal to the first. Regions in challenge order
 //! are the order sequential synthesis allocates in, and so are the inputs, appended task by
 //! task. The counts are checked against the recording as for any circuit; a recording that does
@@ -30,7 +32,8 @@ use filecoin_proofs_api::{Hasher, MerkleTreeTrait};
 use rayon::prelude::*;
 use storage_proofs_porep::stacked::StackedCircuit;
 
-use crate::compiled::{self, CompiledError, Recording, RegionCs, Shape, WitnessCs};
+use super::values;
+use crate::compiled::{self, CompiledError, Recording, RegionCs, Shape, ValuesOnly, WitnessCs};
 use crate::groth16::error::Result;
 use crate::groth16::key::ProvingKey;
 use crate::groth16::packed::PackedScalars;
@@ -122,6 +125,35 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
         )
     }
 
+    /// The prelude and one challenge into a witness-only system, the labels' SHA-256 by value
+    /// ([`super::values`]): the same assignments as [`PorepCircuit::run`] over that challenge.
+    fn run_values<C: ValuesOnly>(
+        &self,
+        cs: &mut C,
+        challenge: &VanillaSealProof<Tree>,
+    ) -> std::result::Result<(), SynthesisError> {
+        let publics = values::Commitments {
+            replica_id: self.replica_id.into(),
+            comm_d: self.comm_d.into(),
+            comm_r: self.comm_r.into(),
+            comm_r_last: self.comm_r_last.into(),
+            comm_c: self.comm_c.into(),
+        };
+        values::challenge(cs, publics, challenge)
+    }
+
+    /// The aux values of the prelude and challenge `i`, synthesized witness-only as the engine
+    /// does ([`PorepCircuit::run_values`]).
+    pub(crate) fn challenge_aux(&self, i: usize) -> std::result::Result<Vec<Fr>, SynthesisError> {
+        let challenge = self
+            .challenges
+            .get(i)
+            .ok_or(SynthesisError::AssignmentMissing)?;
+        let mut cs = WitnessCs::with_room(PRELUDE_ONE);
+        self.run_values(&mut cs, challenge)?;
+        Ok(cs.aux)
+    }
+
     /// The witness with the challenges' witness code run in parallel on the global rayon pool
     /// (see the module docs), checked against `shape`: the inputs and the aux.
     pub fn parallel_witness(
@@ -145,7 +177,7 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
             .enumerate()
             .map(|(i, (challenge, region))| {
                 let mut cs = RegionCs::new(if i == 0 { PRELUDE_ONE } else { skip }, region);
-                self.run(&mut cs, std::slice::from_ref(challenge))?;
+                self.run_values(&mut cs, challenge)?;
                 Ok(cs)
             })
             .collect::<std::result::Result<Vec<_>, CompiledError>>()?;
@@ -178,7 +210,7 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
                     0 => RegionCs::packed(PRELUDE_ONE, skip.aux + per),
                     _ => RegionCs::packed(skip, per),
                 };
-                self.run(&mut cs, std::slice::from_ref(challenge))?;
+                self.run_values(&mut cs, challenge)?;
                 Ok(cs)
             })
             .collect::<std::result::Result<Vec<_>, CompiledError>>()?;
@@ -326,5 +358,88 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuit for PorepPartition<Tree> 
                 false => recording.witness(inputs, packed.unpack()),
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filecoin::shape::with_tree;
+    use crate::filecoin::shape_circuit;
+    use filecoin_proofs::constants::{
+        SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_64_GIB,
+        SECTOR_SIZE_8_MIB,
+    };
+
+    /// The circuit's own witness and the by-value one of a challenge, as (inputs, aux, shape).
+    fn both<Tree: 'static + MerkleTreeTrait>(
+        circuit: &PorepCircuit<Tree>,
+        i: usize,
+    ) -> [(Vec<Fr>, Vec<Fr>, Shape); 2] {
+        let mut upstream = WitnessCs::with_room(PRELUDE_ONE);
+        circuit
+            .run(&mut upstream, &circuit.challenges[i..=i])
+            .expect("the circuit's synthesis");
+        let mut ours = WitnessCs::with_room(PRELUDE_ONE);
+        circuit
+            .run_values(&mut ours, &circuit.challenges[i])
+            .expect("by-value synthesis");
+        [upstream, ours].map(|cs| {
+            let shape = cs.shape();
+            (cs.inputs, cs.aux, shape)
+        })
+    }
+
+    /// The first and last challenges of partition 0 of a generated C1 at `size`.
+    fn same_challenges<Tree: 'static + MerkleTreeTrait>(size: u64) -> crate::filecoin::Result<()> {
+        let circuit = shape_circuit::<Tree>(size)?;
+        for i in [0, circuit.challenges() - 1] {
+            let [(up_in, up_aux, up_shape), (in_, aux, shape)] = both(&circuit, i);
+            assert_eq!(shape, up_shape, "{size}: challenge {i}'s counts");
+            assert!(in_ == up_in, "{size}: challenge {i}'s inputs");
+            let first = aux.iter().zip(&up_aux).position(|(a, b)| a != b);
+            assert_eq!(
+                first, None,
+                "{size}: challenge {i}'s first differing aux value"
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn by_value_hashes_assign_what_the_circuit_assigns_at_small_sizes() {
+        for size in [SECTOR_SIZE_2_KIB, SECTOR_SIZE_8_MIB, SECTOR_SIZE_512_MIB] {
+            with_tree!(size, same_challenges, size).expect("challenges");
+        }
+    }
+
+    /// Eleven layers, and the 32 and 64 GiB trees (sub- and top-tree arities).
+    #[test]
+    fn by_value_hashes_assign_what_the_circuit_assigns_at_32_and_64_gib() {
+        for size in [SECTOR_SIZE_32_GIB, SECTOR_SIZE_64_GIB] {
+            with_tree!(size, same_challenges, size).expect("challenges");
+        }
+    }
+
+    /// The whole partition: parallel by value, plain and packed, against one sequential run
+    /// of the circuit.
+    #[test]
+    fn the_parallel_witness_is_the_sequential_one() {
+        fn check<Tree: 'static + MerkleTreeTrait>(size: u64) -> crate::filecoin::Result<()> {
+            let circuit = shape_circuit::<Tree>(size)?;
+            let mut cs = WitnessCs::with_room(PRELUDE_ONE);
+            Circuit::synthesize(circuit.clone(), &mut cs).expect("sequential");
+            let shape = cs.shape();
+            let (inputs, aux) = circuit.parallel_witness(shape).expect("parallel");
+            assert!(inputs == cs.inputs, "{size}: inputs");
+            assert!(aux == cs.aux, "{size}: aux");
+            let (inputs, packed) = circuit.parallel_packed_witness(shape).expect("packed");
+            assert!(inputs == cs.inputs, "{size}: packed inputs");
+            assert!(packed.unpack() == cs.aux, "{size}: packed aux");
+            Ok(())
+        }
+        for size in [SECTOR_SIZE_2_KIB, SECTOR_SIZE_8_MIB] {
+            with_tree!(size, check, size).expect("partition");
+        }
     }
 }
