@@ -175,6 +175,7 @@ fn the_cli_prints_the_sizes_and_writes_a_shape_file_only_outside_the_cache() {
 /// synthesis of partition 0, which packs far smaller than its scalars.
 #[test]
 fn the_witness_mix_counts_what_a_full_synthesis_holds() {
+    use baton::filecoin::{witness_mix_by, Sha256Route};
     use baton::groth16::cs::ProvingAssignment;
     use baton::groth16::packed::Mix;
     for size in [SECTOR, 8 << 20] {
@@ -187,6 +188,8 @@ fn the_witness_mix_counts_what_a_full_synthesis_holds() {
         }
         .expect("full synthesis");
         assert_eq!(m.mix, Mix::of(&full.aux), "{size}");
+        let gadget = witness_mix_by(size, None, Sha256Route::Gadget).expect("gadget mix");
+        assert_eq!(gadget.mix, m.mix, "{size}: through the gadget");
         assert_eq!((m.challenges, m.of), (2, 2));
         assert_eq!(m.partition(), m.mix);
         assert!(
@@ -205,5 +208,17 @@ fn the_witness_mix_counts_what_a_full_synthesis_holds() {
     ]);
     assert!(ok, "{text}");
     assert!(text.contains("1 of 2 challenges"), "{text}");
+    assert!(text.contains("SHA-256 by value"), "{text}");
     assert!(text.contains("packed"), "{text}");
+    let (ok, text) = baton(&[
+        "fil-params",
+        "--shape-only",
+        "--sector-size",
+        "2KiB",
+        "--witness-mix",
+        "--gadget-sha256",
+    ]);
+    assert!(ok, "{text}");
+    assert!(text.contains("2 of 2 challenges"), "{text}");
+    assert!(text.contains("through the gadget"), "{text}");
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use baton::filecoin::{shape_key, witness_mix, ParamCache};
+use baton::filecoin::{shape_key, witness_mix_by, ParamCache, Sha256Route};
 
 /// `fil-params`' shape-key options.
 #[derive(clap::Args, Debug)]
@@ -28,6 +28,11 @@ pub struct ShapeArgs {
         default_missing_value = "0"
     )]
     witness_mix: Option<usize>,
+
+    /// With --witness-mix: synthesize the SHA-256 through the circuit's own gadget rather than
+    /// by value as the engine does (the reference its time is compared with).
+    #[arg(long, requires = "witness_mix")]
+    gadget_sha256: bool,
 }
 
 impl ShapeArgs {
@@ -35,7 +40,13 @@ impl ShapeArgs {
     /// was given, make real parameters.
     pub fn run(self, sector_size: u64, cache: &ParamCache) -> Option<Result<bool, String>> {
         match (self.witness_mix, self.shape_only) {
-            (Some(n), _) => Some(mix(sector_size, (n > 0).then_some(n))),
+            (Some(n), _) => {
+                let route = match self.gadget_sha256 {
+                    true => Sha256Route::Gadget,
+                    false => Sha256Route::ByValue,
+                };
+                Some(mix(sector_size, (n > 0).then_some(n), route))
+            }
             (None, true) => Some(run(sector_size, self.out, cache)),
             (None, false) => None,
         }
@@ -93,14 +104,26 @@ pub fn run(sector_size: u64, out: Option<PathBuf>, cache: &ParamCache) -> Result
 
 /// Synthesizes partition 0's witness at `sector_size` (the first `challenges`, or all) and
 /// prints what it is made of and what it takes packed.
-pub fn mix(sector_size: u64, challenges: Option<usize>) -> Result<bool, String> {
-    let m = witness_mix(sector_size, challenges).map_err(|e| e.to_string())?;
+pub fn mix(
+    sector_size: u64,
+    challenges: Option<usize>,
+    route: Sha256Route,
+) -> Result<bool, String> {
+    let m = witness_mix_by(sector_size, challenges, route).map_err(|e| e.to_string())?;
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     let pct = |n: usize| 100.0 * n as f64 / m.mix.len().max(1) as f64;
     println!(
-        "partition 0: {} of {} challenges synthesized witness-only in {:.2?} (prelude {} values; \
-         the C1 output generated in {:.2?})",
-        m.challenges, m.of, m.time, m.prelude, m.generation
+        "partition 0: {} of {} challenges synthesized witness-only in {:.2?}, SHA-256 {} \
+         (prelude {} values; the C1 output generated in {:.2?})",
+        m.challenges,
+        m.of,
+        m.time,
+        match route {
+            Sha256Route::ByValue => "by value",
+            Sha256Route::Gadget => "through the gadget",
+        },
+        m.prelude,
+        m.generation
     );
     println!(
         "values {}: zero {} ({:.1}%)  one {} ({:.1}%)  neither {} ({:.1}%)",

@@ -49,15 +49,34 @@ impl WitnessMix {
     }
 }
 
+/// How the challenges' SHA-256 is synthesized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sha256Route {
+    /// By value, as the engine does (`filecoin::values`).
+    ByValue,
+    /// Through the circuit's own gadget: the reference the by-value route is timed against.
+    Gadget,
+}
+
 /// The mix of partition 0's witness at `sector_size` from its first `challenges` challenges
-/// (all of them when `None` or more than it has).
+/// (all of them when `None` or more than it has), synthesized as the engine does.
 pub fn witness_mix(sector_size: u64, challenges: Option<usize>) -> Result<WitnessMix> {
-    with_tree!(sector_size, mix_of, sector_size, challenges)
+    witness_mix_by(sector_size, challenges, Sha256Route::ByValue)
+}
+
+/// [`witness_mix`] with the challenges' SHA-256 synthesized by `route`.
+pub fn witness_mix_by(
+    sector_size: u64,
+    challenges: Option<usize>,
+    route: Sha256Route,
+) -> Result<WitnessMix> {
+    with_tree!(sector_size, mix_of, sector_size, challenges, route)
 }
 
 fn mix_of<Tree: 'static + MerkleTreeTrait>(
     sector_size: u64,
     challenges: Option<usize>,
+    route: Sha256Route,
 ) -> Result<WitnessMix> {
     let t = Instant::now();
     let circuit = super::shape_circuit::<Tree>(sector_size)?;
@@ -71,9 +90,12 @@ fn mix_of<Tree: 'static + MerkleTreeTrait>(
         let mixes = (0..n)
             .into_par_iter()
             .map(|i| {
-                let aux = circuit.challenge_aux(i).map_err(|e| {
-                    FilecoinError::upstream("synthesizing partition 0's witness", e)
-                })?;
+                let aux = match route {
+                    Sha256Route::ByValue => circuit.challenge_aux(i).map_err(|e| {
+                        FilecoinError::upstream("synthesizing partition 0's witness", e)
+                    })?,
+                    Sha256Route::Gadget => aux_of(circuit.only(i..i + 1))?,
+                };
                 Ok(PackedScalars::pack(aux.get(skip..).unwrap_or(&[])).mix())
             })
             .collect::<Result<Vec<Mix>>>()?;

@@ -54,7 +54,7 @@ pub use ids::{
     seal_proof_for, seal_proof_from_number, sector_size_name, update_proof_for,
     update_proof_from_number, CircuitId, CircuitKind,
 };
-pub use mix::{witness_mix, WitnessMix};
+pub use mix::{witness_mix, witness_mix_by, Sha256Route, WitnessMix};
 pub use params::{ParamCache, ParamFiles};
 pub use porep_circuit::{PorepCircuit, PorepPartition};
 pub use setup::{generate_params, Generated};
