@@ -10,16 +10,16 @@
 //! challenge, which reads the prelude's numbers and bits only for their values (their variables
 //! appear only in linear combinations, which witness-only synthesis never builds). Each parallel
 //! task (one per challenge, on the global rayon pool) runs the prelude again (a few hundred
-//! variables), then its challenge, through [`super::values`]: the circuit's own allocations in
-//! its order, with the SHA-256 hashes computed by value rather than through bellperson's gadget,
-//! which builds linear combinations eagerly (BENCHMARKS.md, "PoRep witness"; the tests compare every
-//! assignment with the circuit's at each sector size). Every challenge has the same shape, so
-//! the recording's aux count gives each task its region of one aux buffer, which it fills
-//! directly ([`RegionCs`]); challenge 0's task writes the prelude there too, the others
-//! keep their rerun of it apart and it is checked equal to the first. Regions in challenge order
-//! are the order sequential synthesis allocates in, and so are the inputs, appended task by
-//! task. The counts are checked against the recording as for any circuit; a recording that does
-//! not split so is run in one sequence (its counts then name any divergence).
+//! variables), then its challenge, through [`super::values`]: the circuit's own allocations in its
+//! order, with the SHA-256 hashes computed by value rather than through bellperson's gadget, which
+//! builds linear combinations eagerly (BENCHMARKS.md, "CPU VM — PoRep witness"; the tests compare
+//! every assignment with the circuit's at each sector size). Every challenge has the same shape, so
+//! the recording's aux count gives each task its region of one aux buffer, which it fills directly
+//! ([`RegionCs`]); challenge 0's task writes the prelude there too, the others keep their rerun of
+//! it apart and it is checked equal to the first. Regions in challenge order are the order
+//! sequential synthesis allocates in, and so are the inputs, appended task by task. The counts are
+//! checked against the recording as for any circuit; a recording that does not split so is run in
+//! one sequence (its counts then name any divergence).
 //!
 //! Peak memory is the witness plus one prelude per challenge: nothing is copied to join them.
 
