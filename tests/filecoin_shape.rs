@@ -198,27 +198,19 @@ fn the_witness_mix_counts_what_a_full_synthesis_holds() {
             m.mix
         );
     }
-    let (ok, text) = baton(&[
-        "fil-params",
-        "--shape-only",
-        "--sector-size",
-        "2KiB",
-        "--witness-mix",
-        "1",
-    ]);
-    assert!(ok, "{text}");
-    assert!(text.contains("1 of 2 challenges"), "{text}");
-    assert!(text.contains("SHA-256 by value"), "{text}");
-    assert!(text.contains("packed"), "{text}");
-    let (ok, text) = baton(&[
-        "fil-params",
-        "--shape-only",
-        "--sector-size",
-        "2KiB",
-        "--witness-mix",
-        "--gadget-sha256",
-    ]);
-    assert!(ok, "{text}");
-    assert!(text.contains("2 of 2 challenges"), "{text}");
-    assert!(text.contains("through the gadget"), "{text}");
+    // One challenge by value, then both through the gadget.
+    for (extra, want) in [
+        ("1", ["1 of 2 challenges", "SHA-256 by value"]),
+        (
+            "--gadget-sha256",
+            ["2 of 2 challenges", "through the gadget"],
+        ),
+    ] {
+        let args = ["fil-params", "--shape-only", "--sector-size", "2KiB"];
+        let (ok, text) = baton(&[&args[..], &["--witness-mix", extra]].concat());
+        assert!(ok, "{text}");
+        for w in want.iter().chain(&["packed"]) {
+            assert!(text.contains(w), "{w}: {text}");
+        }
+    }
 }
