@@ -310,7 +310,7 @@ fn engine(limit: u64) -> Engine {
 #[test]
 fn engine_proofs_under_a_limit_verify_and_a_limit_below_the_minimum_is_refused() {
     let Some(_one) = serial() else { return };
-    let size = 1usize << 19;
+    let size = 1usize << 20;
     let mut rng = rand::thread_rng();
     let pk = Arc::new(
         baton::generate_random_parameters(Synthetic::new(size, 0), &mut rng).expect("setup"),
