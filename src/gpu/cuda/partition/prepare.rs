@@ -56,13 +56,25 @@ impl CudaBackend {
         let (dev, cap) = (&self.dev, self.cap());
         let knob = Cut::Knob(dev.msm_pieces);
         let knob_call = sh.need_bytes(with_b_g2, dev.msm_window, knob);
-        if let Ok(p) = self.all_resident(st, sh, (g1, g2), knob_call, knob)? {
-            return Ok(p);
+        // Counted before anything is uploaded: a set uploaded by a try that then cannot keep
+        // it would be uploaded and given up again by every partition.
+        if self.all_fit(st, sh, g1, g2, knob_call)? {
+            if let Ok(p) = self.all_resident(st, sh, (g1, g2), knob_call, knob)? {
+                return Ok(p);
+            }
         }
         // Short of memory: lean pieces, whose smaller scratch may keep more sets resident.
         let cut = Cut::Lean;
         let call = sh.need_bytes(with_b_g2, dev.msm_window, cut);
-        let mut keys = match self.all_resident(st, sh, (g1, g2), call, cut)? {
+        // When some set must stream, the resident ones leave its slots their full room: a
+        // set kept in the slots' room cuts every streamed MSM into small pieces, which cost
+        // more than streaming that set too (BENCHMARKS.md, "H100 — partition under
+        // gpu.memory_limit").
+        let beside = match self.all_fit(st, sh, g1, g2, call)? {
+            true => call,
+            false => call + STREAM_ROOM,
+        };
+        let mut keys = match self.all_resident(st, sh, (g1, g2), beside, cut)? {
             Ok(p) => return Ok(p),
             Err(keys) => keys,
         };
@@ -120,6 +132,43 @@ impl CudaBackend {
                 }
             }
         }
+    }
+
+    /// Whether every base set of `g1` and `g2` can be resident beside `call` bytes: those not
+    /// resident yet, with `sh`'s twiddles and H tables if missing, fit in what is free now and
+    /// what other keys' sets and idle recordings would give back. A count only; nothing is
+    /// uploaded or evicted.
+    fn all_fit(
+        &self,
+        st: &mut State,
+        sh: &Shape,
+        g1: &[QueryBases<'_, G1Affine>],
+        g2: Option<&QueryBases<'_, G2Affine>>,
+        call: u64,
+    ) -> GpuResult<bool> {
+        let own: Vec<BasesKey> = g1
+            .iter()
+            .map(|q| q.key())
+            .chain(g2.map(|q| q.key()))
+            .collect();
+        let (bases, tables) = absent(st, sh, g1, g2);
+        let missing = bases + tables;
+        let others: u64 = st
+            .bases
+            .iter()
+            .filter(|(k, _)| !own.contains(k))
+            .map(|(_, r)| r.points.num_bytes() as u64)
+            .sum();
+        let recordings: u64 = st
+            .recordings
+            .iter()
+            .filter(|(id, _)| st.in_use_recording != Some(**id))
+            .map(|(_, r)| r.bytes)
+            .sum();
+        Ok(match st.fits(&self.dev, self.cap(), call + missing)? {
+            Ok(()) => true,
+            Err(usable) => usable + others + recordings >= call + missing,
+        })
     }
 
     /// The sets [`CudaBackend::key_resident`] keeps beside a call of `call` bytes cut as `cut`:
@@ -216,32 +265,16 @@ impl CudaBackend {
         let (g1, g2) = queries(pk, 0, 0, with_b_g2);
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
-        let missing = |key: BasesKey, bytes: usize| match st.bases.contains_key(&key) {
-            true => 0,
-            false => bytes as u64,
-        };
-        let bases: u64 = g1
-            .iter()
-            .map(|q| missing(q.key(), size_of_val(q.whole)))
-            .chain(g2.iter().map(|q| missing(q.key(), size_of_val(q.whole))))
-            .sum();
+        let (bases, tables) = absent(st, &sh, &g1, g2.as_ref());
         if bases == 0 {
             return Ok(0);
         }
-        let twiddles = match st.needs_twiddles(sh.log_n) {
-            true => 32u64 << sh.log_n,
-            false => 0,
-        };
-        let tables = match st.tables.contains_key(&sh.log_n) {
-            true => 0,
-            false => H_TABLES_ROOM,
-        };
         let call = sh.need_bytes(
             with_b_g2,
             self.dev.msm_window,
             Cut::Knob(self.dev.msm_pieces),
         );
-        let need = bases + twiddles + tables + call;
+        let need = bases + tables + call;
         if let Err(usable) = st.fits(&self.dev, self.cap(), need)? {
             tracing::info!(
                 device = self.dev.ordinal,
@@ -254,4 +287,32 @@ impl CudaBackend {
         self.key_resident(st, &sh, &g1, g2.as_ref(), call)?;
         Ok(bases)
     }
+}
+
+/// What a call over `sh` with these sets would upload first: the bytes of the sets not
+/// resident, and of the twiddles and H tables its domain lacks.
+fn absent(
+    st: &State,
+    sh: &Shape,
+    g1: &[QueryBases<'_, G1Affine>],
+    g2: Option<&QueryBases<'_, G2Affine>>,
+) -> (u64, u64) {
+    let missing = |key: BasesKey, bytes: usize| match st.bases.contains_key(&key) {
+        true => 0,
+        false => bytes as u64,
+    };
+    let bases = g1
+        .iter()
+        .map(|q| missing(q.key(), size_of_val(q.whole)))
+        .chain(g2.map(|q| missing(q.key(), size_of_val(q.whole))))
+        .sum();
+    let twiddles = match st.needs_twiddles(sh.log_n) {
+        true => 32u64 << sh.log_n,
+        false => 0,
+    };
+    let tables = match st.tables.contains_key(&sh.log_n) {
+        true => 0,
+        false => H_TABLES_ROOM,
+    };
+    (bases, twiddles + tables)
 }
