@@ -146,11 +146,7 @@ impl CudaBackend {
         g2: Option<&QueryBases<'_, G2Affine>>,
         call: u64,
     ) -> GpuResult<bool> {
-        let own: Vec<BasesKey> = g1
-            .iter()
-            .map(|q| q.key())
-            .chain(g2.map(|q| q.key()))
-            .collect();
+        let own = own_keys(g1, g2);
         let (bases, tables) = absent(st, sh, g1, g2);
         let missing = bases + tables;
         let others: u64 = st
@@ -225,11 +221,7 @@ impl CudaBackend {
         // beside those already resident streams, and the resident ones stay for the next
         // partition (else each call would evict and upload again). Only `prepare` gives up
         // its own sets, when the call lacks room.
-        let own: Vec<BasesKey> = g1
-            .iter()
-            .map(|q| q.key())
-            .chain(g2.map(|q| q.key()))
-            .collect();
+        let own = own_keys(g1, g2);
         let mut keys = Vec::new();
         for i in KEEP_ORDER {
             let (key, limbs) = match (g1.get(i), i) {
@@ -315,4 +307,15 @@ fn absent(
         false => H_TABLES_ROOM,
     };
     (bases, twiddles + tables)
+}
+
+/// The keys of a call's own base sets.
+fn own_keys(
+    g1: &[QueryBases<'_, G1Affine>],
+    g2: Option<&QueryBases<'_, G2Affine>>,
+) -> Vec<BasesKey> {
+    g1.iter()
+        .map(|q| q.key())
+        .chain(g2.map(|q| q.key()))
+        .collect()
 }
