@@ -186,6 +186,13 @@ impl Word {
         }
     }
 
+    /// The word rotated right by each of `by`, xored in that order (a round's Σ).
+    fn rotations<C: ValuesOnly>(&self, cs: &mut C, by: [usize; 3]) -> Result<Word, SynthesisError> {
+        self.rotr(by[0])
+            .xor(cs, &self.rotr(by[1]))?
+            .xor(cs, &self.rotr(by[2]))
+    }
+
     fn xor<C: ValuesOnly>(&self, cs: &mut C, other: &Word) -> Result<Word, SynthesisError> {
         let mut bits = [Bit::Const(false); 32];
         for (i, bit) in bits.iter_mut().enumerate() {
@@ -297,17 +304,11 @@ fn compress<C: ValuesOnly>(
     let [mut f, mut g, mut hh] = [h[5].clone(), h[6].clone(), h[7].clone()];
     for (i, wi) in w.iter().enumerate() {
         let new_e = e.get(cs, &mut eq, &[])?;
-        let s1 = new_e
-            .rotr(6)
-            .xor(cs, &new_e.rotr(11))?
-            .xor(cs, &new_e.rotr(25))?;
+        let s1 = new_e.rotations(cs, [6, 11, 25])?;
         let choice = Word::triop(cs, [&new_e, &f, &g], ch)?;
         let t1 = [hh, s1, choice, Word::constant(K[i]), wi.clone()];
         let new_a = a.get(cs, &mut eq, &[])?;
-        let s0 = new_a
-            .rotr(2)
-            .xor(cs, &new_a.rotr(13))?
-            .xor(cs, &new_a.rotr(22))?;
+        let s0 = new_a.rotations(cs, [2, 13, 22])?;
         let majority = Word::triop(cs, [&new_a, &b, &c], maj)?;
         hh = g;
         g = f;
