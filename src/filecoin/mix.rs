@@ -1,7 +1,7 @@
 //! What a PoRep partition's witness is made of: how many of its values are 0, 1, or neither,
 //! and so what it takes packed ([`crate::groth16::packed`]) against plain scalars. Partition 0
 //! of the shape key's generated C1 output ([`super::shape_circuit`]) is synthesized witness-only
-//! as the engine synthesizes it (labels by value), its challenges in parallel (each after its
+//! as the engine synthesizes it (SHA-256 by value), its challenges in parallel (each after its
 //! own run of the prelude, counted once), with no key and no recording, so it runs at 32 and
 //! 64 GiB on a small host.
 

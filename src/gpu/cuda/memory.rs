@@ -198,6 +198,24 @@ impl State {
         }
     }
 
+    /// Bytes [`State::make_room`] could give back without touching `keep`: other bases, and
+    /// recordings no call is evaluating.
+    pub fn evictable_bytes(&self, keep: &[BasesKey]) -> u64 {
+        let bases: u64 = self
+            .bases
+            .iter()
+            .filter(|(k, _)| !keep.contains(k))
+            .map(|(_, r)| r.points.num_bytes() as u64)
+            .sum();
+        let recordings: u64 = self
+            .recordings
+            .iter()
+            .filter(|(id, _)| self.in_use_recording != Some(**id))
+            .map(|(_, r)| r.bytes)
+            .sum();
+        bases + recordings
+    }
+
     /// The staging buffers, allocated on first use; `None` (pageable copies) if that failed.
     pub fn staging(&mut self, dev: &Device) -> Option<&mut Staging> {
         staging_of(&mut self.staging, dev)

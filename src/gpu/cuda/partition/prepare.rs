@@ -136,8 +136,8 @@ impl CudaBackend {
 
     /// Whether every base set of `g1` and `g2` can be resident beside `call` bytes: those not
     /// resident yet, with `sh`'s twiddles and H tables if missing, fit in what is free now and
-    /// what other keys' sets and idle recordings would give back. A count only; nothing is
-    /// uploaded or evicted.
+    /// what evicting other keys' sets and idle recordings would give back
+    /// ([`State::evictable_bytes`]). A count only; nothing is uploaded or evicted.
     fn all_fit(
         &self,
         st: &mut State,
@@ -146,24 +146,11 @@ impl CudaBackend {
         g2: Option<&QueryBases<'_, G2Affine>>,
         call: u64,
     ) -> GpuResult<bool> {
-        let own = own_keys(g1, g2);
         let (bases, tables) = absent(st, sh, g1, g2);
         let missing = bases + tables;
-        let others: u64 = st
-            .bases
-            .iter()
-            .filter(|(k, _)| !own.contains(k))
-            .map(|(_, r)| r.points.num_bytes() as u64)
-            .sum();
-        let recordings: u64 = st
-            .recordings
-            .iter()
-            .filter(|(id, _)| st.in_use_recording != Some(**id))
-            .map(|(_, r)| r.bytes)
-            .sum();
         Ok(match st.fits(&self.dev, self.cap(), call + missing)? {
             Ok(()) => true,
-            Err(usable) => usable + others + recordings >= call + missing,
+            Err(usable) => usable + st.evictable_bytes(&own_keys(g1, g2)) >= call + missing,
         })
     }
 
