@@ -3,7 +3,9 @@
 //! with the worker kept for CRITICAL jobs (`synthesis.critical_workers = 1`, the default) and
 //! the ordinary workers niced (`synthesis.nice = 10`, the default), with the worker but no
 //! nicing, and with neither. The target (issue 36): under load, the CRITICAL job is answered within one
-//! partition's device time plus its own idle proving time.
+//! partition's device time plus its own idle proving time. A second table splits the CRITICAL
+//! job's latency into its queue wait, synthesis, GPU and the rest, idle and busy, to say which
+//! step the load stretches.
 //!
 //! The circuits are the built-in PoRep-like `Synthetic` ones under keys of their exact shape
 //! with tiled points (`baton::testing::tiled_key`): the work is a real proof's, the proofs do not
@@ -23,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use baton::circuits::Synthetic;
 use baton::config::{parse_bytes, Bg2Device};
+use baton::engine::JobReport;
 use baton::scheduler::Priority;
 use baton::{Config, Engine, ProvingKey, Request};
 use common::{env_list, median};
@@ -68,7 +71,7 @@ fn latencies(
     busy: usize,
     busy_pk: &Arc<ProvingKey>,
     pk: &Arc<ProvingKey>,
-) -> Vec<Duration> {
+) -> Vec<(Duration, JobReport)> {
     let mut out = Vec::new();
     for run in 0..s.runs as u64 {
         let tickets: Vec<_> = (0..busy as u64)
@@ -95,10 +98,11 @@ fn latencies(
             }
         }
         let t = Instant::now();
-        engine
-            .prove_blocking(critical(pk, s.log, run))
+        let report = engine
+            .submit(critical(pk, s.log, run))
+            .blocking_outcome()
             .expect("CRITICAL job proved");
-        out.push(t.elapsed());
+        out.push((t.elapsed(), report));
         for t in tickets {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .build()
@@ -128,6 +132,7 @@ fn main() {
     let pk = Arc::new(baton::testing::tiled_key(&Synthetic::new(1 << s.log, 0)).expect("key"));
     eprintln!("tiled keys ready in {:.1?}", t.elapsed());
     let mut rows = Vec::new();
+    let mut parts = Vec::new();
     for (reserve, nice) in [(1usize, 10u8), (1, 0), (0, 0)] {
         let e = engine(reserve, nice);
         // Warm: keys resident, kernels compiled, one partition of each shape timed on its own.
@@ -139,16 +144,18 @@ fn main() {
             .blocking_outcome()
             .expect("busy partition");
         e.prove_blocking(critical(&pk, s.log, 99)).expect("warm-up");
-        let idle = median(latencies(&e, &s, 0, &busy_pk, &pk));
+        let idle = latencies(&e, &s, 0, &busy_pk, &pk);
         let busy = latencies(&e, &s, s.jobs, &busy_pk, &pk);
-        let worst = *busy.iter().max().expect("runs > 0");
+        let worst = busy.iter().map(|(d, _)| *d).max().expect("runs > 0");
+        parts.push((reserve, nice, "idle", split(&idle)));
+        parts.push((reserve, nice, "busy", split(&busy)));
         rows.push((
             reserve,
             nice,
             e.backend_name().to_string(),
             one,
-            idle,
-            median(busy),
+            median(idle.iter().map(|(d, _)| *d).collect()),
+            median(busy.iter().map(|(d, _)| *d).collect()),
             worst,
         ));
         e.shutdown_blocking();
@@ -172,4 +179,32 @@ fn main() {
             if worst <= bound { "yes" } else { "no" }
         );
     }
+    println!("\nWhere the CRITICAL job's time went (medians of each step over the runs)");
+    println!("| critical_workers | nice | engine | total ms | queue wait ms | synthesis ms | GPU ms | rest: device queue, B_G2, messages (ms) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (reserve, nice, what, [total, queue, synthesis, gpu, rest]) in parts {
+        println!(
+            "| {reserve} | {nice} | {what} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            ms(total),
+            ms(queue),
+            ms(synthesis),
+            ms(gpu),
+            ms(rest)
+        );
+    }
+}
+
+/// Medians over the runs of the whole latency and its steps: the queue wait, synthesis, the
+/// GPU (taken by a GPU actor to handed to B_G2) and the rest (the wait for a GPU actor, B_G2,
+/// the messages between the actors).
+fn split(runs: &[(Duration, JobReport)]) -> [Duration; 5] {
+    let step =
+        |f: &dyn Fn(&(Duration, JobReport)) -> Duration| median(runs.iter().map(f).collect());
+    [
+        step(&|(d, _)| *d),
+        step(&|(_, r)| r.queue_wait),
+        step(&|(_, r)| r.synthesis),
+        step(&|(_, r)| r.gpu),
+        step(&|(d, r)| d.saturating_sub(r.queue_wait + r.synthesis + r.gpu)),
+    ]
 }
