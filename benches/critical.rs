@@ -1,8 +1,10 @@
 //! WinningPoSt latency under load: how long a CRITICAL job takes on an idle engine, and while
 //! PoRep C2-like jobs (NORMAL, many partitions) keep every synthesis worker and the device busy,
-//! with the worker kept for CRITICAL jobs (`synthesis.critical_workers = 1`, the default) and
-//! the ordinary workers niced (`synthesis.nice = 10`, the default), with the worker but no
-//! nicing, and with neither. The target (issue 36): under load, the CRITICAL job is answered within one
+//! in three settings: the defaults (a synthesis worker kept for CRITICAL jobs,
+//! `synthesis.critical_workers = 1`, and ordinary synthesis paused while a CRITICAL partition
+//! synthesizes, `synthesis.yield_to_critical = true`), the worker without the pause, and the
+//! pause without the worker. The target (issue 36): under load, the CRITICAL job is answered
+//! within one
 //! partition's device time plus its own idle proving time. A second table splits the CRITICAL
 //! job's latency into its queue wait, synthesis, GPU and the rest, idle and busy, to say which
 //! step the load stretches.
@@ -42,7 +44,7 @@ struct Sizes {
     runs: usize,
 }
 
-fn engine(critical_workers: usize, nice: u8) -> Engine {
+fn engine(critical_workers: usize, yields: bool) -> Engine {
     let workers = std::env::var("CRIT_WORKERS")
         .ok()
         .and_then(|w| w.parse().ok())
@@ -52,7 +54,7 @@ fn engine(critical_workers: usize, nice: u8) -> Engine {
         budget_bytes: parse_bytes(&budget),
         synthesis_workers: workers,
         critical_workers,
-        synthesis_nice: nice,
+        yield_to_critical: yields,
         bg2_device: Bg2Device::Auto,
         ..Config::default()
     };
@@ -133,8 +135,9 @@ fn main() {
     eprintln!("tiled keys ready in {:.1?}", t.elapsed());
     let mut rows = Vec::new();
     let mut parts = Vec::new();
-    for (reserve, nice) in [(1usize, 10u8), (1, 0), (0, 0)] {
-        let e = engine(reserve, nice);
+    for (reserve, yields) in [(1usize, true), (1, false), (0, true)] {
+        let e = engine(reserve, yields);
+        let nice = if yields { "on" } else { "off" };
         // Warm: keys resident, kernels compiled, one partition of each shape timed on its own.
         let one = e
             .submit(Request::new(
@@ -164,7 +167,7 @@ fn main() {
         "\nCRITICAL 2^{} while {} jobs x {} partitions of 2^{} run ({} runs each)",
         s.log, s.jobs, s.parts, s.busy_log, s.runs
     );
-    println!("| critical_workers | nice | backend | partition device ms | partition synthesis ms | idle ms | busy median ms | busy max ms | bound ms | max within bound |");
+    println!("| critical_workers | yield_to_critical | backend | partition device ms | partition synthesis ms | idle ms | busy median ms | busy max ms | bound ms | max within bound |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for (reserve, nice, backend, one, idle, busy, worst) in rows {
         let bound = one.gpu + idle;
@@ -180,7 +183,7 @@ fn main() {
         );
     }
     println!("\nWhere the CRITICAL job's time went (medians of each step over the runs)");
-    println!("| critical_workers | nice | engine | total ms | queue wait ms | synthesis ms | GPU ms | rest: device queue, B_G2, messages (ms) |");
+    println!("| critical_workers | yield_to_critical | engine | total ms | queue wait ms | synthesis ms | GPU ms | rest: device queue, B_G2, messages (ms) |");
     println!("|---|---|---|---|---|---|---|---|");
     for (reserve, nice, what, [total, queue, synthesis, gpu, rest]) in parts {
         println!(

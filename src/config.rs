@@ -87,6 +87,11 @@ pub struct Config {
     /// hosts, 10 cost the engine throughput and did not shorten a CRITICAL job under load
     /// (BENCHMARKS.md, "CRITICAL latency under load"), so it is off by default.
     pub synthesis_nice: u8,
+    /// Pause ordinary synthesis while a CRITICAL partition synthesizes
+    /// (`synthesis.yield_to_critical`, default on): the ordinary threads stop at their next
+    /// allocation and go on when it ends, so that a WinningPoSt's synthesis has every core
+    /// (`scheduler::yield_point`). Off: they share the cores.
+    pub yield_to_critical: bool,
     /// Synthesize through recorded R1CS (`synthesis.compiled`, default on): the first
     /// synthesis of a key's circuit records it, later ones run witness-only (`compiled`).
     pub compiled: bool,
@@ -132,6 +137,7 @@ impl Default for Config {
             synthesis_workers: cores.clamp(1, 16),
             critical_workers: 1,
             synthesis_nice: 0,
+            yield_to_critical: true,
             compiled: true,
             pack_witness: true,
             gpu_devices: Vec::new(),
@@ -278,6 +284,10 @@ impl Config {
                     ))
                 }
             };
+        }
+        if let Some(v) = synthesis.yield_to_critical {
+            c.yield_to_critical =
+                flag(&v).map_err(|e| invalid("synthesis.yield_to_critical", e))?;
         }
         if let Some(v) = synthesis.compiled {
             c.compiled = flag(&v).map_err(|e| invalid("synthesis.compiled", e))?;

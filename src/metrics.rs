@@ -49,6 +49,9 @@ pub struct Metrics {
     /// `baton_device_bytes{device}`: device memory in baton's buffers after the device's last
     /// call (under `gpu.memory_limit` when set).
     pub device_bytes: IntGaugeVec,
+    /// `baton_synthesis_parked_seconds_total`: seconds ordinary synthesis threads spent paused
+    /// while a CRITICAL partition synthesized (`synthesis.yield_to_critical`).
+    pub synthesis_parked_seconds: prometheus::Counter,
 }
 
 impl Metrics {
@@ -115,6 +118,10 @@ impl Metrics {
             ),
             &["device"],
         )?;
+        let synthesis_parked_seconds = prometheus::Counter::new(
+            "synthesis_parked_seconds_total",
+            "Seconds ordinary synthesis threads spent paused for CRITICAL synthesis",
+        )?;
         let m = Metrics {
             registry,
             mailbox_depth,
@@ -132,6 +139,7 @@ impl Metrics {
             refusals_total,
             key_evictions_total,
             device_bytes,
+            synthesis_parked_seconds,
         };
         let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
             Box::new(m.mailbox_depth.clone()),
@@ -149,6 +157,7 @@ impl Metrics {
             Box::new(m.refusals_total.clone()),
             Box::new(m.key_evictions_total.clone()),
             Box::new(m.device_bytes.clone()),
+            Box::new(m.synthesis_parked_seconds.clone()),
         ];
         for c in collectors {
             m.registry.register(c)?;

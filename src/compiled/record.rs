@@ -233,6 +233,7 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        crate::scheduler::yield_point::checkpoint();
         self.witness.alloc(name, f)
     }
 
@@ -253,6 +254,7 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
+        crate::scheduler::yield_point::checkpoint();
         let (a, b, c) = (
             a(LinearCombination::zero()),
             b(LinearCombination::zero()),

@@ -110,6 +110,7 @@ impl ConstraintSystem<Scalar> for RegionCs<'_> {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        crate::scheduler::yield_point::checkpoint();
         let v = f()?;
         if self.prefix.aux.len() < self.skip.aux {
             self.prefix.aux.push(v);

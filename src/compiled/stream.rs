@@ -74,6 +74,7 @@ impl ConstraintSystem<Scalar> for Publisher {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        crate::scheduler::yield_point::checkpoint();
         self.chunk.push(f()?);
         let index = self.sent_aux + self.chunk.len() - 1;
         if self.chunk.len() == CHUNK {

@@ -90,6 +90,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        crate::scheduler::yield_point::checkpoint();
         self.aux.push(f()?);
         Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
     }

@@ -37,6 +37,7 @@ pub(super) struct RawWorkers {
     pub(super) pack_witness: Option<String>,
     pub(super) critical_workers: Option<String>,
     pub(super) nice: Option<String>,
+    pub(super) yield_to_critical: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -88,6 +88,12 @@ fn toml_and_env_are_read_and_validated() {
         );
     }
 
+    assert!(Config::default().yield_to_critical);
+    let c = Config::from_toml("[synthesis]\nyield_to_critical = false\n").expect("valid");
+    assert!(!c.yield_to_critical);
+    let e = Config::from_toml("[synthesis]\nyield_to_critical = \"sometimes\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("synthesis.yield_to_critical")));
+
     let env = vec![
         ("BATON_BG2_WORKERS".to_string(), "2".to_string()),
         ("BATON_GPU_BACKEND".to_string(), "cpu".to_string()),

@@ -237,6 +237,7 @@ impl ConstraintSystem<Scalar> for ProvingAssignment {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        crate::scheduler::yield_point::checkpoint();
         self.aux.push(f()?);
         self.a_aux_density.push();
         self.b_aux_density.push();
@@ -262,6 +263,7 @@ impl ConstraintSystem<Scalar> for ProvingAssignment {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
+        crate::scheduler::yield_point::checkpoint();
         let (a, b, c) = (
             a(LinearCombination::zero()),
             b(LinearCombination::zero()),

@@ -17,6 +17,7 @@
 //! - [`Scheduler::cancel`] says whether anything of the job had started (`was_running`).
 
 mod priority;
+pub mod yield_point;
 
 use std::collections::{HashMap, VecDeque};
 

@@ -14,6 +14,7 @@ use super::{
 };
 use crate::config::Config;
 use crate::metrics::Metrics;
+use crate::scheduler::yield_point::{self, Gate};
 use crate::stages::pipeline::Stages;
 
 /// Starts every actor for `cfg` with `stages`; returns the Supervisor's address. Call from
@@ -31,6 +32,9 @@ pub(crate) fn spawn_actors(
     // now, so that no niced synthesis worker is the one that starts it.
     let _ = rayon::current_num_threads();
     let devices = cfg.gpu_devices.len();
+    let gate = cfg
+        .yield_to_critical
+        .then(|| Gate::with_metric(metrics.synthesis_parked_seconds.clone()));
     let bg2_workers = cfg.bg2_workers;
     Supervisor::create(move |ctx| {
         let sup_addr = ctx.address();
@@ -85,11 +89,12 @@ pub(crate) fn spawn_actors(
         let warm: Vec<_> = gpu.iter().map(|g| g.clone().recipient()).collect();
         // Worker i of the ordinary pool builds stage i, of the critical pool stage workers + i.
         let pool = |size: usize, first: usize, threads: Option<Arc<rayon::ThreadPool>>| {
-            let (f, gpu, links, queue) = (
+            let (f, gpu, links, queue, gate) = (
                 stages.synthesis.clone(),
                 gpu.clone(),
                 links.clone(),
                 queue.clone(),
+                gate.clone(),
             );
             let counter = Arc::new(AtomicUsize::new(0));
             SyncArbiter::start(size, move || {
@@ -100,10 +105,12 @@ pub(crate) fn spawn_actors(
                     links: links.clone(),
                     queue: queue.clone(),
                     threads: threads.clone(),
+                    gate: gate.clone(),
                 }
             })
         };
-        let synthesis = pool(workers, 0, niced_threads(workers, nice)).recipient();
+        let ordinary = ordinary_threads(workers, nice, gate.clone());
+        let synthesis = pool(workers, 0, ordinary).recipient();
         let critical =
             (critical_workers > 0).then(|| pool(critical_workers, workers, None).recipient());
         let mut sup = Supervisor::new(parts);
@@ -116,23 +123,31 @@ thread_local! {
     static WORKER_INDEX: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
-/// The ordinary synthesis pool's threads, niced to `nice` (`None` when 0, or when the pool
-/// cannot be built: then synthesis runs at the process's priority, as logged). One thread per
-/// CPU and at least one per worker, so that no worker's synthesis waits for a thread.
-fn niced_threads(workers: usize, nice: u8) -> Option<Arc<rayon::ThreadPool>> {
-    if nice == 0 {
+/// The ordinary synthesis pool's threads: niced to `nice` when above 0, pausing for CRITICAL
+/// synthesis at `gate` when set; `None` when neither (synthesis then runs on its worker's
+/// thread and the global pool), or when the pool cannot be built (logged). One thread per CPU
+/// and at least one per worker, so that no worker's synthesis waits for a thread.
+fn ordinary_threads(
+    workers: usize,
+    nice: u8,
+    gate: Option<Arc<Gate>>,
+) -> Option<Arc<rayon::ThreadPool>> {
+    if nice == 0 && gate.is_none() {
         return None;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let built = rayon::ThreadPoolBuilder::new()
         .num_threads(cores.max(workers))
         .thread_name(|i| format!("baton-synthesis-{i}"))
-        .start_handler(move |_| lower_thread_priority(nice))
+        .start_handler(move |_| {
+            lower_thread_priority(nice);
+            yield_point::mark_ordinary(gate.clone());
+        })
         .build();
     match built {
         Ok(pool) => Some(Arc::new(pool)),
         Err(e) => {
-            tracing::warn!(error = %e, "no niced synthesis threads; synthesis runs at the process's priority");
+            tracing::warn!(error = %e, "no ordinary synthesis pool; synthesis runs unniced on the global pool and does not pause for CRITICAL");
             None
         }
     }

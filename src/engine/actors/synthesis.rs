@@ -9,6 +9,8 @@ use super::{post, took, GpuActor, Links};
 use crate::engine::messages::{Prove, Synthesize, Synthesized, TakeNext};
 use crate::ledger::BufferClass;
 use crate::metrics::{ActorKind, Step};
+use crate::scheduler::yield_point::Gate;
+use crate::scheduler::Priority;
 use crate::stages::pipeline::Synthesizer;
 
 /// One synthesis worker.
@@ -22,10 +24,13 @@ pub struct SynthesisActor {
     pub links: Links,
     /// Synthesized partitions wait here, most urgent first.
     pub queue: std::sync::Arc<super::GpuQueue>,
-    /// The thread pool synthesis runs in (its parallel parts too): the ordinary pool's niced
-    /// one, so that they yield to CRITICAL synthesis and the device path's host work; `None`:
-    /// this thread and rayon's global pool.
+    /// The thread pool ordinary synthesis runs in (its parallel parts too): the ordinary
+    /// pool's, its threads niced by `synthesis.nice` and yielding to `gate`; `None`: this
+    /// thread and rayon's global pool. CRITICAL partitions never run in it.
     pub threads: Option<std::sync::Arc<rayon::ThreadPool>>,
+    /// Held while a CRITICAL partition synthesizes here, so that the ordinary pool's threads
+    /// pause (`synthesis.yield_to_critical`; `None` when off).
+    pub gate: Option<std::sync::Arc<Gate>>,
 }
 
 impl Actor for SynthesisActor {
@@ -50,13 +55,23 @@ impl Handler<Synthesize> for SynthesisActor {
         let _enter = tracing::info_span!(parent: &span, "synthesize").entered();
         let t = Instant::now();
         let (stage, threads) = (&mut self.stage, &self.threads);
+        let critical = priority == Priority::Critical;
+        // Dropped when synthesis ends, unwinding included.
+        let hold = match critical {
+            true => self.gate.as_ref().map(|g| g.hold()),
+            false => None,
+        };
         let outcome = links.run(ActorKind::Synthesis, ctx, &abandoned, (), |()| {
             let mut work = || stage.synthesize(circuit.as_ref(), &pk);
             match threads {
-                Some(pool) => pool.install(work),
-                None => work(),
+                // A CRITICAL partition on an ordinary worker (no worker kept for them, or all
+                // busy) runs on this thread and the global pool: the ordinary pool's threads
+                // would pause for it.
+                Some(pool) if !critical => pool.install(work),
+                _ => work(),
             }
         });
+        drop(hold);
         let secs = t.elapsed().as_secs_f64();
         links.metrics.observe(Step::Synthesis, secs);
         match outcome {
