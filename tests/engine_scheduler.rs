@@ -444,3 +444,141 @@ fn a_key_about_to_be_read_is_told_how_many_bytes_idle_keys_stand_in_its_way() {
         .expect("room once the idle key is gone");
     engine.shutdown_blocking();
 }
+
+/// What a [`Gated`] circuit does at its first padding allocation: the ordinary one counts its
+/// allocations and waits for `go`; the CRITICAL one sets `go` and counts the ordinary one's
+/// allocations over 300 ms of its own synthesis.
+#[derive(Default)]
+struct Hooks {
+    go: std::sync::atomic::AtomicBool,
+    ordinary_allocs: std::sync::atomic::AtomicUsize,
+    during_critical: Mutex<Option<usize>>,
+}
+
+/// `Synthetic` after `PAD` allocations (each `v · 1 = v`) that call `hooks` (none: the key's shape).
+#[derive(Clone)]
+struct Gated {
+    inner: Synthetic,
+    hooks: Option<(Arc<Hooks>, bool)>,
+}
+
+const PAD: usize = 200;
+
+impl bellperson::Circuit<blstrs::Scalar> for Gated {
+    fn synthesize<CS: bellperson::ConstraintSystem<blstrs::Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> Result<(), bellperson::SynthesisError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        for i in 0..PAD {
+            let v = cs.alloc(
+                || format!("pad {i}"),
+                || {
+                    match &self.hooks {
+                        Some((h, false)) => {
+                            h.ordinary_allocs.fetch_add(1, SeqCst);
+                            if i == 0 {
+                                let until = Instant::now() + Duration::from_secs(20);
+                                while !h.go.load(SeqCst) && Instant::now() < until {
+                                    std::thread::sleep(Duration::from_millis(1));
+                                }
+                            } else {
+                                std::thread::sleep(Duration::from_millis(1));
+                            }
+                        }
+                        Some((h, true)) if i == 0 => {
+                            h.go.store(true, SeqCst);
+                            let before = h.ordinary_allocs.load(SeqCst);
+                            std::thread::sleep(Duration::from_millis(300));
+                            let after = h.ordinary_allocs.load(SeqCst);
+                            *h.during_critical.lock().expect("hooks") = Some(after - before);
+                        }
+                        _ => {}
+                    }
+                    Ok(blstrs::Scalar::from(i as u64))
+                },
+            )?;
+            cs.enforce(
+                || format!("pad {i} = pad {i}"),
+                |lc| lc + v,
+                |lc| lc + CS::one(),
+                |lc| lc + v,
+            );
+        }
+        self.inner.synthesize(cs)
+    }
+}
+
+/// With `synthesis.yield_to_critical` (the default) an ordinary partition's synthesis makes no
+/// allocation while a CRITICAL one synthesizes, and its parked time is counted; off, it goes
+/// on beside it. Every proof verifies and fails a wrong input, both ways.
+#[test]
+fn ordinary_synthesis_pauses_while_a_critical_partition_synthesizes() {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let shape = Gated {
+        inner: Synthetic::new(support::CONSTRAINTS, 0),
+        hooks: None,
+    };
+    let pk = Arc::new(baton::generate_random_parameters(shape, &mut rng).expect("setup"));
+    let pvk = baton::PreparedVerifyingKey::new(&pk.vk);
+    for yields in [true, false] {
+        let cfg = baton::Config {
+            yield_to_critical: yields,
+            compiled: false,
+            ..config(1 << 30, 1, None, 1)
+        };
+        let engine = Engine::start(cfg).expect("start");
+        let hooks = Arc::new(Hooks::default());
+        let gated = |seed: u64, critical: bool| Gated {
+            inner: Synthetic::new(support::CONSTRAINTS, seed),
+            hooks: Some((hooks.clone(), critical)),
+        };
+        let normal = engine.submit(Request::new(pk.clone(), vec![gated(1, false)]));
+        let started = Instant::now() + Duration::from_secs(20);
+        while hooks
+            .ordinary_allocs
+            .load(std::sync::atomic::Ordering::SeqCst)
+            == 0
+        {
+            assert!(
+                Instant::now() < started,
+                "the ordinary synthesis never started"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let urgent = engine.submit(
+            Request::new(pk.clone(), vec![gated(2, true)]).with_priority(Priority::Critical),
+        );
+        let urgent = urgent.blocking_outcome().expect("CRITICAL proved");
+        let normal = normal.blocking_outcome().expect("NORMAL proved");
+        for (report, seed) in [(&urgent, 2), (&normal, 1)] {
+            let inputs = baton::circuits::KnownCircuit::public_inputs(&Synthetic::new(
+                support::CONSTRAINTS,
+                seed,
+            ));
+            baton::verify(&pvk, &report.proofs[0], &inputs).expect("verifies");
+            let mut wrong = inputs.clone();
+            wrong[0] += blstrs::Scalar::from(1u64);
+            assert!(baton::verify(&pvk, &report.proofs[0], &wrong).is_err());
+        }
+        let during = hooks
+            .during_critical
+            .lock()
+            .expect("hooks")
+            .expect("measured");
+        let parked = engine.metric_handles().synthesis_parked_seconds.get();
+        if yields {
+            assert_eq!(during, 0, "the ordinary synthesis allocated while paused");
+            assert!(parked >= 0.25, "parked {parked} s");
+        } else {
+            assert!(
+                during >= 10,
+                "without the pause it goes on ({during} allocations)"
+            );
+            assert_eq!(parked, 0.0);
+        }
+        wait_settled(&engine);
+        engine.shutdown_blocking();
+    }
+}

@@ -31,7 +31,10 @@ thread_local! {
 /// One engine's gate: held while any of its CRITICAL partitions synthesizes.
 #[derive(Debug, Default)]
 pub struct Gate {
-    holds: Mutex<usize>,
+    /// Holds now: read without the lock by every checkpoint while some gate is held.
+    holds: AtomicUsize,
+    /// Taken to wait for, and to announce, the last hold's end.
+    lock: Mutex<()>,
     released: Condvar,
     /// Nanoseconds ordinary threads spent parked, summed (a metric).
     parked_nanos: AtomicU64,
@@ -64,14 +67,14 @@ impl Gate {
 
     /// Holds the gate until the returned [`Hold`] is dropped.
     pub fn hold(self: &Arc<Self>) -> Hold {
-        *lock(&self.holds) += 1;
+        self.holds.fetch_add(1, Ordering::SeqCst);
         HOLDS_ANYWHERE.fetch_add(1, Ordering::SeqCst);
         Hold { gate: self.clone() }
     }
 
     /// Whether a CRITICAL synthesis holds the gate now.
     pub fn held(&self) -> bool {
-        *lock(&self.holds) > 0
+        self.holds.load(Ordering::SeqCst) > 0
     }
 
     /// Seconds ordinary threads have spent parked at this gate, and how many times they parked.
@@ -83,18 +86,20 @@ impl Gate {
     }
 
     fn park(&self) {
-        let mut holds = lock(&self.holds);
-        if *holds == 0 {
+        if !self.held() {
             return;
         }
         let t = Instant::now();
-        while *holds > 0 {
-            holds = match self.released.wait_timeout(holds, RECHECK) {
+        // The count is read under the lock that the last hold's end takes to announce it, so
+        // that announcement cannot fall between the read and the wait.
+        let mut guard = lock(&self.lock);
+        while self.held() {
+            guard = match self.released.wait_timeout(guard, RECHECK) {
                 Ok((g, _)) => g,
                 Err(poisoned) => poisoned.into_inner().0,
             };
         }
-        drop(holds);
+        drop(guard);
         let took = t.elapsed();
         if let Some(m) = &self.metric {
             m.inc_by(took.as_secs_f64());
@@ -107,17 +112,16 @@ impl Gate {
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        let mut holds = lock(&self.gate.holds);
-        *holds = holds.saturating_sub(1);
         HOLDS_ANYWHERE.fetch_sub(1, Ordering::SeqCst);
-        if *holds == 0 {
+        if self.gate.holds.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let _announce = lock(&self.gate.lock);
             self.gate.released.notify_all();
         }
     }
 }
 
-/// The count stays right if a holder panicked with the lock taken: a `usize` has no broken state.
-fn lock(m: &Mutex<usize>) -> std::sync::MutexGuard<'_, usize> {
+/// The lock guards no data, so one a panicking thread held is as good as any.
+fn lock(m: &Mutex<()>) -> std::sync::MutexGuard<'_, ()> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -138,10 +142,13 @@ pub fn checkpoint() {
 
 #[cold]
 fn checkpoint_slow() {
-    let gate = ORDINARY.with(|o| o.borrow().clone());
-    if let Some(gate) = gate {
-        gate.park();
-    }
+    // No clone of the gate: threads of other engines pass here on every allocation while a
+    // gate is held anywhere, and a shared count would have them all write one cache line.
+    ORDINARY.with(|o| {
+        if let Some(gate) = o.borrow().as_ref() {
+            gate.park();
+        }
+    });
 }
 
 #[cfg(test)]
