@@ -28,6 +28,10 @@ struct CpuDevice {
     plain: AtomicUsize,
     /// While set, evaluation waits (partitions pile up behind the device).
     hold: AtomicBool,
+    /// While set, evaluation fails as a device short of memory does.
+    short_of_memory: AtomicBool,
+    /// Evaluations refused for memory.
+    refused: AtomicUsize,
 }
 
 impl PartitionProver for CpuDevice {
@@ -39,6 +43,13 @@ impl PartitionProver for CpuDevice {
     ) -> Result<Box<dyn std::any::Any + Send>> {
         while self.hold.load(Ordering::Relaxed) {
             std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        if self.short_of_memory.load(Ordering::Relaxed) {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            let e = std::io::Error::other("out of device memory: a/b/c beside the partition");
+            return Err(baton::Error::Device(
+                baton::groth16::error::DeviceError::new(e, true, true),
+            ));
         }
         self.evaluated.fetch_add(1, Ordering::Relaxed);
         if aux.len() == rec.shape().aux {
@@ -155,9 +166,11 @@ fn a_ready_recording_charges_the_witness_alone() {
         });
         let rec = stages.recordings.get(&pk).expect("recording in use");
         let witness_only = rec.footprint(true).total_bytes();
+        // The first job was admitted before the recording, at its host footprint; its later
+        // partitions go witness-only too, and are charged so from then on.
         assert_eq!(
-            st.jobs[0].footprint_bytes, host_full,
-            "admitted before the recording"
+            st.jobs[0].footprint_bytes, witness_only,
+            "first job, refreshed"
         );
         assert_eq!(
             st.jobs[1].footprint_bytes, witness_only,
@@ -287,6 +300,67 @@ fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
     // Every witness reached the device plain (the GPU actor expanded it), and the ledger
     // settles to zero: the room given back at synthesis and the rest through Dealloc.
     assert_eq!(device.plain.load(Ordering::Relaxed), n);
+    let settled = support::wait_settled(&engine);
+    assert_eq!(settled.ledger.charged_bytes, 0);
+    engine.shutdown_blocking();
+}
+
+/// A device that cannot hold a key's a/b/c beside its partition (its memory, or
+/// `gpu.memory_limit`) refuses once: the key's partitions carry host a/b/c from then on, charged
+/// so, without the recording distrusted or a refusal per partition; every proof verifies and
+/// fails a wrong input, and the ledger settles.
+#[test]
+fn a_device_short_of_memory_gets_host_abc_for_the_key_from_then_on() {
+    let pk = support::key();
+    let device = Arc::new(CpuDevice::default());
+    let (engine, stages) = engine(device.clone(), 1);
+    // Pinned, the key stays known between jobs, with its recording and the device's verdict.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(engine.pin_key(pk.clone())).expect("pinned");
+    let first = support::circuits(800..801);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), first.clone()))
+        .expect("records");
+    support::check_proofs(&pk, &proofs, &first);
+    support::wait_settled(&engine);
+    device.short_of_memory.store(true, Ordering::Relaxed);
+    let from_host = device.from_host.load(Ordering::Relaxed);
+    let circuits = support::circuits(801..807);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), circuits.clone()))
+        .expect("proofs with host a/b/c");
+    support::check_proofs(&pk, &proofs, &circuits);
+    let refused = device.refused.load(Ordering::Relaxed);
+    // The first refusal, and at most the two partitions synthesized witness-only behind it
+    // before it (one worker, two more slots for the device): each later one takes host a/b/c.
+    assert!(
+        (1..=3).contains(&refused),
+        "{refused} refusals for 6 partitions: the verdict must stick"
+    );
+    assert_eq!(device.from_host.load(Ordering::Relaxed) - from_host, 6);
+    assert!(stages.recordings.abc_on_host(&pk));
+    assert!(
+        !stages.recordings.distrusted(&pk),
+        "memory is no reason to doubt it"
+    );
+    // A job of the key from now on is charged its host a/b/c.
+    let rec = stages.recordings.get(&pk).expect("recording kept");
+    device.hold.store(true, Ordering::Relaxed);
+    let next = support::circuits(810..812);
+    std::thread::scope(|s| {
+        let job = s.spawn(|| engine.prove_blocking(Request::new(pk.clone(), next.clone())));
+        let st = support::wait_for(&engine, std::time::Duration::from_secs(20), |st| {
+            st.jobs.len() == 1
+        });
+        assert_eq!(
+            st.jobs[0].footprint_bytes,
+            rec.footprint(false).total_bytes()
+        );
+        device.hold.store(false, Ordering::Relaxed);
+        support::check_proofs(&pk, &job.join().unwrap().expect("proved"), &next);
+    });
     let settled = support::wait_settled(&engine);
     assert_eq!(settled.ledger.charged_bytes, 0);
     engine.shutdown_blocking();

@@ -66,6 +66,9 @@ pub struct Recordings {
     settled: Condvar,
     /// Keys whose recording a device refused: their next syntheses check on the host.
     distrusted: Mutex<HashSet<u64>>,
+    /// Keys whose a/b/c a device could not hold beside their partition (its memory, or
+    /// `gpu.memory_limit`): their partitions carry host a/b/c from now on.
+    host_abc: Mutex<HashSet<u64>>,
     /// Recordings found beside their key files (where earlier versions wrote them), each read
     /// once: a stale one left in a read-only directory is not taken up again.
     old_read: Mutex<HashSet<PathBuf>>,
@@ -158,6 +161,7 @@ impl Recordings {
     pub fn forget(&self, key_id: u64) {
         self.lock().remove(&key_id);
         self.distrusted_keys().remove(&key_id);
+        lock_set(&self.host_abc).remove(&key_id);
     }
 
     fn distrusted_keys(&self) -> MutexGuard<'_, HashSet<u64>> {
@@ -169,6 +173,20 @@ impl Recordings {
     /// host.
     pub fn distrust(&self, pk: &ProvingKey) {
         self.distrusted_keys().insert(pk.id());
+    }
+
+    /// A device lacked the memory to evaluate `pk`'s a/b/c beside its partition: its later
+    /// partitions are evaluated on the host (and charged their host a/b/c) while the key is
+    /// known. Unlike [`Recordings::distrust`], no host synthesis lifts this: the device's memory
+    /// does not grow.
+    pub fn keep_abc_on_host(&self, pk: &ProvingKey) {
+        lock_set(&self.host_abc).insert(pk.id());
+    }
+
+    /// Whether `pk`'s partitions must reach the device with host a/b/c: its recording is
+    /// distrusted, or the device could not hold its a/b/c.
+    pub fn abc_on_host(&self, pk: &ProvingKey) -> bool {
+        self.distrusted(pk) || lock_set(&self.host_abc).contains(&pk.id())
     }
 
     /// Whether `pk`'s recording was refused by a device and not checked on the host since.

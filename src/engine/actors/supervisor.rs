@@ -59,7 +59,11 @@ pub struct SupervisorParts {
 struct Job {
     pk: Arc<ProvingKey>,
     circuits: Vec<Arc<dyn PartitionCircuit>>,
+    /// Its partitions' footprint by the route their synthesis takes now, refreshed before
+    /// every grant ([`submit::route_footprint`]).
     footprint: Footprint,
+    /// The footprint the request stated, if any (then never refreshed).
+    stated: Option<Footprint>,
     proofs: Vec<Option<Proof>>,
     states: Vec<PartitionState>,
     attempts: Vec<u32>,
@@ -219,6 +223,18 @@ impl Supervisor {
     /// Starts as many queued partitions as workers, slots and budget allow (admission decides
     /// which; this only carries its decisions out).
     fn pump(&mut self) {
+        // A route may have changed since a job's footprint was set (the key's recording made,
+        // distrusted, or its a/b/c found too large for a device): grants charge the route that
+        // synthesis will take.
+        for job in self.jobs.values_mut().filter(|j| !j.failed) {
+            job.footprint = submit::route_footprint(
+                &self.recordings,
+                self.abc_on_device,
+                self.pack_witness,
+                &job.pk,
+                job.stated,
+            );
+        }
         loop {
             let jobs = &self.jobs;
             let next = self.admission.next(&mut self.ledger, |id| {

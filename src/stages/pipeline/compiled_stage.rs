@@ -33,7 +33,7 @@ impl Synthesizer for CompiledSynthesis {
         circuit: &dyn PartitionCircuit,
         pk: &ProvingKey,
     ) -> Result<(Abc, Witness)> {
-        let witness_only = self.abc_on_device && !self.recordings.distrusted(pk);
+        let witness_only = self.abc_on_device && !self.recordings.abc_on_host(pk);
         let (parts, route) = self.recordings.synthesize(
             pk,
             || circuit.record(),
@@ -57,11 +57,13 @@ impl Synthesizer for CompiledSynthesis {
 }
 
 /// The device share of a partition that arrived as a witness alone: a/b/c from the key's
-/// recording on the device, then the device-resident partition. Any refusal (the device's
-/// a·b = c check, its memory, a recording no longer known) marks the key's recording
-/// distrusted and fails this attempt retryably, so the retry synthesizes on the host, which
-/// either proves the recording right (the witness was wrong: the job fails naming the
-/// constraint) or replaces it.
+/// recording on the device, then the device-resident partition. A refusal fails this attempt
+/// retryably, so that the retry synthesizes with host a/b/c: where the device lacked the memory
+/// (under `gpu.memory_limit`, a/b/c beside the partition's own buffers), the key's partitions
+/// carry host a/b/c from then on ([`Recordings::keep_abc_on_host`], and the ledger charges
+/// them so); any other refusal (the device's a·b = c check, a recording no longer known) marks
+/// the recording distrusted, and the retry's host synthesis either proves it right (the witness
+/// was wrong: the job fails naming the constraint) or replaces it.
 pub(super) fn witness_only_partition(
     device: &dyn PartitionProver,
     recordings: Option<&Recordings>,
@@ -69,14 +71,18 @@ pub(super) fn witness_only_partition(
     pk: &ProvingKey,
     w: &Witness,
 ) -> Result<PartitionSums> {
-    let refused = |why: String| -> Error {
+    let refused = |e: Error| -> Error {
+        let out_of_memory = matches!(&e, Error::Device(d) if d.is_out_of_memory());
         if let Some(r) = recordings {
-            r.distrust(pk);
+            match out_of_memory {
+                true => r.keep_abc_on_host(pk),
+                false => r.distrust(pk),
+            }
         }
-        tracing::warn!(reason = %why, "device a/b/c refused; the retry synthesizes on the host");
+        tracing::warn!(reason = %e, out_of_memory, "device a/b/c refused; the retry evaluates a/b/c on the host");
         Error::Backend {
             backend: "device a/b/c",
-            reason: format!("{why}; retried with host evaluation"),
+            reason: format!("{e}; retried with host evaluation"),
         }
     };
     if !w.is_plain() {
@@ -86,14 +92,17 @@ pub(super) fn witness_only_partition(
         });
     }
     let Some(rec) = recordings.and_then(|r| r.get(pk)) else {
-        return Err(refused("the key's recording is no longer known".into()));
+        return Err(refused(Error::Backend {
+            backend: "device a/b/c",
+            reason: "the key's recording is no longer known".into(),
+        }));
     };
     let device_abc = device
         .evaluate_abc(&rec, &w.inputs, &w.aux)
-        .map_err(|e| refused(e.to_string()))?;
+        .map_err(refused)?;
     let mut nothing = |_: Abc| {};
     match device.prove_partition(pk, AbcInput::Device(device_abc), w, with_b_g2, &mut nothing) {
-        Err(Error::Device(e)) if e.is_out_of_memory() => Err(refused(e.to_string())),
+        Err(e) if matches!(&e, Error::Device(d) if d.is_out_of_memory()) => Err(refused(e)),
         other => other,
     }
 }

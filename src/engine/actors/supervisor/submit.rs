@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use actix::{Context, Handler};
 
 use super::{Job, Supervisor};
+use crate::compiled::Recordings;
 use crate::engine::actors::mailbox::took;
 use crate::engine::messages::{Abandoned, CheckRoom, RoomKey, Submit};
 use crate::engine::status::{EngineError, PartitionState, PartitionTimes, Rejection};
@@ -18,19 +19,15 @@ use crate::metrics::ActorKind;
 use crate::scheduler::Priority;
 
 impl Supervisor {
-    /// A job's per-partition footprint: `stated`, or its witness alone on the host when its
-    /// key's recording is ready and the devices evaluate a/b/c, or the key's full shape.
+    /// A job's per-partition footprint now ([`route_footprint`]).
     pub(super) fn footprint_for(&self, pk: &ProvingKey, stated: Option<Footprint>) -> Footprint {
-        let compiled = match (stated, self.abc_on_device) {
-            (None, true) => self.recordings.get(pk),
-            _ => None,
-        };
-        match (stated, compiled) {
-            (Some(f), _) => f,
-            (None, Some(rec)) if self.pack_witness => rec.packed_footprint(),
-            (None, Some(rec)) => rec.footprint(true),
-            (None, None) => crate::engine::request::footprint_of(pk),
-        }
+        route_footprint(
+            &self.recordings,
+            self.abc_on_device,
+            self.pack_witness,
+            pk,
+            stated,
+        )
     }
 
     /// The bytes a key counts for while in use: its points, with its circuit's recording as far
@@ -82,7 +79,8 @@ impl Handler<Submit> for Supervisor {
             let _ = reply.send(Err(EngineError::Rejected(Rejection::Empty)));
             return;
         }
-        let footprint = self.footprint_for(&request.pk, request.stated_footprint());
+        let stated = request.stated_footprint();
+        let footprint = self.footprint_for(&request.pk, stated);
         // The key counts against memory while a job uses it (set aside from an auto budget, or
         // checked beside a stated one).
         let key = request.pk.id();
@@ -125,6 +123,7 @@ impl Handler<Submit> for Supervisor {
                 pk: request.pk,
                 circuits: request.circuits,
                 footprint,
+                stated,
                 proofs: vec![None; n],
                 states: vec![PartitionState::Queued; n],
                 attempts: vec![1; n],
@@ -180,5 +179,30 @@ impl Handler<CheckRoom> for Supervisor {
             .room_for(own, key_bytes, &largest, || available())
             .map_err(|e| self.refusal(own, e));
         let _ = msg.reply.send(r);
+    }
+}
+
+/// A partition's footprint by the route its synthesis takes now: `stated`, else its witness
+/// alone on the host (packed, where witnesses wait as bits) when its key's recording is ready
+/// and the devices evaluate a/b/c, else its host a/b/c and witness: before the recording is
+/// made, or once the recording is distrusted or a device could not hold the key's a/b/c
+/// ([`Recordings::abc_on_host`]).
+pub(super) fn route_footprint(
+    recordings: &Recordings,
+    abc_on_device: bool,
+    pack_witness: bool,
+    pk: &ProvingKey,
+    stated: Option<Footprint>,
+) -> Footprint {
+    if let Some(f) = stated {
+        return f;
+    }
+    match recordings.get(pk) {
+        Some(rec) if abc_on_device && !recordings.abc_on_host(pk) => match pack_witness {
+            true => rec.packed_footprint(),
+            false => rec.footprint(true),
+        },
+        Some(rec) => rec.footprint(false),
+        None => crate::engine::request::footprint_of(pk),
     }
 }
