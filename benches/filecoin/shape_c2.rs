@@ -6,8 +6,9 @@
 //! witness-only with its challenges in parallel. Reported: the warm-up (recording), one proof
 //! alone (isolated), then `BATON_BENCH_PROOFS` proofs submitted at once (steady, per proof),
 //! each phase's stage means, GPU busy (device seconds ÷ wall seconds per device), the ledger's
-//! peak and the process's peak RSS. The engine's config comes from the usual `BATON_*`
-//! environment (`BATON_MEMORY_BUDGET`, `BATON_SYNTHESIS_WORKERS`, ...).
+//! peak and the process's peak RSS; on stderr, the engine's warnings and a progress line every
+//! 10 s (RSS, ledger, partitions waiting and on the device). The engine's config comes from the
+//! usual `BATON_*` environment (`BATON_MEMORY_BUDGET`, `BATON_SYNTHESIS_WORKERS`, ...).
 
 use std::time::{Duration, Instant};
 
@@ -118,14 +119,63 @@ pub fn run(size: u64, size_name: &str, steady: usize) {
     let engine = Engine::start(cfg).expect("engine");
     println!("engine: {}", engine.backend_name());
     block_on(engine.pin_key(pk.clone())).expect("the key pinned");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| progress(&engine, t, &done));
+        // Stops the progress lines however the phases end (a panic included).
+        let _stop = Stop(&done);
+        phases(&engine, &key, steady);
+    });
+    engine.shutdown_blocking();
+}
+
+struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+fn phases(engine: &Engine, key: &baton::filecoin::ShapeKey, steady: usize) {
     let request = |sector: u64| {
         key.unverifiable_request(sector)
             .expect("a generated C1's partitions")
     };
-    phase(&engine, "warm-up", vec![request(1)]);
-    phase(&engine, "isolated", vec![request(2)]);
+    phase(engine, "warm-up", vec![request(1)]);
+    phase(engine, "isolated", vec![request(2)]);
     let many = (0..steady as u64).map(|i| request(10 + i)).collect();
-    phase(&engine, "steady", many);
+    phase(engine, "steady", many);
     println!("NOT verifiable: {}", key.label());
-    engine.shutdown_blocking();
+}
+
+fn rss_gib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / (1u64 << 20) as f64)
+}
+
+/// A line every 10 s on stderr (RSS, the ledger, partitions waiting and on the device) until
+/// `done`, so that a run the host kills leaves where its memory stood.
+fn progress(engine: &Engine, t: Instant, done: &std::sync::atomic::AtomicBool) {
+    let mut next = Instant::now();
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        if Instant::now() >= next {
+            next += Duration::from_secs(10);
+            if let Ok(st) = engine.status_blocking() {
+                eprintln!(
+                    "progress {:>6.1} s: RSS {:.1} GiB, ledger {:.1} GiB charged, {} partitions waiting, {} on a device",
+                    t.elapsed().as_secs_f64(),
+                    rss_gib(),
+                    st.ledger.charged_bytes as f64 / (1u64 << 30) as f64,
+                    st.queued,
+                    st.on_gpu.len()
+                );
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
