@@ -570,7 +570,7 @@ fn ordinary_synthesis_pauses_while_a_critical_partition_synthesizes() {
         let parked = engine.metric_handles().synthesis_parked_seconds.get();
         if yields {
             assert_eq!(during, 0, "the ordinary synthesis allocated while paused");
-            assert!(parked >= 0.25, "parked {parked} s");
+            assert!(parked > 0.0, "parked {parked} s");
         } else {
             assert!(
                 during >= 10,

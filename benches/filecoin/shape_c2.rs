@@ -51,11 +51,12 @@ fn gpu_busy(engine: &Engine) -> f64 {
     total
 }
 
-fn peak_rss_gib() -> f64 {
+/// A `/proc/self/status` memory line (`VmRSS`, `VmHWM`) in GiB; 0 where it cannot be read.
+fn status_gib(field: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / (1u64 << 20) as f64)
 }
@@ -90,7 +91,7 @@ fn phase(engine: &Engine, name: &str, requests: Vec<Request>) -> Duration {
         wall.as_secs_f64() / n as f64,
         busy * 100.0,
         ledger as f64 / (1u64 << 30) as f64,
-        peak_rss_gib()
+        status_gib("VmHWM")
     );
     println!("           stage means: {}", means.join(", "));
     wall
@@ -149,15 +150,6 @@ fn phases(engine: &Engine, key: &baton::filecoin::ShapeKey, steady: usize) {
     println!("NOT verifiable: {}", key.label());
 }
 
-fn rss_gib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / (1u64 << 20) as f64)
-}
-
 /// A line every 10 s on stderr (RSS, the ledger, partitions waiting and on the device) until
 /// `done`, so that a run the host kills leaves where its memory stood.
 fn progress(engine: &Engine, t: Instant, done: &std::sync::atomic::AtomicBool) {
@@ -169,7 +161,7 @@ fn progress(engine: &Engine, t: Instant, done: &std::sync::atomic::AtomicBool) {
                 eprintln!(
                     "progress {:>6.1} s: RSS {:.1} GiB, ledger {:.1} GiB charged, {} partitions waiting, {} on a device",
                     t.elapsed().as_secs_f64(),
-                    rss_gib(),
+                    status_gib("VmRSS"),
                     st.ledger.charged_bytes as f64 / (1u64 << 30) as f64,
                     st.queued,
                     st.on_gpu.len()

@@ -304,7 +304,8 @@ impl Engine {
     }
 
     /// Mean seconds per partition of each stage seen so far (`baton_stage_seconds`), in
-    /// pipeline order: synthesis, queued_gpu, resident, h, g1_msm, bg2, dealloc.
+    /// pipeline order: synthesis, queued_gpu, expand, partition_call, resident, device_abc, h,
+    /// g1_msm, bg2, dealloc.
     pub fn stage_means(&self) -> Vec<(&'static str, f64)> {
         self.metrics.step_means()
     }

@@ -46,10 +46,18 @@ pub enum Step {
     Synthesis,
     /// Waiting in front of the GPU actors.
     QueuedGpu,
+    /// Expanding a witness that waited packed as bits (host, in the GPU actor).
+    Expand,
+    /// A whole-partition device call, from its start to its sums (its key's upload, a/b/c
+    /// evaluated on the device, H and every MSM): `resident`, `device_abc`, `h` and `g1_msm`
+    /// are parts of it.
+    PartitionCall,
     /// Making a key's bases resident on the device for whole-partition calls: ahead of its
     /// partitions when a job is admitted, or else in the key's first partition on each device
     /// (zero in the partitions after that).
     Resident,
+    /// a/b/c evaluated on the device from the key's recording (a witness-only partition).
+    DeviceAbc,
     /// The H computation.
     H,
     /// The G1 MSMs.
@@ -62,10 +70,13 @@ pub enum Step {
 
 impl Step {
     /// Every step, in pipeline order.
-    pub const ALL: [Step; 7] = [
+    pub const ALL: [Step; 10] = [
         Self::Synthesis,
         Self::QueuedGpu,
+        Self::Expand,
+        Self::PartitionCall,
         Self::Resident,
+        Self::DeviceAbc,
         Self::H,
         Self::G1Msm,
         Self::Bg2,
@@ -77,6 +88,9 @@ impl Step {
         match self {
             Self::Synthesis => "synthesis",
             Self::QueuedGpu => "queued_gpu",
+            Self::Expand => "expand",
+            Self::PartitionCall => "partition_call",
+            Self::DeviceAbc => "device_abc",
             Self::Resident => "resident",
             Self::H => "h",
             Self::G1Msm => "g1_msm",

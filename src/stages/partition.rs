@@ -45,6 +45,9 @@ pub struct PartitionTimes {
     pub msms: Duration,
     /// Host thread time spent on copies into pinned memory and other host work.
     pub host: Duration,
+    /// a/b/c evaluated on the device from the key's recording before the call (zero when
+    /// a/b/c came from the host).
+    pub device_abc: Duration,
 }
 
 /// What one partition call gives back.

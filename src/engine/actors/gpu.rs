@@ -69,6 +69,14 @@ fn device_share(
         let resident_secs = times.prepare.as_secs_f64();
         let h_secs = times.h.as_secs_f64();
         let msm_secs = times.msms.as_secs_f64();
+        links
+            .metrics
+            .observe(Step::PartitionCall, t.elapsed().as_secs_f64());
+        if !times.device_abc.is_zero() {
+            links
+                .metrics
+                .observe(Step::DeviceAbc, times.device_abc.as_secs_f64());
+        }
         links.metrics.observe(Step::Resident, resident_secs);
         links.metrics.observe(Step::H, h_secs);
         links.metrics.observe(Step::G1Msm, msm_secs);
@@ -178,7 +186,9 @@ impl GpuActor {
                     _ => Vec::new(),
                 };
                 witness.expand_into(buf);
-                tracing::debug!(seconds = t.elapsed().as_secs_f64(), "witness expanded");
+                let secs = t.elapsed().as_secs_f64();
+                links.metrics.observe(Step::Expand, secs);
+                tracing::debug!(seconds = secs, "witness expanded");
             }
             let share = device_share(stage, links, &pk, abc, &witness, &mut grant);
             let buf = witness.take_expanded();

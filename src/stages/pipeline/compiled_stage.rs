@@ -97,12 +97,18 @@ pub(super) fn witness_only_partition(
             reason: "the key's recording is no longer known".into(),
         }));
     };
+    let t = std::time::Instant::now();
     let device_abc = device
         .evaluate_abc(&rec, &w.inputs, &w.aux)
         .map_err(refused)?;
+    let evaluated = t.elapsed();
     let mut nothing = |_: Abc| {};
     match device.prove_partition(pk, AbcInput::Device(device_abc), w, with_b_g2, &mut nothing) {
         Err(e) if matches!(&e, Error::Device(d) if d.is_out_of_memory()) => Err(refused(e)),
+        Ok(mut sums) => {
+            sums.times.device_abc = evaluated;
+            Ok(sums)
+        }
         other => other,
     }
 }

@@ -281,6 +281,7 @@ impl CudaBackend {
                 h: h_done - upload,
                 msms,
                 host: clock.0,
+                device_abc: std::time::Duration::ZERO,
             },
             peak_device_bytes: self.dev.peak_used.load(Ordering::Relaxed),
             streamed_sets: g1q.len() + usize::from(g2q.is_some()) - prep.keys.len(),
