@@ -387,7 +387,7 @@ for f in "$OUT"/engine*.log "$OUT"/multi-gpu.log; do
 done
 [ -f "$OUT/critical.log" ] && { echo "-- critical"; grep "^|\|ready in" "$OUT/critical.log"; }
 [ -f "$OUT/cli.log" ] && { echo "-- cli"; grep "verified\|proofs" "$OUT/cli.log" | tail -3; }
-[ -f "$OUT/c2-32g.log" ] && { echo "-- c2-32g"; grep "proof(s) in\|stage means\|GiB" "$OUT/c2-32g.log"; }
+[ -f "$OUT/c2-32g.log" ] && { echo "-- c2-32g"; grep -v "^progress" "$OUT/c2-32g.log" | grep "proof(s) in\|stage means\|GiB\|WARN\|ERROR" | head -40; grep "^progress" "$OUT/c2-32g.log" | tail -3; }
 [ -f "$OUT/filecoin.log" ] && { echo "-- filecoin"; grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"; }
 echo
 echo "==== steps (total $((SECONDS - t0)) s)"
