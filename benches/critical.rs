@@ -4,10 +4,9 @@
 //! `synthesis.critical_workers = 1`, and ordinary synthesis paused while a CRITICAL partition
 //! synthesizes, `synthesis.yield_to_critical = true`), the worker without the pause, and the
 //! pause without the worker. The target (issue 36): under load, the CRITICAL job is answered
-//! within one
-//! partition's device time plus its own idle proving time. A second table splits the CRITICAL
-//! job's latency into its queue wait, synthesis, GPU and the rest, idle and busy, to say which
-//! step the load stretches.
+//! within one partition's device time plus its own idle proving time. A second table splits
+//! the CRITICAL job's latency into its queue wait, synthesis, GPU and the rest, idle and busy,
+//! to say which step the load stretches.
 //!
 //! The circuits are the built-in PoRep-like `Synthetic` ones under keys of their exact shape
 //! with tiled points (`baton::testing::tiled_key`): the work is a real proof's, the proofs do not
