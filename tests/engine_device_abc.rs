@@ -345,8 +345,9 @@ fn a_device_short_of_memory_gets_host_abc_for_the_key_from_then_on() {
         !stages.recordings.distrusted(&pk),
         "memory is no reason to doubt it"
     );
-    // A job of the key from now on is charged its host a/b/c.
-    let rec = stages.recordings.get(&pk).expect("recording kept");
+    // A job of the key from now on is charged its host a/b/c (the key's full shape).
+    assert!(stages.recordings.get(&pk).is_some(), "recording kept");
+    let host_full = baton::engine::footprint_of(&pk).total_bytes();
     device.hold.store(true, Ordering::Relaxed);
     let next = support::circuits(810..812);
     std::thread::scope(|s| {
@@ -354,10 +355,7 @@ fn a_device_short_of_memory_gets_host_abc_for_the_key_from_then_on() {
         let st = support::wait_for(&engine, std::time::Duration::from_secs(20), |st| {
             st.jobs.len() == 1
         });
-        assert_eq!(
-            st.jobs[0].footprint_bytes,
-            rec.footprint(false).total_bytes()
-        );
+        assert_eq!(st.jobs[0].footprint_bytes, host_full);
         device.hold.store(false, Ordering::Relaxed);
         support::check_proofs(&pk, &job.join().unwrap().expect("proved"), &next);
     });

@@ -94,6 +94,13 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether a device lacked the memory for the call ([`DeviceError::is_out_of_memory`]).
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::Device(d) if d.is_out_of_memory())
+    }
+}
+
 /// A device's failure, boxed so that the core names no device layer: the device's own error
 /// (reach it with [`DeviceError::downcast_ref`]) and the two facts the engine decides by.
 #[derive(Debug)]

@@ -15,7 +15,7 @@ pub use circuit::{PartitionCircuit, Synthesizer};
 pub use compiled_stage::CompiledSynthesis;
 
 use crate::compiled::Recordings;
-use crate::groth16::error::{Error, Result};
+use crate::groth16::error::Result;
 use crate::groth16::key::ProvingKey;
 use crate::groth16::proof::Proof;
 use crate::groth16::prover::{self, Abc, G1Sums, Witness};
@@ -218,7 +218,7 @@ impl GpuStage for DeviceStage {
             .partition
             .prove_partition(pk, input, w, self.with_b_g2, abc_done)
         {
-            Err(Error::Device(e)) if e.is_out_of_memory() => {
+            Err(e) if e.is_out_of_memory() => {
                 tracing::warn!(reason = %e, "partition does not fit the device whole: per-call path");
                 self.partition.prepare_streaming(pk);
                 None

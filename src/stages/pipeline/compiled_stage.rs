@@ -72,7 +72,7 @@ pub(super) fn witness_only_partition(
     w: &Witness,
 ) -> Result<PartitionSums> {
     let refused = |e: Error| -> Error {
-        let out_of_memory = matches!(&e, Error::Device(d) if d.is_out_of_memory());
+        let out_of_memory = e.is_out_of_memory();
         if let Some(r) = recordings {
             match out_of_memory {
                 true => r.keep_abc_on_host(pk),
@@ -104,7 +104,7 @@ pub(super) fn witness_only_partition(
     let evaluated = t.elapsed();
     let mut nothing = |_: Abc| {};
     match device.prove_partition(pk, AbcInput::Device(device_abc), w, with_b_g2, &mut nothing) {
-        Err(e) if matches!(&e, Error::Device(d) if d.is_out_of_memory()) => Err(refused(e)),
+        Err(e) if e.is_out_of_memory() => Err(refused(e)),
         Ok(mut sums) => {
             sums.times.device_abc = evaluated;
             Ok(sums)

@@ -184,8 +184,8 @@ impl Handler<CheckRoom> for Supervisor {
 
 /// A partition's footprint by the route its synthesis takes now: `stated`, else its witness
 /// alone on the host (packed, where witnesses wait as bits) when its key's recording is ready
-/// and the devices evaluate a/b/c, else its host a/b/c and witness: before the recording is
-/// made, or once the recording is distrusted or a device could not hold the key's a/b/c
+/// and the devices evaluate a/b/c, else the key's full shape: before the recording is made, on
+/// the CPU path, or once the recording is distrusted or a device could not hold the key's a/b/c
 /// ([`Recordings::abc_on_host`]).
 pub(super) fn route_footprint(
     recordings: &Recordings,
@@ -202,7 +202,6 @@ pub(super) fn route_footprint(
             true => rec.packed_footprint(),
             false => rec.footprint(true),
         },
-        Some(rec) => rec.footprint(false),
-        None => crate::engine::request::footprint_of(pk),
+        _ => crate::engine::request::footprint_of(pk),
     }
 }
