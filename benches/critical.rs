@@ -136,7 +136,7 @@ fn main() {
     let mut parts = Vec::new();
     for (reserve, yields) in [(1usize, true), (1, false), (0, true)] {
         let e = engine(reserve, yields);
-        let nice = if yields { "on" } else { "off" };
+        let pause = if yields { "on" } else { "off" };
         // Warm: keys resident, kernels compiled, one partition of each shape timed on its own.
         let one = e
             .submit(Request::new(
@@ -149,11 +149,11 @@ fn main() {
         let idle = latencies(&e, &s, 0, &busy_pk, &pk);
         let busy = latencies(&e, &s, s.jobs, &busy_pk, &pk);
         let worst = busy.iter().map(|(d, _)| *d).max().expect("runs > 0");
-        parts.push((reserve, nice, "idle", split(&idle)));
-        parts.push((reserve, nice, "busy", split(&busy)));
+        parts.push((reserve, pause, "idle", split(&idle)));
+        parts.push((reserve, pause, "busy", split(&busy)));
         rows.push((
             reserve,
-            nice,
+            pause,
             e.backend_name().to_string(),
             one,
             median(idle.iter().map(|(d, _)| *d).collect()),
@@ -168,10 +168,10 @@ fn main() {
     );
     println!("| critical_workers | yield_to_critical | backend | partition device ms | partition synthesis ms | idle ms | busy median ms | busy max ms | bound ms | max within bound |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    for (reserve, nice, backend, one, idle, busy, worst) in rows {
+    for (reserve, pause, backend, one, idle, busy, worst) in rows {
         let bound = one.gpu + idle;
         println!(
-            "| {reserve} | {nice} | {backend} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
+            "| {reserve} | {pause} | {backend} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
             ms(one.gpu),
             ms(one.synthesis),
             ms(idle),
@@ -184,9 +184,9 @@ fn main() {
     println!("\nWhere the CRITICAL job's time went (medians of each step over the runs)");
     println!("| critical_workers | yield_to_critical | engine | total ms | queue wait ms | synthesis ms | GPU ms | rest: device queue, B_G2, messages (ms) |");
     println!("|---|---|---|---|---|---|---|---|");
-    for (reserve, nice, what, [total, queue, synthesis, gpu, rest]) in parts {
+    for (reserve, pause, what, [total, queue, synthesis, gpu, rest]) in parts {
         println!(
-            "| {reserve} | {nice} | {what} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            "| {reserve} | {pause} | {what} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
             ms(total),
             ms(queue),
             ms(synthesis),
