@@ -55,7 +55,9 @@
 #                whole C2 against filecoin-proofs' seal_commit_phase2, medians of FC_RUNS (3)
 #   c2-32g       (BUILD_FILECOIN=1) a whole 32 GiB PoRep C2 through the engine with a shape key
 #                and generated C1s: warm-up (records the circuit), isolated, C2_PROOFS (3) at
-#                once; C2_BUDGET (56GiB), C2_WORKERS (14); its proofs do not verify
+#                once; C2_BUDGET (56GiB), C2_WORKERS (14); its proofs do not verify; C2_TAG
+#                suffixes the log's name (two runs in one call)
+#   c2-64g       the same for a 64 GiB sector
 #   quick        compile conformance cli, then a short bench (MSM 2^20/2^22, NTT to 2^24,
 #                partition 2^20, 3 runs)
 # Knobs: VARIANTS (";"-separated [gpu] specs the bench times side by side), CHECK_VARIANTS,
@@ -127,7 +129,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -360,10 +362,10 @@ for step in "${steps[@]}"; do
     filecoin)
         run filecoin 240 450 env BATON_TEST_CACHE="${FC_CACHE:-/tmp/baton-fc}" \
             BATON_BENCH_RUNS="${FC_RUNS:-3}" "$here/bench_filecoin" synth c2 ;;
-    c2-32g)
-        run c2-32g 420 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
+    c2-32g | c2-64g)
+        run "$step${C2_TAG:-}" 420 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
             BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="${C2_PROOFS:-3}" \
-            "$here/bench_filecoin" c2-32g ;;
+            "$here/bench_filecoin" "$step" ;;
     esac
 done
 
@@ -387,7 +389,12 @@ for f in "$OUT"/engine*.log "$OUT"/multi-gpu.log; do
 done
 [ -f "$OUT/critical.log" ] && { echo "-- critical"; grep "^|\|ready in" "$OUT/critical.log"; }
 [ -f "$OUT/cli.log" ] && { echo "-- cli"; grep "verified\|proofs" "$OUT/cli.log" | tail -3; }
-[ -f "$OUT/c2-32g.log" ] && { echo "-- c2-32g"; grep -v "^progress" "$OUT/c2-32g.log" | grep "proof(s) in\|stage means\|GiB\|WARN\|ERROR" | head -40; grep "^progress" "$OUT/c2-32g.log" | tail -3; }
+for f in "$OUT"/c2-*.log; do
+    [ -f "$f" ] || continue
+    echo "-- $(basename "$f" .log)"
+    grep -v "^progress" "$f" | grep "proof(s) in\|stage means\|GiB\|WARN\|ERROR" | head -40
+    grep "^progress" "$f" | tail -3
+done
 [ -f "$OUT/filecoin.log" ] && { echo "-- filecoin"; grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"; }
 echo
 echo "==== steps (total $((SECONDS - t0)) s)"
