@@ -45,7 +45,8 @@
 #   engine26     the same at 2^26; ENGINE26_AB=k adds k pairs of runs without and with the
 #                key made resident ahead (warm_keys)
 #   critical     benches/critical.rs: a CRITICAL 2^CRIT_LOG (20) job idle and while 2 jobs of 10
-#                2^CRIT_BUSY_LOG (24) partitions keep the engine busy, three settings in one run
+#                2^CRIT_BUSY_LOG (24) partitions keep the engine busy, three settings in one run;
+#                CRIT_BIN names another build of the bench beside this script, CRIT_TAG its log
 #   engine26-nice  ENGINE26_NICE (2) pairs of 10 x 2^26 engine runs, synthesis.nice 0 then 10
 #   multi-gpu    proofs per hour with 1 and 2 GPU actors on one stream (a 2-GPU machine):
 #                MULTI_LOG (24), MULTI_REQUESTS (8), MULTI_CONCURRENT (4), MULTI_WORKERS (28),
@@ -350,9 +351,9 @@ for step in "${steps[@]}"; do
             engine 26 10 84GiB 100 "" "-warm$i"
         done ;;
     critical)
-        run critical 200 400 env CRIT_BUSY_LOG="${CRIT_BUSY_LOG:-24}" CRIT_LOG="${CRIT_LOG:-20}" \
-            CRIT_PARTS=10 CRIT_JOBS=2 CRIT_RUNS="${CRIT_RUNS:-5}" CRIT_BUDGET=100GiB \
-            "$here/bench_critical" ;;
+        run "critical${CRIT_TAG:-}" 200 400 env CRIT_BUSY_LOG="${CRIT_BUSY_LOG:-24}" \
+            CRIT_LOG="${CRIT_LOG:-20}" CRIT_PARTS=10 CRIT_JOBS=2 CRIT_RUNS="${CRIT_RUNS:-5}" \
+            CRIT_BUDGET=100GiB "$here/${CRIT_BIN:-bench_critical}" ;;
     engine26-nice)
         for i in $(seq 1 "${ENGINE26_NICE:-2}"); do
             BATON_SYNTHESIS_NICE=0 engine 26 10 84GiB 100 "" "-nice0-$i"
@@ -387,7 +388,9 @@ done
 for f in "$OUT"/engine*.log "$OUT"/multi-gpu.log; do
     [ -f "$f" ] && { echo "-- $(basename "$f" .log)"; grep "stage means\|^|\|constraints,\|proofs/h\|busy" "$f" | head -12; }
 done
-[ -f "$OUT/critical.log" ] && { echo "-- critical"; grep "^|\|ready in" "$OUT/critical.log"; }
+for f in "$OUT"/critical*.log; do
+    [ -f "$f" ] && { echo "-- $(basename "$f" .log)"; grep "^|\|ready in" "$f"; }
+done
 [ -f "$OUT/cli.log" ] && { echo "-- cli"; grep "verified\|proofs" "$OUT/cli.log" | tail -3; }
 for f in "$OUT"/c2-*.log; do
     [ -f "$f" ] || continue

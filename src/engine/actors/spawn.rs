@@ -88,15 +88,13 @@ pub(crate) fn spawn_actors(
         let gpu: Arc<[Addr<GpuActor>]> = gpus.into();
         let warm: Vec<_> = gpu.iter().map(|g| g.clone().recipient()).collect();
         // Worker i of the ordinary pool builds stage i, of the critical pool stage workers + i.
-        let critical_threads = critical_threads();
         let pool = |size: usize, first: usize, threads: Option<Arc<rayon::ThreadPool>>| {
-            let (f, gpu, links, queue, gate, critical_threads) = (
+            let (f, gpu, links, queue, gate) = (
                 stages.synthesis.clone(),
                 gpu.clone(),
                 links.clone(),
                 queue.clone(),
                 gate.clone(),
-                critical_threads.clone(),
             );
             let counter = Arc::new(AtomicUsize::new(0));
             SyncArbiter::start(size, move || {
@@ -107,7 +105,6 @@ pub(crate) fn spawn_actors(
                     links: links.clone(),
                     queue: queue.clone(),
                     threads: threads.clone(),
-                    critical_threads: critical_threads.clone(),
                     gate: gate.clone(),
                 }
             })
@@ -151,26 +148,6 @@ fn ordinary_threads(
         Ok(pool) => Some(Arc::new(pool)),
         Err(e) => {
             tracing::warn!(error = %e, "no ordinary synthesis pool; synthesis runs unniced on the global pool and does not pause for CRITICAL");
-            None
-        }
-    }
-}
-
-/// The pool CRITICAL synthesis runs in: one thread per CPU at the process's priority, idle
-/// between CRITICAL partitions. Its own pool, so that a CRITICAL partition's parallel parts
-/// start at once instead of queueing behind the GPU actor's host work (the packed witness's
-/// expansion, copies) in rayon's global pool (BENCHMARKS.md, "CRITICAL latency under load").
-/// `None` (logged) when it cannot be built: CRITICAL synthesis then uses the global pool.
-fn critical_threads() -> Option<Arc<rayon::ThreadPool>> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let built = rayon::ThreadPoolBuilder::new()
-        .num_threads(cores)
-        .thread_name(|i| format!("baton-critical-{i}"))
-        .build();
-    match built {
-        Ok(pool) => Some(Arc::new(pool)),
-        Err(e) => {
-            tracing::warn!(error = %e, "no pool for CRITICAL synthesis; it runs on the global pool");
             None
         }
     }

@@ -28,10 +28,6 @@ pub struct SynthesisActor {
     /// pool's, its threads niced by `synthesis.nice` and yielding to `gate`; `None`: this
     /// thread and rayon's global pool. CRITICAL partitions never run in it.
     pub threads: Option<std::sync::Arc<rayon::ThreadPool>>,
-    /// The thread pool every CRITICAL partition's synthesis runs in, on whichever worker it
-    /// lands: its parallel parts then never queue behind other work in rayon's global pool
-    /// (the GPU actor's host work runs there). `None`: this thread and the global pool.
-    pub critical_threads: Option<std::sync::Arc<rayon::ThreadPool>>,
     /// Held while a CRITICAL partition synthesizes here, so that the ordinary pool's threads
     /// pause (`synthesis.yield_to_critical`; `None` when off).
     pub gate: Option<std::sync::Arc<Gate>>,
@@ -58,8 +54,7 @@ impl Handler<Synthesize> for SynthesisActor {
         } = msg;
         let _enter = tracing::info_span!(parent: &span, "synthesize").entered();
         let t = Instant::now();
-        let (stage, threads, critical_threads) =
-            (&mut self.stage, &self.threads, &self.critical_threads);
+        let (stage, threads) = (&mut self.stage, &self.threads);
         let critical = priority == Priority::Critical;
         // Dropped when synthesis ends, unwinding included.
         let hold = match critical {
@@ -68,15 +63,12 @@ impl Handler<Synthesize> for SynthesisActor {
         };
         let outcome = links.run(ActorKind::Synthesis, ctx, &abandoned, (), |()| {
             let mut work = || stage.synthesize(circuit.as_ref(), &pk);
-            // A CRITICAL partition never runs in the ordinary pool, also on an ordinary worker
-            // (no worker kept for them, or all busy): that pool's threads pause for it.
-            let pool = match critical {
-                true => critical_threads,
-                false => threads,
-            };
-            match pool {
-                Some(pool) => pool.install(work),
-                None => work(),
+            match threads {
+                // A CRITICAL partition on an ordinary worker (no worker kept for them, or all
+                // busy) runs on this thread and the global pool: the ordinary pool's threads
+                // would pause for it.
+                Some(pool) if !critical => pool.install(work),
+                _ => work(),
             }
         });
         drop(hold);
