@@ -1,8 +1,10 @@
 //! Circuits shipped with the crate for examples, tests and benchmarks.
 
+mod long_rows;
 mod mimc;
 mod synthetic;
 
+pub use long_rows::LongRows;
 pub use mimc::MimcChain;
 pub use synthetic::Synthetic;
 
