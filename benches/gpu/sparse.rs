@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use baton::circuits::{LongRows, Synthetic};
+use baton::circuits::Synthetic;
 use baton::compiled::{self, WitnessCs};
 use baton::gpu::CudaBackend;
 use baton::groth16::cs::ProvingAssignment;
@@ -84,45 +84,5 @@ pub fn bench_sparse(gpu: &CudaBackend, t: &mut Table, reps: usize) {
             cpu(full),
             &format!("witness-only {wit_ms:.1} ms"),
         );
-        long_rows(gpu, t, reps, log);
     }
-}
-
-/// The device's a/b/c of a recording with a bit-heavy circuit's row lengths (one row in 1,000
-/// of 9-929 terms, the others 1-3: [`LongRows`]) with long rows summed by a warp (the default
-/// `gpu.spmv_long_row`) against each row by its thread (0), in the same run; checked against
-/// the host first.
-fn long_rows(gpu: &CudaBackend, t: &mut Table, reps: usize, log: u32) {
-    let rows = 1usize << log;
-    let (rec, _, _) = compiled::record(LongRows::new(rows, 1000, 0)).expect("record");
-    let cs = WitnessCs::synthesize(LongRows::new(rows, 1000, 1), rec.shape()).expect("witness");
-    let host = rec.evaluate(&cs.inputs, &cs.aux).expect("host a/b/c");
-    let default = baton::gpu::options::DEFAULT_SPMV_LONG_ROW;
-    let mut times = Vec::new();
-    for long_row in [default, 0] {
-        gpu.set_spmv_long_row(long_row).expect("threshold");
-        let back = gpu
-            .download_abc(&gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux).expect("a/b/c"))
-            .expect("download");
-        let n = host.a.len();
-        assert!(
-            back.a[..n] == host.a[..] && back.b[..n] == host.b[..] && back.c[..n] == host.c[..],
-            "long rows 2^{log}, threshold {long_row}: device a/b/c differ from the host's"
-        );
-        let mut v = Vec::with_capacity(reps);
-        for _ in 0..reps {
-            let clock = Instant::now();
-            drop(gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux).expect("a/b/c"));
-            v.push(ms(clock.elapsed()));
-        }
-        times.push(median_ms(v));
-    }
-    gpu.set_spmv_long_row(default).expect("threshold");
-    t.row(
-        "sparse a/b/c, long rows by a warp (ref: by their thread)",
-        log,
-        times[0],
-        Some((times[1], reps)),
-        &format!("{} terms, 1 row in 1000 of 9-929", rec.terms()),
-    );
 }

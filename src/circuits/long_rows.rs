@@ -2,8 +2,8 @@
 //! terms and, every `long_every` rows, one of 9 to 929 terms (the sums that pack bits into a
 //! field element, as in SHA-256 and PoRep circuits: a 2 KiB PoRep partition's A matrix has 2,584
 //! rows of ~840 terms among 2.7 M), in A on even rows and in C on odd ones, over a witness
-//! mostly 0 or 1 with coefficients ±1 and a few others. It exercises the device's sparse a/b/c
-//! where whole warps sum the long rows (kernels/NOTES.md, "Sparse a/b/c").
+//! mostly 0 or 1 with coefficients ±1 and a few others. The device's sparse a/b/c is checked on
+//! it (kernels/NOTES.md, "Sparse a/b/c").
 
 use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;

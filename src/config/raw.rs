@@ -93,7 +93,6 @@ pub(super) struct RawGpu {
     pub(super) ntt_radix: Option<String>,
     pub(super) ntt_columns: Option<String>,
     pub(super) ntt_regs: Option<String>,
-    pub(super) spmv_long_row: Option<String>,
     pub(super) memory_limit: Option<String>,
     /// `[gpu.experimental]`: the settled experiments' knobs ([`EXPERIMENTAL`]).
     pub(super) experimental: Option<Box<RawGpu>>,
@@ -185,7 +184,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// default is the measured best (BENCHMARKS.md, "H200 — GPU knob defaults"; one line each in
 /// `baton.example.toml`). They are still read under `[gpu]` (and from `BATON_GPU_<KEY>`, which
 /// the device runner sets).
-pub const EXPERIMENTAL: [&str; 23] = [
+pub const EXPERIMENTAL: [&str; 22] = [
     "msm_acc_minb",
     "msm_prefetch",
     "msm_mul",
@@ -208,14 +207,13 @@ pub const EXPERIMENTAL: [&str; 23] = [
     "ntt_radix",
     "ntt_columns",
     "ntt_regs",
-    "spmv_long_row",
 ];
 
 /// Every knob of a `[gpu]` table: its key, its names under `[gpu]` and `[gpu.experimental]`,
 /// and its value.
 type Knob<'a> = (&'static str, &'static str, &'static str, &'a Option<String>);
 
-fn knobs(raw: &RawGpu) -> [Knob<'_>; 27] {
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 26] {
     [
         (
             "host_threads",
@@ -366,12 +364,6 @@ fn knobs(raw: &RawGpu) -> [Knob<'_>; 27] {
             "gpu.ntt_regs",
             "gpu.experimental.ntt_regs",
             &raw.ntt_regs,
-        ),
-        (
-            "spmv_long_row",
-            "gpu.spmv_long_row",
-            "gpu.experimental.spmv_long_row",
-            &raw.spmv_long_row,
         ),
         (
             "memory_limit",

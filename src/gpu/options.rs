@@ -35,10 +35,6 @@ pub const NTT_COLUMNS: std::ops::RangeInclusive<u32> = 0..=3;
 /// (8 bytes spilled). It took 0.93x the time of ptxas's choice (118 registers, four blocks) at
 /// 2^26 and 2^27 on the H200 (BENCHMARKS.md, "H200 — GPU knob defaults").
 pub const DEFAULT_NTT_REGS: u32 = 96;
-/// Terms above which a row of a recorded matrix is summed by a whole warp instead of its own
-/// thread (`gpu.spmv_long_row`; 0: every row by its thread). A bit-heavy circuit's recording
-/// has a few rows of hundreds of terms among millions of 1-3 (kernels/NOTES.md, "Sparse a/b/c").
-pub const DEFAULT_SPMV_LONG_ROW: u32 = 8;
 /// The caps `gpu.ntt_regs` takes besides 0 (multiples of 8).
 pub const NTT_REGS: std::ops::RangeInclusive<u32> = 64..=128;
 /// The radixes `gpu.ntt_radix` takes: 2, or 4 (two stages per round trip, four elements a
@@ -141,8 +137,6 @@ pub struct GpuOptions {
     /// Register cap of the radix-4 NTT kernel (0: ptxas's choice; else 64 to 128, a multiple
     /// of 8): fewer registers fit more blocks per multiprocessor (compiled in).
     pub ntt_regs: u32,
-    /// Terms above which a recorded matrix's row is summed by a whole warp (0: never).
-    pub spmv_long_row: u32,
     /// The most device memory the backend takes on each device (`gpu.memory_limit`, bytes or
     /// "24GiB"): resident bases, twiddles and tables plus a call's buffers; `None`: the
     /// device's memory (less a margin).
@@ -177,14 +171,13 @@ impl Default for GpuOptions {
             ntt_radix: DEFAULT_NTT_RADIX,
             ntt_columns: DEFAULT_NTT_COLUMNS,
             ntt_regs: DEFAULT_NTT_REGS,
-            spmv_long_row: DEFAULT_SPMV_LONG_ROW,
             memory_limit: None,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 27] = [
+pub const KNOBS: [&str; 26] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -210,7 +203,6 @@ pub const KNOBS: [&str; 27] = [
     "ntt_radix",
     "ntt_columns",
     "ntt_regs",
-    "spmv_long_row",
     "memory_limit",
 ];
 
@@ -276,7 +268,6 @@ impl GpuOptions {
                 }
             }
             "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
-            "spmv_long_row" => self.spmv_long_row = whole(v, 0)?.min(u32::MAX as usize) as u32,
             "memory_limit" if v.trim().eq_ignore_ascii_case("device") => self.memory_limit = None,
             "memory_limit" => {
                 self.memory_limit = match crate::units::parse_bytes(v) {

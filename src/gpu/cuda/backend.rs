@@ -86,17 +86,6 @@ impl CudaBackend {
         set_knob(o, &self.dev.ntt_radix, radix)
     }
 
-    /// Sets the row length above which a recorded matrix's row is summed by a whole warp (as
-    /// `gpu.spmv_long_row`; 0: never) for the a/b/c evaluations that start after it; the GPU
-    /// bench and the conformance test compare both kernels' paths on one backend with it.
-    pub fn set_spmv_long_row(&self, terms: u32) -> Result<()> {
-        let o = crate::gpu::options::GpuOptions {
-            spmv_long_row: terms,
-            ..Default::default()
-        };
-        set_knob(o, &self.dev.spmv_long_row, terms)
-    }
-
     /// Sets the columns of an NTT block (as `gpu.ntt_columns`) for the transforms that start
     /// after it, as [`CudaBackend::set_ntt_block`] the block.
     pub fn set_ntt_columns(&self, cols: u32) -> Result<()> {

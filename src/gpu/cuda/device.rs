@@ -146,10 +146,6 @@ pub(crate) struct Device {
     pub piece_buckets: MsmPieceBuckets,
     /// How the first piece is sized (`gpu.msm_first_piece`).
     pub first_piece: MsmFirstPiece,
-    /// Terms above which a recorded matrix's row is summed by a whole warp
-    /// (`gpu.spmv_long_row`; 0: never); a launch argument, so the GPU bench may change it
-    /// ([`crate::gpu::CudaBackend::set_spmv_long_row`]).
-    pub spmv_long_row: std::sync::atomic::AtomicU32,
     /// Elements (log2) per `ntt_pass` block (`gpu.ntt_block`); host side only, so the GPU
     /// bench may change it between transforms ([`crate::gpu::CudaBackend::set_ntt_block`]).
     pub ntt_block: std::sync::atomic::AtomicU32,
@@ -286,7 +282,6 @@ impl Device {
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),
             ntt_columns: std::sync::atomic::AtomicU32::new(opts.ntt_columns),
-            spmv_long_row: std::sync::atomic::AtomicU32::new(opts.spmv_long_row),
             host_pool,
         };
         Ok((dev, arch))

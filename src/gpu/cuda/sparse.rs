@@ -154,7 +154,6 @@ impl CudaBackend {
         let table = &resident.table;
         let first_aux = inputs.len() as u32;
         let rows32 = rows as u32;
-        let long_row = dev.spmv_long_row.load(std::sync::atomic::Ordering::Relaxed);
         let mut bufs = Vec::with_capacity(3);
         for m in &resident.matrices {
             // Zeroed: rows past the recording's are the domain's padding.
@@ -195,8 +194,7 @@ impl CudaBackend {
                     .arg(&d_inputs)
                     .arg(&d_aux)
                     .arg(&first_aux)
-                    .arg(&rows32)
-                    .arg(&long_row);
+                    .arg(&rows32);
             })?;
             bufs.push(out);
         }
