@@ -57,7 +57,8 @@
 #   c2-32g       (BUILD_FILECOIN=1) a whole 32 GiB PoRep C2 through the engine with a shape key
 #                and generated C1s: warm-up (records the circuit), isolated, C2_PROOFS (3) at
 #                once; C2_BUDGET (56GiB), C2_WORKERS (14); its proofs do not verify; C2_TAG
-#                suffixes the log's name (two runs in one call)
+#                suffixes the log's name (two runs in one call); with
+#                BATON_LOG=warn,baton::gpu::cuda::sparse=debug each device a/b/c's split is logged
 #   c2-64g       the same for a 64 GiB sector
 #   quick        compile conformance cli, then a short bench (MSM 2^20/2^22, NTT to 2^24,
 #                partition 2^20, 3 runs)
@@ -397,6 +398,7 @@ for f in "$OUT"/c2-*.log; do
     echo "-- $(basename "$f" .log)"
     grep -v "^progress" "$f" | grep "proof(s) in\|stage means\|GiB\|WARN\|ERROR" | head -40
     grep "^progress" "$f" | tail -3
+    grep "device a/b/c" "$f" | tail -3 | cut -c1-400
 done
 [ -f "$OUT/filecoin.log" ] && { echo "-- filecoin"; grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"; }
 echo

@@ -93,6 +93,15 @@ impl State {
     }
 }
 
+/// What [`CudaBackend::evaluate_abc`]'s launches left: a, b, c, the witness on the device, the
+/// first row where a·b ≠ c (`u32::MAX`: none), and the witness's upload time.
+struct Evaluated {
+    abc: [CudaSlice<u64>; 3],
+    aux: CudaSlice<u64>,
+    first_bad: u32,
+    upload: std::time::Duration,
+}
+
 impl CudaBackend {
     /// a, b, c of the witness (`inputs`, `aux`) against `rec`, on the device, checked a·b = c
     /// row by row there: a [`DeviceAbc`] of the recording's domain. An unsatisfied witness is
@@ -110,10 +119,30 @@ impl CudaBackend {
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
         let scratch = (3 * n + inputs.len() + aux.len().max(1)) as u64 * 32 + 4;
+        let t = std::time::Instant::now();
         let released = st.make_recording_resident(&self.dev, self.cap(), rec, scratch);
+        let resident = t.elapsed();
         let result = released.and_then(|()| self.spmv_all(st, rec, inputs, aux, n, rows));
         st.in_use_recording = None;
-        let (bufs, d_aux, first_bad) = result?;
+        let Evaluated {
+            abc: bufs,
+            aux: d_aux,
+            first_bad,
+            upload,
+        } = result?;
+        // Where device a/b/c's time goes (BATON_LOG=debug): making the recording resident
+        // (room, and its upload the first time), the witness's upload, the launches and the
+        // check (kernels/NOTES.md, "Sparse a/b/c").
+        let bytes = std::mem::size_of_val(aux) as f64;
+        tracing::debug!(
+            rows,
+            terms = rec.terms(),
+            resident_seconds = resident.as_secs_f64(),
+            upload_seconds = upload.as_secs_f64(),
+            upload_gb_per_s = bytes / upload.as_secs_f64().max(1e-9) / 1e9,
+            kernels_seconds = (t.elapsed() - resident - upload).as_secs_f64(),
+            "device a/b/c"
+        );
         if first_bad != u32::MAX {
             return Err(CompiledError::Unsatisfied {
                 index: first_bad as usize,
@@ -139,14 +168,20 @@ impl CudaBackend {
         aux: &[Scalar],
         n: usize,
         rows: usize,
-    ) -> GpuResult<([CudaSlice<u64>; 3], CudaSlice<u64>, u32)> {
+    ) -> GpuResult<Evaluated> {
         let dev = &self.dev;
+        let t = std::time::Instant::now();
         let d_inputs = dev.upload_small(host::scalars_as_u64(inputs))?;
         // The witness is the partition's largest host input (32 bytes per variable): through
         // the pinned staging, as every other large upload, not a pageable copy.
         let staging = st.staging(dev);
         let aux_limbs = nonempty(host::scalars_as_u64(aux), 0);
         let (d_aux, _) = dev.upload_new(Lane::Compute, staging, &aux_limbs, "witness for a/b/c")?;
+        // Waited for only to time it apart from the launches, which queue behind it anyway.
+        dev.lane(Lane::Compute)
+            .synchronize()
+            .map_err(super::device::drv("witness for a/b/c"))?;
+        let upload = t.elapsed();
         let resident = st
             .recordings
             .get(&rec.id())
@@ -211,7 +246,12 @@ impl CudaBackend {
             .clone_dtoh(&bad)
             .map_err(super::device::drv("download a·b = c check"))?;
         dev.note_usage();
-        Ok(([a, b, c], d_aux, first_bad.first().copied().unwrap_or(0)))
+        Ok(Evaluated {
+            abc: [a, b, c],
+            aux: d_aux,
+            first_bad: first_bad.first().copied().unwrap_or(0),
+            upload,
+        })
     }
 
     /// Copies a [`DeviceAbc`] back to the host (conformance tests of the device evaluation).
