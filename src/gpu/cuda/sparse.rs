@@ -140,7 +140,7 @@ impl CudaBackend {
             resident_seconds = resident.as_secs_f64(),
             upload_seconds = upload.as_secs_f64(),
             upload_gb_per_s = bytes / upload.as_secs_f64().max(1e-9) / 1e9,
-            kernels_seconds = (t.elapsed() - resident - upload).as_secs_f64(),
+            kernels_seconds = t.elapsed().saturating_sub(resident + upload).as_secs_f64(),
             "device a/b/c"
         );
         if first_bad != u32::MAX {
