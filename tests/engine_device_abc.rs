@@ -3,18 +3,19 @@
 //! and checks a/b/c from the key's recording, proofs verify and a wrong input fails; a job whose
 //! key's recording is ready is charged only its witness on the host; a recording the device
 //! refuses is checked on the host on the retry (a stale one replaced, a bad witness failing its
-//! job naming the constraint); the ledger settles every time.
+//! job naming the constraint); a circuit that packs its witness as it goes is charged the
+//! packing room alone; the ledger settles every time.
 
 mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use baton::compiled::{self, Recording, Route};
+use baton::compiled::{self, CompiledError, Recording, RegionCs, Route, Shape};
 use baton::groth16::backend::CpuBackend;
 use baton::groth16::prover::{Abc, Witness};
 use baton::stages::partition::{AbcInput, PartitionProver, PartitionSums};
-use baton::stages::pipeline::{CompiledSynthesis, DeviceStage, Stages};
+use baton::stages::pipeline::{CompiledSynthesis, DeviceStage, PartitionCircuit, Stages};
 use baton::{Engine, EngineError, ProvingKey, Request, Result, Scalar};
 
 /// A "device" on the CPU: evaluates a/b/c from the recording (the check included) into a
@@ -299,6 +300,132 @@ fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
     });
     // Every witness reached the device plain (the GPU actor expanded it), and the ledger
     // settles to zero: the room given back at synthesis and the rest through Dealloc.
+    assert_eq!(device.plain.load(Ordering::Relaxed), n);
+    let settled = support::wait_settled(&engine);
+    assert_eq!(settled.ledger.charged_bytes, 0);
+    engine.shutdown_blocking();
+}
+
+/// `Synthetic` packing its witness as it goes (straight into bits, never plain), as the PoRep
+/// circuit does ([`PartitionCircuit::packs_as_it_goes`]).
+#[derive(Clone)]
+struct Streamed(baton::circuits::Synthetic);
+
+impl PartitionCircuit for Streamed {
+    fn synthesize(&self, pk: &ProvingKey) -> Result<(Abc, Witness)> {
+        PartitionCircuit::synthesize(&self.0, pk)
+    }
+
+    fn record(&self) -> std::result::Result<(Recording, Abc, Witness), CompiledError> {
+        self.0.record()
+    }
+
+    fn synthesize_witness(&self, r: &Recording) -> std::result::Result<Witness, CompiledError> {
+        self.0.synthesize_witness(r)
+    }
+
+    fn synthesize_packed_witness(
+        &self,
+        r: &Recording,
+    ) -> std::result::Result<Witness, CompiledError> {
+        let shape = r.shape();
+        let one = Shape {
+            inputs: 1,
+            aux: 0,
+            constraints: 0,
+        };
+        let mut cs = RegionCs::packed(one, shape.aux);
+        bellperson::Circuit::synthesize(self.0.clone(), &mut cs)?;
+        let got = cs.shape();
+        compiled::check_counts(
+            shape,
+            Shape {
+                inputs: 1 + got.inputs,
+                ..got
+            },
+        )?;
+        // The constant one (the prefix holds it), then the circuit's inputs.
+        let inputs = [
+            std::mem::take(&mut cs.prefix.inputs),
+            std::mem::take(&mut cs.inputs),
+        ]
+        .concat();
+        let packed = cs.take_packed();
+        let room = baton::groth16::packed::packing_room(shape.aux as u64 * 32);
+        assert!(
+            packed.bytes() <= room,
+            "a PoRep-like witness packs within its room"
+        );
+        Ok(r.packed_witness(inputs, packed))
+    }
+
+    fn packs_as_it_goes(&self) -> bool {
+        true
+    }
+}
+
+/// Partitions of a circuit that packs as it goes are charged the packing room alone while they
+/// synthesize (a fraction of the plain witness the others are charged), give back what their
+/// bits did not use, reach the device plain, and verify; the ledger settles.
+#[test]
+fn a_circuit_packing_as_it_goes_is_charged_the_room_alone() {
+    let pk = support::key();
+    let device = Arc::new(CpuDevice::default());
+    let (engine, stages) = engine_packing(device.clone(), 2, true);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(engine.pin_key(pk.clone())).expect("pinned");
+    let first = support::circuits(750..751);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), first.clone()))
+        .expect("records");
+    support::check_proofs(&pk, &proofs, &first);
+    support::wait_settled(&engine);
+    let rec = stages.recordings.get(&pk).expect("recorded");
+    let (streamed, packed) = (
+        rec.streamed_footprint().total_bytes(),
+        rec.packed_footprint().total_bytes(),
+    );
+    let plain_aux = rec.shape().aux as u64 * 32;
+    assert_eq!(
+        packed - streamed,
+        plain_aux,
+        "the plain witness is not charged"
+    );
+
+    device.hold.store(true, Ordering::Relaxed);
+    let n = 5;
+    let circuits = support::circuits(760..760 + n as u64);
+    let wrapped: Vec<Streamed> = circuits.iter().cloned().map(Streamed).collect();
+    std::thread::scope(|s| {
+        let job = s.spawn(|| engine.prove_blocking(Request::new(pk.clone(), wrapped.clone())));
+        struct Release<'a>(&'a AtomicBool);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Relaxed);
+            }
+        }
+        let _release = Release(&device.hold);
+        let st = support::wait_for(&engine, std::time::Duration::from_secs(30), |st| {
+            st.jobs.first().is_some_and(|j| {
+                j.partitions.iter().filter(|p| {
+                    matches!(p, baton::engine::PartitionState::At(s) if *s == baton::ledger::Stage::QueuedForGpu)
+                }).count() == n - 1
+            })
+        });
+        assert_eq!(st.jobs[0].footprint_bytes, streamed);
+        // Four wait packed and one is on the device: each holds its bits, far below the room.
+        let charged = st.ledger.charged_bytes;
+        assert!(
+            charged < streamed * n as u64,
+            "{n} partitions charge {charged} bytes; the room alone would be {}",
+            streamed * n as u64
+        );
+        device.hold.store(false, Ordering::Relaxed);
+        let proofs = job.join().unwrap().expect("proofs");
+        support::check_proofs(&pk, &proofs, &circuits);
+    });
     assert_eq!(device.plain.load(Ordering::Relaxed), n);
     let settled = support::wait_settled(&engine);
     assert_eq!(settled.ledger.charged_bytes, 0);

@@ -244,6 +244,19 @@ impl Recording {
         )
     }
 
+    /// [`Recording::packed_footprint`] for a circuit that packs as it goes
+    /// ([`crate::stages::pipeline::PartitionCircuit::packs_as_it_goes`]): the packing room
+    /// alone, as the witness is never plain on the host.
+    pub fn streamed_footprint(&self) -> Footprint {
+        let f = self.footprint(true);
+        Footprint::new(
+            0,
+            crate::groth16::packed::packing_room(f.bytes(BufferClass::Aux)),
+            f.bytes(BufferClass::Inputs),
+            f.bytes(BufferClass::Density),
+        )
+    }
+
     /// Checks that a witness has the recorded lengths.
     pub fn check_witness(&self, inputs: &[Scalar], aux: &[Scalar]) -> Result<(), CompiledError> {
         let lengths = [

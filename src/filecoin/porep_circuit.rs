@@ -194,7 +194,13 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
         &self,
         shape: Shape,
     ) -> std::result::Result<(Vec<Fr>, PackedScalars), CompiledError> {
+        // Not this circuit's regions: the witness is made plain, then packed, over the packing
+        // room its partition was charged (`PartitionCircuit::packs_as_it_goes`).
         let sequential = || {
+            tracing::warn!(
+                aux = shape.aux,
+                "PoRep challenges not in equal regions: the witness is made plain, over its charge"
+            );
             self.sequential_witness(shape)
                 .map(|(inputs, aux)| (inputs, PackedScalars::pack(&aux)))
         };
@@ -324,6 +330,10 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuit for PorepPartition<Tree> 
         PartitionCircuit::synthesize(&self.circuit, pk)
     }
 
+    fn packs_as_it_goes(&self) -> bool {
+        true
+    }
+
     fn record(&self) -> std::result::Result<(Recording, Abc, Witness), CompiledError> {
         self.circuit.record()
     }
@@ -351,13 +361,21 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuit for PorepPartition<Tree> 
         let shape = recording.shape();
         let (inputs, packed) = self.circuit.parallel_packed_witness(shape)?;
         let plain = (shape.aux * std::mem::size_of::<Fr>()) as u64;
-        Ok(
-            match packed.bytes() <= crate::groth16::packed::packing_room(plain) {
-                true => recording.packed_witness(inputs, packed),
-                // Not this circuit's usual mix: plain, as the ledger allows.
-                false => recording.witness(inputs, packed.unpack()),
-            },
-        )
+        let room = crate::groth16::packed::packing_room(plain);
+        Ok(match packed.bytes() <= room {
+            true => recording.packed_witness(inputs, packed),
+            // Not this circuit's usual mix (a PoRep witness packs to ~1/24 of its plain
+            // bytes): plain, over the packing room this partition was charged.
+            false => {
+                tracing::warn!(
+                    packed_bytes = packed.bytes(),
+                    room_bytes = room,
+                    plain_bytes = plain,
+                    "a PoRep witness did not pack within its room; held plain, over its charge"
+                );
+                recording.witness(inputs, packed.unpack())
+            }
+        })
     }
 }
 

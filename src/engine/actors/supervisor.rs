@@ -64,6 +64,8 @@ struct Job {
     footprint: Footprint,
     /// The footprint the request stated, if any (then never refreshed).
     stated: Option<Footprint>,
+    /// Whether every circuit of the job packs its witness as it goes.
+    streams: bool,
     proofs: Vec<Option<Proof>>,
     states: Vec<PartitionState>,
     attempts: Vec<u32>,
@@ -229,8 +231,11 @@ impl Supervisor {
         for job in self.jobs.values_mut().filter(|j| !j.failed) {
             job.footprint = submit::route_footprint(
                 &self.recordings,
-                self.abc_on_device,
-                self.pack_witness,
+                submit::RouteFlags {
+                    abc_on_device: self.abc_on_device,
+                    pack_witness: self.pack_witness,
+                    streams: job.streams,
+                },
                 &job.pk,
                 job.stated,
             );

@@ -42,6 +42,13 @@ pub trait PartitionCircuit: Send + Sync + 'static {
         w.pack(packing_room(plain));
         Ok(w)
     }
+
+    /// Whether [`PartitionCircuit::synthesize_packed_witness`] packs as it goes, never holding
+    /// the witness plain: its partitions are then charged the packing room alone on that route
+    /// ([`Recording::streamed_footprint`]) instead of the plain witness and the room.
+    fn packs_as_it_goes(&self) -> bool {
+        false
+    }
 }
 
 impl<C: Circuit<Scalar> + Clone + Send + Sync + 'static> PartitionCircuit for C {

@@ -19,12 +19,21 @@ use crate::metrics::ActorKind;
 use crate::scheduler::Priority;
 
 impl Supervisor {
-    /// A job's per-partition footprint now ([`route_footprint`]).
-    pub(super) fn footprint_for(&self, pk: &ProvingKey, stated: Option<Footprint>) -> Footprint {
+    /// A job's per-partition footprint now ([`route_footprint`]); `streams`: every circuit of
+    /// the job packs its witness as it goes.
+    pub(super) fn footprint_for(
+        &self,
+        pk: &ProvingKey,
+        stated: Option<Footprint>,
+        streams: bool,
+    ) -> Footprint {
         route_footprint(
             &self.recordings,
-            self.abc_on_device,
-            self.pack_witness,
+            RouteFlags {
+                abc_on_device: self.abc_on_device,
+                pack_witness: self.pack_witness,
+                streams,
+            },
             pk,
             stated,
         )
@@ -80,7 +89,8 @@ impl Handler<Submit> for Supervisor {
             return;
         }
         let stated = request.stated_footprint();
-        let footprint = self.footprint_for(&request.pk, stated);
+        let streams = request.circuits.iter().all(|c| c.packs_as_it_goes());
+        let footprint = self.footprint_for(&request.pk, stated, streams);
         // The key counts against memory while a job uses it (set aside from an auto budget, or
         // checked beside a stated one).
         let key = request.pk.id();
@@ -124,6 +134,7 @@ impl Handler<Submit> for Supervisor {
                 circuits: request.circuits,
                 footprint,
                 stated,
+                streams,
                 proofs: vec![None; n],
                 states: vec![PartitionState::Queued; n],
                 attempts: vec![1; n],
@@ -159,7 +170,8 @@ impl Handler<CheckRoom> for Supervisor {
             RoomKey::Loaded(pk) => (
                 pk.id(),
                 self.key_bytes(pk),
-                self.footprint_for(pk, msg.footprint),
+                // No circuits at hand: the plain witness's route, the larger.
+                self.footprint_for(pk, msg.footprint, false),
             ),
             RoomKey::Unloaded { bytes } => (0, *bytes, msg.footprint.unwrap_or_default()),
         };
@@ -182,15 +194,24 @@ impl Handler<CheckRoom> for Supervisor {
     }
 }
 
+/// What decides a partition's route besides its key: whether the devices evaluate a/b/c,
+/// whether witnesses wait packed, and whether the job's circuits pack as they go.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RouteFlags {
+    pub abc_on_device: bool,
+    pub pack_witness: bool,
+    pub streams: bool,
+}
+
 /// A partition's footprint by the route its synthesis takes now: `stated`, else its witness
-/// alone on the host (packed, where witnesses wait as bits) when its key's recording is ready
-/// and the devices evaluate a/b/c, else the key's full shape: before the recording is made, on
-/// the CPU path, or once the recording is distrusted or a device could not hold the key's a/b/c
-/// ([`Recordings::abc_on_host`]).
+/// alone on the host when its key's recording is ready and the devices evaluate a/b/c (packed,
+/// where witnesses wait as bits: the packing room alone for circuits that pack as they go, the
+/// plain witness and the room for the others), else the key's full shape: before the recording
+/// is made, on the CPU path, or once the recording is distrusted or a device could not hold the
+/// key's a/b/c ([`Recordings::abc_on_host`]).
 pub(super) fn route_footprint(
     recordings: &Recordings,
-    abc_on_device: bool,
-    pack_witness: bool,
+    flags: RouteFlags,
     pk: &ProvingKey,
     stated: Option<Footprint>,
 ) -> Footprint {
@@ -198,10 +219,13 @@ pub(super) fn route_footprint(
         return f;
     }
     match recordings.get(pk) {
-        Some(rec) if abc_on_device && !recordings.abc_on_host(pk) => match pack_witness {
-            true => rec.packed_footprint(),
-            false => rec.footprint(true),
-        },
+        Some(rec) if flags.abc_on_device && !recordings.abc_on_host(pk) => {
+            match (flags.pack_witness, flags.streams) {
+                (true, true) => rec.streamed_footprint(),
+                (true, false) => rec.packed_footprint(),
+                (false, _) => rec.footprint(true),
+            }
+        }
         _ => crate::engine::request::footprint_of(pk),
     }
 }
