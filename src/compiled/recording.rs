@@ -245,13 +245,13 @@ impl Recording {
     }
 
     /// [`Recording::packed_footprint`] for a circuit that packs as it goes
-    /// ([`crate::stages::pipeline::PartitionCircuit::packs_as_it_goes`]): the packing room
-    /// alone, as the witness is never plain on the host.
+    /// ([`crate::stages::pipeline::PartitionCircuit::packs_as_it_goes`]): its room alone
+    /// ([`crate::groth16::packed::streamed_room`]), as the witness is never plain on the host.
     pub fn streamed_footprint(&self) -> Footprint {
         let f = self.footprint(true);
         Footprint::new(
             0,
-            crate::groth16::packed::packing_room(f.bytes(BufferClass::Aux)),
+            crate::groth16::packed::streamed_room(f.bytes(BufferClass::Aux)),
             f.bytes(BufferClass::Inputs),
             f.bytes(BufferClass::Density),
         )

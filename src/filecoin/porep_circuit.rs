@@ -361,7 +361,8 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuit for PorepPartition<Tree> 
         let shape = recording.shape();
         let (inputs, packed) = self.circuit.parallel_packed_witness(shape)?;
         let plain = (shape.aux * std::mem::size_of::<Fr>()) as u64;
-        let room = crate::groth16::packed::packing_room(plain);
+        // The room a partition of a circuit that packs as it goes is charged.
+        let room = crate::groth16::packed::streamed_room(plain);
         Ok(match packed.bytes() <= room {
             true => recording.packed_witness(inputs, packed),
             // Not this circuit's usual mix (a PoRep witness packs to ~1/24 of its plain
@@ -439,8 +440,8 @@ mod tests {
         }
     }
 
-    /// The whole partition: parallel by value, plain and packed, against one sequential run
-    /// of the circuit.
+    /// The whole partition: parallel by value, plain and packed (within the room it is
+    /// charged), against one sequential run of the circuit.
     #[test]
     fn the_parallel_witness_is_the_sequential_one() {
         fn check<Tree: 'static + MerkleTreeTrait>(size: u64) -> crate::filecoin::Result<()> {
@@ -454,6 +455,14 @@ mod tests {
             let (inputs, packed) = circuit.parallel_packed_witness(shape).expect("packed");
             assert!(inputs == cs.inputs, "{size}: packed inputs");
             assert!(packed.unpack() == cs.aux, "{size}: packed aux");
+            // Within the room its partitions are charged (`packs_as_it_goes`).
+            let room =
+                crate::groth16::packed::streamed_room(std::mem::size_of_val(&cs.aux[..]) as u64);
+            assert!(
+                packed.bytes() <= room,
+                "{size}: {} packed, room {room}",
+                packed.bytes()
+            );
             Ok(())
         }
         for size in [SECTOR_SIZE_2_KIB, SECTOR_SIZE_8_MIB] {

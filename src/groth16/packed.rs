@@ -87,10 +87,20 @@ impl Mix {
 const SCALAR_BYTES: u64 = 32;
 
 /// The most bytes a packed witness may take beside its plain size while it is packed: a
-/// quarter (a real PoRep witness packs to a 48th, the synthetic circuit to an 8th). Synthesis is charged the plain witness and this room; a witness that packs within it
-/// is kept packed (the rest of the charge given back), any other stays plain.
+/// quarter (a real PoRep witness packs to a 24th-48th, the synthetic circuit to an 8th).
+/// Synthesis is charged the plain witness and this room; a witness that packs within it is kept
+/// packed (the rest of the charge given back), any other stays plain.
 pub fn packing_room(plain_bytes: u64) -> u64 {
     plain_bytes / 4
+}
+
+/// The room a witness packed as it goes (never plain) is charged instead of the plain witness
+/// and [`packing_room`]: a sixth of its plain size, four times what a PoRep witness packs to at
+/// its densest mix (3.3 % other values at some sector sizes, BENCHMARKS.md "CPU VM — PoRep
+/// witness"). At 2^27 that is 0.69 GB where the plain witness and its room were 5.2 GB. A
+/// witness that does not fit it is held plain, over its charge, and logged.
+pub fn streamed_room(plain_bytes: u64) -> u64 {
+    plain_bytes / 6
 }
 
 /// Bytes `len` values with `dense` of them neither 0 nor 1 take packed.

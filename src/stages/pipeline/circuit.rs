@@ -44,8 +44,10 @@ pub trait PartitionCircuit: Send + Sync + 'static {
     }
 
     /// Whether [`PartitionCircuit::synthesize_packed_witness`] packs as it goes, never holding
-    /// the witness plain: its partitions are then charged the packing room alone on that route
-    /// ([`Recording::streamed_footprint`]) instead of the plain witness and the room.
+    /// the witness plain, and keeps it packed only within
+    /// [`crate::groth16::packed::streamed_room`]: its partitions are then charged that room
+    /// alone on that route ([`Recording::streamed_footprint`]) instead of the plain witness and
+    /// [`packing_room`].
     fn packs_as_it_goes(&self) -> bool {
         false
     }
