@@ -241,23 +241,52 @@ fn a_recording_the_device_refuses_is_checked_on_the_host_on_the_retry() {
     engine.shutdown_blocking();
 }
 
-#[test]
-fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
-    let pk = support::key();
-    let device = Arc::new(CpuDevice::default());
-    let (engine, stages) = engine_packing(device.clone(), 2, true);
-    // Pinned, the key keeps its recording between jobs; the first job records the circuit.
+/// A packing engine with the key pinned (it keeps its recording between jobs) and recorded by
+/// a first job of one partition (`seed`), which verifies.
+fn recorded_packing_engine(
+    device: Arc<CpuDevice>,
+    pk: &Arc<ProvingKey>,
+    seed: u64,
+) -> (Engine, Arc<Recording>) {
+    let (engine, stages) = engine_packing(device, 2, true);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
     rt.block_on(engine.pin_key(pk.clone())).expect("pinned");
-    let first = support::circuits(700..701);
+    let first = support::circuits(seed..seed + 1);
     let proofs = engine
         .prove_blocking(Request::new(pk.clone(), first.clone()))
         .expect("records");
-    support::check_proofs(&pk, &proofs, &first);
+    support::check_proofs(pk, &proofs, &first);
     support::wait_settled(&engine);
-    let rec = stages.recordings.get(&pk).expect("recorded");
+    let rec = stages.recordings.get(pk).expect("recorded");
+    (engine, rec)
+}
+
+/// Lets the device go when dropped, so that a failed check does not hang the job behind it.
+struct Release<'a>(&'a AtomicBool);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Whether the first job has `n` partitions queued for the device.
+fn queued_for_device(st: &baton::EngineStatus, n: usize) -> bool {
+    st.jobs.first().is_some_and(|j| {
+        let queued = j.partitions.iter().filter(|p| {
+            matches!(p, baton::engine::PartitionState::At(s) if *s == baton::ledger::Stage::QueuedForGpu)
+        });
+        queued.count() == n
+    })
+}
+
+#[test]
+fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
+    let pk = support::key();
+    let device = Arc::new(CpuDevice::default());
+    let (engine, rec) = recorded_packing_engine(device.clone(), &pk, 700);
     let plain_each = rec.footprint(true).total_bytes();
 
     // The device holds the first witness; the others synthesize and wait for it, packed.
@@ -267,23 +296,10 @@ fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
     let circuits = support::circuits(710..710 + n as u64);
     std::thread::scope(|s| {
         let job = s.spawn(|| engine.prove_blocking(Request::new(pk.clone(), circuits.clone())));
-        let waiting = |st: &baton::EngineStatus| {
-            st.jobs.first().is_some_and(|j| {
-                let queued = j.partitions.iter().filter(|p| {
-                    matches!(p, baton::engine::PartitionState::At(s) if *s == baton::ledger::Stage::QueuedForGpu)
-                });
-                queued.count() == n - 1
-            })
-        };
-        // Whatever happens below, the device lets go (a failed check must not hang the job).
-        struct Release<'a>(&'a AtomicBool);
-        impl Drop for Release<'_> {
-            fn drop(&mut self) {
-                self.0.store(false, Ordering::Relaxed);
-            }
-        }
         let _release = Release(&device.hold);
-        let st = support::wait_for(&engine, std::time::Duration::from_secs(30), waiting);
+        let st = support::wait_for(&engine, std::time::Duration::from_secs(30), |st| {
+            queued_for_device(st, n - 1)
+        });
         assert_eq!(
             st.jobs[0].footprint_bytes,
             rec.packed_footprint().total_bytes()
@@ -371,18 +387,7 @@ impl PartitionCircuit for Streamed {
 fn a_circuit_packing_as_it_goes_is_charged_the_room_alone() {
     let pk = support::key();
     let device = Arc::new(CpuDevice::default());
-    let (engine, stages) = engine_packing(device.clone(), 2, true);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(engine.pin_key(pk.clone())).expect("pinned");
-    let first = support::circuits(750..751);
-    let proofs = engine
-        .prove_blocking(Request::new(pk.clone(), first.clone()))
-        .expect("records");
-    support::check_proofs(&pk, &proofs, &first);
-    support::wait_settled(&engine);
-    let rec = stages.recordings.get(&pk).expect("recorded");
+    let (engine, rec) = recorded_packing_engine(device.clone(), &pk, 750);
     let (streamed, packed) = (
         rec.streamed_footprint().total_bytes(),
         rec.packed_footprint().total_bytes(),
@@ -402,19 +407,9 @@ fn a_circuit_packing_as_it_goes_is_charged_the_room_alone() {
     let wrapped: Vec<Streamed> = circuits.iter().cloned().map(Streamed).collect();
     std::thread::scope(|s| {
         let job = s.spawn(|| engine.prove_blocking(Request::new(pk.clone(), wrapped.clone())));
-        struct Release<'a>(&'a AtomicBool);
-        impl Drop for Release<'_> {
-            fn drop(&mut self) {
-                self.0.store(false, Ordering::Relaxed);
-            }
-        }
         let _release = Release(&device.hold);
         let st = support::wait_for(&engine, std::time::Duration::from_secs(30), |st| {
-            st.jobs.first().is_some_and(|j| {
-                j.partitions.iter().filter(|p| {
-                    matches!(p, baton::engine::PartitionState::At(s) if *s == baton::ledger::Stage::QueuedForGpu)
-                }).count() == n - 1
-            })
+            queued_for_device(st, n - 1)
         });
         assert_eq!(st.jobs[0].footprint_bytes, streamed);
         // Four wait packed and one is on the device: each holds its bits, far below the room.
