@@ -241,14 +241,15 @@ fn a_recording_the_device_refuses_is_checked_on_the_host_on_the_retry() {
     engine.shutdown_blocking();
 }
 
-/// A packing engine with the key pinned (it keeps its recording between jobs) and recorded by
-/// a first job of one partition (`seed`), which verifies.
-fn recorded_packing_engine(
-    device: Arc<CpuDevice>,
+/// Pins `pk` on `engine` (it keeps its recording and the device's verdicts between jobs) and
+/// records its circuit with a first job of one partition (`seed`), which verifies; the
+/// recording.
+fn pin_and_record(
+    engine: &Engine,
+    stages: &Stages,
     pk: &Arc<ProvingKey>,
     seed: u64,
-) -> (Engine, Arc<Recording>) {
-    let (engine, stages) = engine_packing(device, 2, true);
+) -> Arc<Recording> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -258,9 +259,8 @@ fn recorded_packing_engine(
         .prove_blocking(Request::new(pk.clone(), first.clone()))
         .expect("records");
     support::check_proofs(pk, &proofs, &first);
-    support::wait_settled(&engine);
-    let rec = stages.recordings.get(pk).expect("recorded");
-    (engine, rec)
+    support::wait_settled(engine);
+    stages.recordings.get(pk).expect("recorded")
 }
 
 /// Lets the device go when dropped, so that a failed check does not hang the job behind it.
@@ -286,7 +286,8 @@ fn queued_for_device(st: &baton::EngineStatus, n: usize) -> bool {
 fn packed_witnesses_wait_as_bits_and_the_device_gets_them_plain() {
     let pk = support::key();
     let device = Arc::new(CpuDevice::default());
-    let (engine, rec) = recorded_packing_engine(device.clone(), &pk, 700);
+    let (engine, stages) = engine_packing(device.clone(), 2, true);
+    let rec = pin_and_record(&engine, &stages, &pk, 700);
     let plain_each = rec.footprint(true).total_bytes();
 
     // The device holds the first witness; the others synthesize and wait for it, packed.
@@ -387,7 +388,8 @@ impl PartitionCircuit for Streamed {
 fn a_circuit_packing_as_it_goes_is_charged_the_room_alone() {
     let pk = support::key();
     let device = Arc::new(CpuDevice::default());
-    let (engine, rec) = recorded_packing_engine(device.clone(), &pk, 750);
+    let (engine, stages) = engine_packing(device.clone(), 2, true);
+    let rec = pin_and_record(&engine, &stages, &pk, 750);
     let (streamed, packed) = (
         rec.streamed_footprint().total_bytes(),
         rec.packed_footprint().total_bytes(),
@@ -438,17 +440,7 @@ fn a_device_short_of_memory_gets_host_abc_for_the_key_from_then_on() {
     let pk = support::key();
     let device = Arc::new(CpuDevice::default());
     let (engine, stages) = engine(device.clone(), 1);
-    // Pinned, the key stays known between jobs, with its recording and the device's verdict.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(engine.pin_key(pk.clone())).expect("pinned");
-    let first = support::circuits(800..801);
-    let proofs = engine
-        .prove_blocking(Request::new(pk.clone(), first.clone()))
-        .expect("records");
-    support::check_proofs(&pk, &proofs, &first);
-    support::wait_settled(&engine);
+    pin_and_record(&engine, &stages, &pk, 800);
     device.short_of_memory.store(true, Ordering::Relaxed);
     let from_host = device.from_host.load(Ordering::Relaxed);
     let circuits = support::circuits(801..807);

@@ -234,24 +234,23 @@ impl Recording {
     /// plain witness and the room to pack it ([`crate::groth16::packed::packing_room`]), most of
     /// which the synthesis worker gives back once the witness is packed.
     pub fn packed_footprint(&self) -> Footprint {
-        let f = self.footprint(true);
-        let aux = f.bytes(BufferClass::Aux);
-        Footprint::new(
-            0,
-            aux + crate::groth16::packed::packing_room(aux),
-            f.bytes(BufferClass::Inputs),
-            f.bytes(BufferClass::Density),
-        )
+        self.witness_footprint(|aux| aux + crate::groth16::packed::packing_room(aux))
     }
 
     /// [`Recording::packed_footprint`] for a circuit that packs as it goes
     /// ([`crate::stages::pipeline::PartitionCircuit::packs_as_it_goes`]): its room alone
     /// ([`crate::groth16::packed::streamed_room`]), as the witness is never plain on the host.
     pub fn streamed_footprint(&self) -> Footprint {
+        self.witness_footprint(crate::groth16::packed::streamed_room)
+    }
+
+    /// [`Recording::footprint`] on the device with its private variables' bytes charged as
+    /// `aux` of their plain bytes.
+    fn witness_footprint(&self, aux: impl FnOnce(u64) -> u64) -> Footprint {
         let f = self.footprint(true);
         Footprint::new(
             0,
-            crate::groth16::packed::streamed_room(f.bytes(BufferClass::Aux)),
+            aux(f.bytes(BufferClass::Aux)),
             f.bytes(BufferClass::Inputs),
             f.bytes(BufferClass::Density),
         )

@@ -64,8 +64,6 @@ struct Job {
     footprint: Footprint,
     /// The footprint the request stated, if any (then never refreshed).
     stated: Option<Footprint>,
-    /// Whether every circuit of the job packs its witness as it goes.
-    streams: bool,
     proofs: Vec<Option<Proof>>,
     states: Vec<PartitionState>,
     attempts: Vec<u32>,
@@ -234,7 +232,7 @@ impl Supervisor {
                 submit::RouteFlags {
                     abc_on_device: self.abc_on_device,
                     pack_witness: self.pack_witness,
-                    streams: job.streams,
+                    streams: submit::packs_as_they_go(&job.circuits),
                 },
                 &job.pk,
                 job.stated,

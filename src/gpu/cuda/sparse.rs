@@ -132,7 +132,8 @@ impl CudaBackend {
         } = result?;
         // Where device a/b/c's time goes (BATON_LOG=debug): making the recording resident
         // (room, and its upload the first time), the witness's upload, the launches and the
-        // check (kernels/NOTES.md, "Sparse a/b/c").
+        // check (kernels/NOTES.md, "Sparse a/b/c"). Without debug the upload's time is only
+        // its host side.
         let bytes = std::mem::size_of_val(aux) as f64;
         tracing::debug!(
             rows,
@@ -177,10 +178,13 @@ impl CudaBackend {
         let staging = st.staging(dev);
         let aux_limbs = nonempty(host::scalars_as_u64(aux), 0);
         let (d_aux, _) = dev.upload_new(Lane::Compute, staging, &aux_limbs, "witness for a/b/c")?;
-        // Waited for only to time it apart from the launches, which queue behind it anyway.
-        dev.lane(Lane::Compute)
-            .synchronize()
-            .map_err(super::device::drv("witness for a/b/c"))?;
+        // Waited for only where the split is logged, to time it apart from the launches (which
+        // queue behind it anyway); otherwise its tail overlaps them.
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            dev.lane(Lane::Compute)
+                .synchronize()
+                .map_err(super::device::drv("witness for a/b/c"))?;
+        }
         let upload = t.elapsed();
         let resident = st
             .recordings

@@ -4,6 +4,7 @@
 //! the way of is answered as [`EngineError::NoRoom`], with how many bytes they would have to
 //! give back, so that an embedder can evict idle keys and try again.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::{Context, Handler};
@@ -17,6 +18,7 @@ use crate::groth16::key::ProvingKey;
 use crate::ledger::{Footprint, LedgerError};
 use crate::metrics::ActorKind;
 use crate::scheduler::Priority;
+use crate::stages::pipeline::PartitionCircuit;
 
 impl Supervisor {
     /// A job's per-partition footprint now ([`route_footprint`]); `streams`: every circuit of
@@ -89,7 +91,7 @@ impl Handler<Submit> for Supervisor {
             return;
         }
         let stated = request.stated_footprint();
-        let streams = request.circuits.iter().all(|c| c.packs_as_it_goes());
+        let streams = packs_as_they_go(&request.circuits);
         let footprint = self.footprint_for(&request.pk, stated, streams);
         // The key counts against memory while a job uses it (set aside from an auto budget, or
         // checked beside a stated one).
@@ -134,7 +136,6 @@ impl Handler<Submit> for Supervisor {
                 circuits: request.circuits,
                 footprint,
                 stated,
-                streams,
                 proofs: vec![None; n],
                 states: vec![PartitionState::Queued; n],
                 attempts: vec![1; n],
@@ -192,6 +193,12 @@ impl Handler<CheckRoom> for Supervisor {
             .map_err(|e| self.refusal(own, e));
         let _ = msg.reply.send(r);
     }
+}
+
+/// Whether every one of a job's `circuits` packs its witness as it goes
+/// ([`crate::stages::pipeline::PartitionCircuit::packs_as_it_goes`]).
+pub(super) fn packs_as_they_go(circuits: &[Arc<dyn PartitionCircuit>]) -> bool {
+    circuits.iter().all(|c| c.packs_as_it_goes())
 }
 
 /// What decides a partition's route besides its key: whether the devices evaluate a/b/c,
