@@ -58,8 +58,10 @@
 #                and generated C1s: warm-up (records the circuit), isolated, C2_PROOFS (3) at
 #                once; C2_BUDGET (56GiB), C2_WORKERS (14); its proofs do not verify; C2_TAG
 #                suffixes the log's name (two runs in one call); with
-#                BATON_LOG=warn,baton::gpu::cuda::sparse=debug each device a/b/c's split is logged
+#                BATON_LOG=warn,baton::gpu::cuda::sparse=debug each device a/b/c's split is logged;
+#                C2_BIN names another build of bench_filecoin beside this script
 #   c2-64g       the same for a 64 GiB sector
+#   sparse       the bench's sparse a/b/c rows alone (plain and packed witness), SPARSE_LOGS (22,24)
 #   quick        compile conformance cli, then a short bench (MSM 2^20/2^22, NTT to 2^24,
 #                partition 2^20, 3 runs)
 # Knobs: VARIANTS (";"-separated [gpu] specs the bench times side by side), CHECK_VARIANTS,
@@ -131,7 +133,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g sparse "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -367,7 +369,10 @@ for step in "${steps[@]}"; do
     c2-32g | c2-64g)
         run "$step${C2_TAG:-}" 420 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
             BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="${C2_PROOFS:-3}" \
-            "$here/bench_filecoin" "$step" ;;
+            "$here/${C2_BIN:-bench_filecoin}" "$step" ;;
+    sparse)
+        bench sparse 30 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none BATON_BENCH_NTT=none \
+            BATON_BENCH_PARTITION=none BATON_BENCH_SPARSE="${SPARSE_LOGS:-22,24}" ;;
     esac
 done
 

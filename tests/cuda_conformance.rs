@@ -487,10 +487,13 @@ fn proofs_verify_with_bellperson() {
 
 use baton::circuits::MimcChain;
 use baton::compiled::{self, WitnessCs};
+use baton::groth16::msm::Scalars;
+use baton::groth16::packed::PackedScalars;
 use baton::stages::partition::{AbcInput, PartitionProver};
 
 /// Records `make(0)`, synthesizes `make(5)` witness-only, and checks the device's a/b/c
-/// against the CPU evaluation (the domain's padding zero); returns the recording's
+/// against the CPU evaluation (the domain's padding zero), from the plain witness and from the
+/// same witness packed as bits (expanded on the device); returns the recording's
 /// coefficient-index width in bytes.
 fn check_device_abc<C: bellperson::Circuit<Scalar>>(
     gpu: &CudaBackend,
@@ -500,32 +503,119 @@ fn check_device_abc<C: bellperson::Circuit<Scalar>>(
     let (rec, _, _) = compiled::record(make(0)).expect("record");
     let cs = WitnessCs::synthesize(make(5), rec.shape()).expect("witness");
     let cpu = rec.evaluate(&cs.inputs, &cs.aux).expect("CPU a/b/c");
-    let t = std::time::Instant::now();
-    let dev = gpu
-        .evaluate_abc(&rec, &cs.inputs, &cs.aux)
-        .expect("device a/b/c");
-    let took = t.elapsed();
-    let n = rec.shape().domain_size();
-    assert_eq!(1usize << dev.log_n(), n, "{what}: domain");
-    let got = gpu.download_abc(&dev).expect("download");
-    for (name, g, c) in [
-        ("a", &got.a, &cpu.a),
-        ("b", &got.b, &cpu.b),
-        ("c", &got.c, &cpu.c),
+    let packed = PackedScalars::pack(&cs.aux);
+    for (how, aux) in [
+        ("plain", Scalars::Plain(&cs.aux)),
+        ("packed", Scalars::Packed(&packed)),
     ] {
-        assert_eq!(g.len(), n, "{what}: {name} holds the domain");
-        assert!(g[..c.len()] == c[..], "{what}: {name} differs from the CPU");
-        assert!(
-            g[c.len()..].iter().all(|x| x.is_zero_vartime()),
-            "{what}: {name} padding"
+        let t = std::time::Instant::now();
+        let dev = gpu
+            .evaluate_abc(&rec, &cs.inputs, aux)
+            .expect("device a/b/c");
+        let took = t.elapsed();
+        let n = rec.shape().domain_size();
+        assert_eq!(1usize << dev.log_n(), n, "{what}: domain");
+        let got = gpu.download_abc(&dev).expect("download");
+        for (name, g, c) in [
+            ("a", &got.a, &cpu.a),
+            ("b", &got.b, &cpu.b),
+            ("c", &got.c, &cpu.c),
+        ] {
+            assert_eq!(g.len(), n, "{what} ({how}): {name} holds the domain");
+            assert!(
+                g[..c.len()] == c[..],
+                "{what} ({how}): {name} differs from the CPU"
+            );
+            assert!(
+                g[c.len()..].iter().all(|x| x.is_zero_vartime()),
+                "{what} ({how}): {name} padding"
+            );
+        }
+        let mix = packed.mix();
+        eprintln!(
+            "{what} ({how}): {} rows, {} terms on the device in {took:?}; witness {} zeros, {} ones, {} other",
+            rec.shape().rows(),
+            rec.terms(),
+            mix.zeros,
+            mix.ones,
+            mix.dense
         );
     }
-    eprintln!(
-        "{what}: {} rows, {} terms on the device in {took:?}",
-        rec.shape().rows(),
-        rec.terms()
-    );
     rec.matrices()[0].coeffs().width()
+}
+
+/// Witnesses of every mix, packed and expanded on the device: all zeros, all ones, all dense
+/// (no bit set in one bitmap or the other), PoRep-like (mostly 0/1) and random, at lengths
+/// that end inside a 32- and a 64-value word, give a/b/c equal to the CPU's.
+#[test]
+fn packed_witness_expands_on_the_device_for_every_mix() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(77);
+    for len in [1usize, 31, 33, 64, 65, 1000, 70_001] {
+        let (rec, _, _) = compiled::record(Echo(vec![Scalar::ZERO; len])).expect("record");
+        let kinds: [(&str, Box<dyn Fn(&mut ChaCha8Rng) -> Scalar>); 5] = [
+            ("zeros", Box::new(|_| Scalar::ZERO)),
+            ("ones", Box::new(|_| Scalar::ONE)),
+            ("dense", Box::new(|r| Scalar::random(r))),
+            (
+                "porep-like",
+                Box::new(|r| match r.gen_range(0..24) {
+                    0 => Scalar::random(r),
+                    1..=11 => Scalar::ONE,
+                    _ => Scalar::ZERO,
+                }),
+            ),
+            (
+                "random mix",
+                Box::new(|r| match r.gen_range(0..3) {
+                    0 => Scalar::random(r),
+                    1 => Scalar::ONE,
+                    _ => Scalar::ZERO,
+                }),
+            ),
+        ];
+        for (what, make) in kinds {
+            let aux: Vec<Scalar> = (0..len).map(|_| make(&mut r)).collect();
+            let inputs = vec![Scalar::ONE];
+            let cpu = rec.evaluate(&inputs, &aux).expect("CPU a/b/c");
+            let packed = PackedScalars::pack(&aux);
+            let dev = gpu
+                .evaluate_abc(&rec, &inputs, Scalars::Packed(&packed))
+                .expect("device a/b/c from packed");
+            let got = gpu.download_abc(&dev).expect("download");
+            // a holds the witness itself (row i is x_i · 1 = x_i).
+            assert!(
+                got.a[..len] == aux[..],
+                "{what}, {len} values: the device's expansion differs from the witness"
+            );
+            assert!(
+                got.c[..cpu.c.len()] == cpu.c[..] && got.b[..cpu.b.len()] == cpu.b[..],
+                "{what}, {len} values: b or c differs from the CPU"
+            );
+        }
+    }
+}
+
+/// One constraint x_i · 1 = x_i per private variable, whatever its value: a/b/c's a is the
+/// witness itself.
+struct Echo(Vec<Scalar>);
+
+impl bellperson::Circuit<Scalar> for Echo {
+    fn synthesize<CS: bellperson::ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> Result<(), bellperson::SynthesisError> {
+        for (i, v) in self.0.into_iter().enumerate() {
+            let x = cs.alloc(|| format!("x{i}"), || Ok(v))?;
+            cs.enforce(
+                || format!("x{i} * 1 = x{i}"),
+                |lc| lc + x,
+                |lc| lc + CS::one(),
+                |lc| lc + x,
+            );
+        }
+        Ok(())
+    }
 }
 
 #[test]
@@ -581,19 +671,25 @@ fn sparse_abc_refuses_an_unsatisfied_witness_at_its_row() {
             ..Synthetic::new(n, 9)
         };
         let cs = WitnessCs::synthesize(broken, rec.shape()).unwrap();
-        match gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux) {
-            Err(baton::Error::Unsatisfied { index, .. }) => assert_eq!(index, k),
-            other => panic!("broken at {k}: {:?}", other.map(|d| d.log_n())),
+        let packed = PackedScalars::pack(&cs.aux);
+        for aux in [Scalars::Plain(&cs.aux), Scalars::Packed(&packed)] {
+            match gpu.evaluate_abc(&rec, &cs.inputs, aux) {
+                Err(baton::Error::Unsatisfied { index, .. }) => assert_eq!(index, k),
+                other => panic!("broken at {k}: {:?}", other.map(|d| d.log_n())),
+            }
         }
     }
     let cs = WitnessCs::synthesize(Synthetic::new(n, 9), rec.shape()).unwrap();
-    assert!(
-        matches!(
-            gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux[1..]),
-            Err(baton::Error::Malformed { .. })
-        ),
-        "a witness of another length is refused before any launch"
-    );
+    let short = PackedScalars::pack(&cs.aux[1..]);
+    for aux in [Scalars::Plain(&cs.aux[1..]), Scalars::Packed(&short)] {
+        assert!(
+            matches!(
+                gpu.evaluate_abc(&rec, &cs.inputs, aux),
+                Err(baton::Error::Malformed { .. })
+            ),
+            "a witness of another length is refused before any launch"
+        );
+    }
 }
 
 #[test]
@@ -614,10 +710,14 @@ fn device_abc_proofs_verify_with_bellperson() {
         let circuit = Synthetic::new(size, seed);
         let inputs = circuit.public_inputs();
         let cs = WitnessCs::synthesize(circuit, rec.shape()).unwrap();
+        // The second witness packed: expanded on the device, never plain on the host.
+        let w = match seed {
+            3 => rec.witness(cs.inputs, cs.aux),
+            _ => rec.packed_witness(cs.inputs, PackedScalars::pack(&cs.aux)),
+        };
         let dev = gpu
-            .evaluate_abc(&rec, &cs.inputs, &cs.aux)
+            .evaluate_abc(&rec, &w.inputs, w.aux_scalars())
             .expect("device a/b/c");
-        let w = rec.witness(cs.inputs, cs.aux);
         let sums = gpu
             .prove_partition(&pk, AbcInput::Device(Box::new(dev)), &w, true, &mut |_| {
                 panic!("no host a/b/c to hand back")
@@ -659,7 +759,7 @@ fn device_abc_proofs_verify_with_bellperson() {
     gpu.clear_resident().unwrap();
     gpu.set_memory_cap_bytes(Some(1 << 20));
     let cs = WitnessCs::synthesize(Synthetic::new(size, 5), rec.shape()).unwrap();
-    match gpu.evaluate_abc(&rec, &cs.inputs, &cs.aux) {
+    match gpu.evaluate_abc(&rec, &cs.inputs, Scalars::Plain(&cs.aux)) {
         Err(baton::Error::Device(e)) => assert!(e.is_out_of_memory(), "{e}"),
         other => panic!("expected out of memory, got {:?}", other.map(|d| d.log_n())),
     }

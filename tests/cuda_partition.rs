@@ -362,6 +362,11 @@ fn engine_proofs_on_the_device_verify_with_bellperson() {
             .prove_blocking(Request::new(pk.clone(), circuits.clone()))
             .expect("proofs");
         bp_check(&pk, &proofs, &circuits);
+        // After the first partition recorded the circuit, the others reached the device as a
+        // witness packed as bits, expanded there: never on the host.
+        let steps = engine.metric_handles().step_means();
+        assert!(steps.iter().any(|(s, _)| *s == "device_abc"), "{steps:?}");
+        assert!(steps.iter().all(|(s, _)| *s != "expand"), "{steps:?}");
         engine.shutdown_blocking();
         eprintln!("engine on the device, B_G2 on {bg2:?}: 4 proofs verified");
     }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use baton::compiled::{self, CompiledError, Recording, RegionCs, Route, Shape};
 use baton::groth16::backend::CpuBackend;
+use baton::groth16::msm::Scalars;
 use baton::groth16::prover::{Abc, Witness};
 use baton::stages::partition::{AbcInput, PartitionProver, PartitionSums};
 use baton::stages::pipeline::{CompiledSynthesis, DeviceStage, PartitionCircuit, Stages};
@@ -27,6 +28,10 @@ struct CpuDevice {
     from_host: AtomicUsize,
     /// Witnesses that arrived with every private variable plain.
     plain: AtomicUsize,
+    /// Witnesses that arrived packed (only while `reads_packed`).
+    packed: AtomicUsize,
+    /// Whether it takes a packed witness, as the CUDA device does (expanding it itself).
+    reads_packed: AtomicBool,
     /// While set, evaluation waits (partitions pile up behind the device).
     hold: AtomicBool,
     /// While set, evaluation fails as a device short of memory does.
@@ -40,7 +45,7 @@ impl PartitionProver for CpuDevice {
         &self,
         rec: &Recording,
         inputs: &[Scalar],
-        aux: &[Scalar],
+        aux: Scalars<'_>,
     ) -> Result<Box<dyn std::any::Any + Send>> {
         while self.hold.load(Ordering::Relaxed) {
             std::thread::sleep(std::time::Duration::from_millis(5));
@@ -53,10 +58,24 @@ impl PartitionProver for CpuDevice {
             ));
         }
         self.evaluated.fetch_add(1, Ordering::Relaxed);
-        if aux.len() == rec.shape().aux {
-            self.plain.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(Box::new(rec.evaluate(inputs, aux)?))
+        let aux = match aux {
+            Scalars::Plain(v) => {
+                if v.len() == rec.shape().aux {
+                    self.plain.fetch_add(1, Ordering::Relaxed);
+                }
+                std::borrow::Cow::Borrowed(v)
+            }
+            Scalars::Packed(p) => {
+                assert!(self.reads_packed(), "packed only to a device that reads it");
+                self.packed.fetch_add(1, Ordering::Relaxed);
+                std::borrow::Cow::Owned(p.unpack())
+            }
+        };
+        Ok(Box::new(rec.evaluate(inputs, &aux)?))
+    }
+
+    fn reads_packed(&self) -> bool {
+        self.reads_packed.load(Ordering::Relaxed)
     }
 
     fn prove_partition(
@@ -426,6 +445,41 @@ fn a_circuit_packing_as_it_goes_is_charged_the_room_alone() {
         support::check_proofs(&pk, &proofs, &circuits);
     });
     assert_eq!(device.plain.load(Ordering::Relaxed), n);
+    let settled = support::wait_settled(&engine);
+    assert_eq!(settled.ledger.charged_bytes, 0);
+    engine.shutdown_blocking();
+}
+
+/// A device that expands a packed witness itself (as the CUDA device does, on the device) gets
+/// every witness-only partition packed: the GPU actor never expands one on the host (no
+/// `expand` step), every proof verifies and fails a wrong input, and the ledger settles.
+#[test]
+fn a_device_reading_packed_witnesses_gets_them_packed() {
+    let pk = support::key();
+    let device = Arc::new(CpuDevice::default());
+    device.reads_packed.store(true, Ordering::Relaxed);
+    let (engine, stages) = engine_packing(device.clone(), 2, true);
+    pin_and_record(&engine, &stages, &pk, 780);
+    let n = 4;
+    let circuits = support::circuits(790..790 + n as u64);
+    let wrapped: Vec<Streamed> = circuits.iter().cloned().map(Streamed).collect();
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), wrapped))
+        .expect("proofs");
+    support::check_proofs(&pk, &proofs, &circuits);
+    let plain = support::circuits(800..800 + n as u64);
+    let proofs = engine
+        .prove_blocking(Request::new(pk.clone(), plain.clone()))
+        .expect("proofs");
+    support::check_proofs(&pk, &proofs, &plain);
+    assert_eq!(device.packed.load(Ordering::Relaxed), 2 * n);
+    assert_eq!(device.plain.load(Ordering::Relaxed), 0);
+    let steps = engine.metric_handles().step_means();
+    assert!(
+        steps.iter().all(|(s, _)| *s != "expand"),
+        "no witness expanded on the host: {steps:?}"
+    );
+    assert!(steps.iter().any(|(s, _)| *s == "device_abc"), "{steps:?}");
     let settled = support::wait_settled(&engine);
     assert_eq!(settled.ledger.charged_bytes, 0);
     engine.shutdown_blocking();

@@ -87,6 +87,7 @@ const PRODUCTION: &[&str] = &[
     "ec_sum_g2",
     "density_popc",
     "density_gather",
+    "packed_expand",
     "spmv_u8",
     "spmv_u16",
     "spmv_u32",

@@ -9,6 +9,8 @@ use baton::circuits::Synthetic;
 use baton::compiled::{self, WitnessCs};
 use baton::gpu::CudaBackend;
 use baton::groth16::cs::ProvingAssignment;
+use baton::groth16::msm::Scalars;
+use baton::groth16::packed::PackedScalars;
 
 use super::{env_logs, median_ms, ms, Table};
 
@@ -21,19 +23,24 @@ pub fn bench_sparse(gpu: &CudaBackend, t: &mut Table, reps: usize) {
         let shape = rec.shape();
         let cs = WitnessCs::synthesize(Synthetic::new(n, 1), shape).expect("witness");
         let host = rec.evaluate(&cs.inputs, &cs.aux).expect("host a/b/c");
-        let dev = gpu
-            .evaluate_abc(&rec, &cs.inputs, &cs.aux)
-            .expect("device a/b/c");
-        let back = gpu.download_abc(&dev).expect("download");
-        let rows = host.a.len();
-        assert!(
-            back.a[..rows] == host.a[..]
-                && back.b[..rows] == host.b[..]
-                && back.c[..rows] == host.c[..],
-            "2^{log}: device a/b/c differ from the host's"
-        );
-        drop((dev, back));
+        let packed = PackedScalars::pack(&cs.aux);
+        for aux in [Scalars::Plain(&cs.aux), Scalars::Packed(&packed)] {
+            let dev = gpu
+                .evaluate_abc(&rec, &cs.inputs, aux)
+                .expect("device a/b/c");
+            let back = gpu.download_abc(&dev).expect("download");
+            let rows = host.a.len();
+            assert!(
+                back.a[..rows] == host.a[..]
+                    && back.b[..rows] == host.b[..]
+                    && back.c[..rows] == host.c[..],
+                "2^{log}: device a/b/c ({aux:?}) differ from the host's",
+                aux = matches!(aux, Scalars::Packed(_))
+            );
+        }
+        drop(packed);
         let mut device = Vec::with_capacity(reps);
+        let mut from_packed = Vec::with_capacity(reps);
         let mut witness = Vec::with_capacity(reps);
         for seed in 0..reps {
             let c = Synthetic::new(n, 10 + seed as u64);
@@ -42,9 +49,16 @@ pub fn bench_sparse(gpu: &CudaBackend, t: &mut Table, reps: usize) {
             witness.push(ms(clock.elapsed()));
             let clock = Instant::now();
             let d = gpu
-                .evaluate_abc(&rec, &cs.inputs, &cs.aux)
+                .evaluate_abc(&rec, &cs.inputs, Scalars::Plain(&cs.aux))
                 .expect("device a/b/c");
             device.push(ms(clock.elapsed()));
+            drop(d);
+            let packed = PackedScalars::pack(&cs.aux);
+            let clock = Instant::now();
+            let d = gpu
+                .evaluate_abc(&rec, &cs.inputs, Scalars::Packed(&packed))
+                .expect("device a/b/c from packed");
+            from_packed.push(ms(clock.elapsed()));
             drop(d);
         }
         // Full synthesis is the reference of the synthesis row: always measured (once above
@@ -63,6 +77,7 @@ pub fn bench_sparse(gpu: &CudaBackend, t: &mut Table, reps: usize) {
             full.push(ms(clock.elapsed()));
         }
         let (dev_ms, wit_ms) = (median_ms(device), median_ms(witness));
+        let packed_ms = median_ms(from_packed);
         let cpu = |v: Vec<f64>| (!v.is_empty()).then(|| (median_ms(v), runs));
         let note = format!(
             "{} terms; recorded in {:.2} s, {:.0} MiB resident",
@@ -76,6 +91,16 @@ pub fn bench_sparse(gpu: &CudaBackend, t: &mut Table, reps: usize) {
             dev_ms,
             cpu(eval),
             &note,
+        );
+        t.row(
+            "sparse a/b/c + check, witness packed (CPU: host rayon)",
+            log,
+            packed_ms,
+            None,
+            &format!(
+                "bits and dense values up, expanded on the device; plain {:.2}x",
+                dev_ms / packed_ms.max(1e-9)
+            ),
         );
         t.row(
             "synthesis: witness-only + device a/b/c (CPU: full)",

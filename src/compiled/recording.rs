@@ -258,9 +258,14 @@ impl Recording {
 
     /// Checks that a witness has the recorded lengths.
     pub fn check_witness(&self, inputs: &[Scalar], aux: &[Scalar]) -> Result<(), CompiledError> {
+        self.check_witness_len(inputs.len(), aux.len())
+    }
+
+    /// [`Recording::check_witness`] by the lengths alone (a witness packed as bits).
+    pub fn check_witness_len(&self, inputs: usize, aux: usize) -> Result<(), CompiledError> {
         let lengths = [
-            ("inputs", self.shape.inputs, inputs.len()),
-            ("aux", self.shape.aux, aux.len()),
+            ("inputs", self.shape.inputs, inputs),
+            ("aux", self.shape.aux, aux),
         ];
         match first_difference(lengths) {
             Some((what, recording, witness)) => Err(CompiledError::WitnessLength {

@@ -215,7 +215,7 @@ pub fn shaped_key(
     let b = w.b_input_density.count() + w.b_aux_density.count();
     let lens = [
         n - 1,
-        w.aux.len(),
+        w.aux_len(),
         w.inputs.len() + w.a_aux_density.count(),
         b,
     ];

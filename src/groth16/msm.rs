@@ -31,11 +31,17 @@ pub enum Scalars<'a> {
 }
 
 impl Scalars<'_> {
-    fn len(&self) -> usize {
+    /// Values held.
+    pub fn len(&self) -> usize {
         match self {
             Scalars::Plain(s) => s.len(),
             Scalars::Packed(p) => p.len(),
         }
+    }
+
+    /// Whether none are held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Calls `f(i, value)` for every value that is not zero, in order.

@@ -195,6 +195,13 @@ impl PackedScalars {
         }
     }
 
+    /// What the values are made of, as a device expands them: the bitmap of ones and the
+    /// bitmap of the values kept whole (bit `i % 64` of word `i / 64`, ⌈len/64⌉ words each),
+    /// and those values in order (as many as the second bitmap's set bits).
+    pub fn parts(&self) -> (&[u64], &[u64], &[Scalar]) {
+        (&self.ones, &self.dense_bits, &self.dense)
+    }
+
     /// Bytes the packed values take (what the ledger charges for them).
     pub fn bytes(&self) -> u64 {
         packed_bytes(self.len, self.dense.len())

@@ -69,16 +69,26 @@ pub struct PartitionSums {
 /// A backend that proves the device share of a whole partition in one call.
 pub trait PartitionProver: Send + Sync {
     /// a, b, c of the witness (`inputs`, `aux`) against `recording`, evaluated and checked
-    /// (a·b = c on every row) on the device, as the handle [`AbcInput::Device`] takes.
-    /// Backends without device evaluation refuse.
+    /// (a·b = c on every row) on the device, as the handle [`AbcInput::Device`] takes. `aux`
+    /// arrives packed only to a backend that [`PartitionProver::reads_packed`]. Backends
+    /// without device evaluation refuse.
     fn evaluate_abc(
         &self,
         recording: &crate::compiled::Recording,
         inputs: &[blstrs::Scalar],
-        aux: &[blstrs::Scalar],
+        aux: crate::groth16::msm::Scalars<'_>,
     ) -> Result<Box<dyn std::any::Any + Send>> {
         let _ = (recording, inputs, aux);
         Err(crate::compiled::CompiledError::Unsupported.into())
+    }
+
+    /// Whether a partition that arrives as a witness alone may reach [`Self::evaluate_abc`]
+    /// and [`Self::prove_partition`] with its private variables packed as bits
+    /// ([`Witness::aux_scalars`]), which this backend then expands where it needs them (the
+    /// CUDA backend on the device). Otherwise the GPU actor expands the witness on the host
+    /// first.
+    fn reads_packed(&self) -> bool {
+        false
     }
 
     /// H, the H, L, A and B_G1 MSMs and, with `with_b_g2`, the B_G2 MSM of one partition of

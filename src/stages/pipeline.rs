@@ -45,6 +45,14 @@ pub trait GpuStage: Send {
         None
     }
 
+    /// Whether [`GpuStage::prove_partition`] takes this partition's witness packed as bits
+    /// (`abc` empty: it arrived as a witness alone, for a/b/c on a device that expands a packed
+    /// witness itself); otherwise the GPU actor expands a packed witness first.
+    fn reads_packed(&self, abc: &Abc) -> bool {
+        let _ = abc;
+        false
+    }
+
     /// Makes `pk` ready on the device ahead of its partitions (its bases resident), where the
     /// stage keeps anything there; returns the bytes uploaded. The GPU actor calls it when a
     /// job is admitted, while the job's partitions synthesize; a failure here costs nothing
@@ -201,7 +209,7 @@ impl GpuStage for DeviceStage {
         if let Err(e) = self.partition.check_limit(pk, self.with_b_g2) {
             return Some(Err(e));
         }
-        if abc.a.is_empty() && abc.b.is_empty() && abc.c.is_empty() {
+        if witness_alone(abc) {
             // A witness alone: never the per-call path, which needs host a/b/c.
             let recordings = self.recordings.as_deref();
             let device = self.partition.as_ref();
@@ -227,6 +235,10 @@ impl GpuStage for DeviceStage {
         }
     }
 
+    fn reads_packed(&self, abc: &Abc) -> bool {
+        witness_alone(abc) && self.partition.reads_packed()
+    }
+
     fn warm(&mut self, pk: &ProvingKey) -> Result<u64> {
         self.partition.warm(pk, self.with_b_g2)
     }
@@ -239,6 +251,11 @@ impl GpuStage for DeviceStage {
         self.with_b_g2
             .then(|| prover::b_g2_msm(self.backend.as_ref(), pk, w))
     }
+}
+
+/// Whether a partition arrived as its witness alone (no host a/b/c).
+fn witness_alone(abc: &Abc) -> bool {
+    abc.a.is_empty() && abc.b.is_empty() && abc.c.is_empty()
 }
 
 /// The B_G2 MSM (blst on the CPU) and assembly with fresh r, s.

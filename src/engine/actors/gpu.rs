@@ -178,8 +178,9 @@ impl GpuActor {
         let (expanded, queue) = (&mut self.expanded, &self.queue);
         let outcome = links.run(ActorKind::Gpu, ctx, &abandoned, abc, |abc| {
             // A packed witness is expanded for this run only (the room for it is counted with
-            // the key, one per device: `Supervisor::key_bytes`), and waits packed again after.
-            if !witness.is_plain() {
+            // the key, one per device: `Supervisor::key_bytes`), and waits packed again after;
+            // a stage that expands it on the device gets it packed.
+            if !witness.is_plain() && !stage.reads_packed(&abc) {
                 let t = Instant::now();
                 let buf = match expanded.take() {
                     Some((key, buf)) if key == pk.id() => buf,

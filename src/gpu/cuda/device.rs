@@ -48,6 +48,8 @@ pub(crate) struct Kernels {
     pub scan_add: CudaFunction,
     pub density_popc: CudaFunction,
     pub density_gather: CudaFunction,
+    /// A witness packed as bits expanded to plain scalars (`Device::expand_packed`).
+    pub packed_expand: CudaFunction,
     /// Sparse a/b/c by coefficient-index width (u8, u16, u32), and the a·b = c check.
     pub spmv: [CudaFunction; 3],
     pub abc_check: CudaFunction,
@@ -226,6 +228,7 @@ impl Device {
             scan_add: f("scan_add")?,
             density_popc: f("density_popc")?,
             density_gather: f("density_gather")?,
+            packed_expand: f("packed_expand")?,
             spmv: [f("spmv_u8")?, f("spmv_u16")?, f("spmv_u32")?],
             abc_check: f("abc_check")?,
             g1: group(false)?,
@@ -395,9 +398,36 @@ impl Device {
         what: &'static str,
     ) -> GpuResult<CudaSlice<T>> {
         let bytes = len * std::mem::size_of::<T>();
-        self.lane(lane)
-            .alloc_zeros::<T>(len)
+        self.retry_short(what, || self.lane(lane).alloc_zeros::<T>(len))
             .map_err(self.alloc_err(what, bytes))
+    }
+
+    /// `alloc()`, and once more after the memory pool handed its idle blocks back to the
+    /// driver when the first try ran out of memory: the memory policy counts the pool's idle
+    /// bytes as free without handing them back ([`super::memory::State::fits`]), and blocks
+    /// of another size than the one asked for serve only once the driver maps them anew.
+    fn retry_short<R>(
+        &self,
+        what: &'static str,
+        alloc: impl Fn() -> Result<R, DriverError>,
+    ) -> Result<R, DriverError> {
+        match alloc() {
+            Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY && self.pool.idle_bytes() > 0 => {
+                // Every stream past its frees first, so that their blocks are idle too.
+                for s in [&self.copy, &self.h, &self.stream] {
+                    s.synchronize()?;
+                }
+                tracing::debug!(
+                    device = self.ordinal,
+                    what,
+                    idle_bytes = self.pool.idle_bytes(),
+                    "allocation short of memory: the pool's idle blocks go back to the driver"
+                );
+                self.pool.release()?;
+                alloc()
+            }
+            other => other,
+        }
     }
 
     /// `len` elements on the compute stream whose contents are undefined until a copy or a
@@ -421,14 +451,14 @@ impl Device {
         let bytes = len * std::mem::size_of::<T>();
         // SAFETY: device memory of plain integers; reading it before a write gives arbitrary
         // values, never host undefined behaviour, and every caller writes before reading.
-        unsafe { self.lane(lane).alloc::<T>(len) }.map_err(self.alloc_err(what, bytes))
+        self.retry_short(what, || unsafe { self.lane(lane).alloc::<T>(len) })
+            .map_err(self.alloc_err(what, bytes))
     }
 
     /// A new device buffer holding `src` (synchronous copy from pageable memory; small data).
     pub(crate) fn upload_small<T: DeviceRepr>(&self, src: &[T]) -> GpuResult<CudaSlice<T>> {
         let bytes = std::mem::size_of_val(src);
-        self.stream
-            .clone_htod(src)
+        self.retry_short("small upload", || self.stream.clone_htod(src))
             .map_err(self.alloc_err("small upload", bytes))
     }
 }

@@ -137,11 +137,20 @@ impl State {
         if need <= free.saturating_sub(margin) && need <= under_cap {
             return Ok(Ok(()));
         }
-        // The pool's idle bytes count as free: when the driver alone has too little, they
-        // go back to it. Idle bytes inside blocks that still back live buffers cannot go
-        // back: if the driver still has too little after the trim, they do not count.
-        let usable = (free + dev.pool.idle_bytes()).saturating_sub(margin);
+        // The pool's idle bytes count as free. When they alone hold `need`, the call's
+        // buffers reuse them (a partition of the last one's shape reuses its blocks exactly):
+        // handing them back to the driver, only for the call to map them again, took
+        // 0.6-0.8 s of every 2^27 partition (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2
+        // through the engine"); an allocation they cannot serve hands them back then and is
+        // tried again ([`Device::alloc_zeros_on`]). When the driver's free bytes are needed
+        // too, they go back to it now. Idle bytes inside blocks that still back live buffers
+        // cannot go back: if the driver still has too little after the trim, they do not count.
+        let idle = dev.pool.idle_bytes();
+        let usable = (free + idle).saturating_sub(margin);
         if need <= usable && need <= under_cap {
+            if need <= idle {
+                return Ok(Ok(()));
+            }
             dev.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
             if need <= driver_free(dev)?.0.saturating_sub(margin) {
                 return Ok(Ok(()));

@@ -16,6 +16,7 @@ use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::gpu::launch::{self, SpmvBufs, SpmvShape};
 use crate::groth16::error::Result;
+use crate::groth16::msm::Scalars;
 use crate::groth16::prover::Abc;
 
 /// Device bytes a recording takes when resident.
@@ -94,7 +95,8 @@ impl State {
 }
 
 /// What [`CudaBackend::evaluate_abc`]'s launches left: a, b, c, the witness on the device, the
-/// first row where a·b ≠ c (`u32::MAX`: none), and the witness's upload time.
+/// first row where a·b ≠ c (`u32::MAX`: none), and the witness's upload time (with its
+/// expansion on the device, for a packed one).
 struct Evaluated {
     abc: [CudaSlice<u64>; 3],
     aux: CudaSlice<u64>,
@@ -104,21 +106,28 @@ struct Evaluated {
 
 impl CudaBackend {
     /// a, b, c of the witness (`inputs`, `aux`) against `rec`, on the device, checked a·b = c
-    /// row by row there: a [`DeviceAbc`] of the recording's domain. An unsatisfied witness is
-    /// [`CompiledError::Unsatisfied`] naming the first row.
+    /// row by row there: a [`DeviceAbc`] of the recording's domain. A witness packed as bits
+    /// goes up packed and is expanded on the device (its plain copy never exists on the
+    /// host). An unsatisfied witness is [`CompiledError::Unsatisfied`] naming the first row.
     pub fn evaluate_abc(
         &self,
         rec: &Recording,
         inputs: &[Scalar],
-        aux: &[Scalar],
+        aux: Scalars<'_>,
     ) -> Result<DeviceAbc> {
-        rec.check_witness(inputs, aux)?;
+        rec.check_witness_len(inputs.len(), aux.len())?;
         let shape = rec.shape();
         let n = shape.domain_size();
         let rows = shape.rows();
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
-        let scratch = (3 * n + inputs.len() + aux.len().max(1)) as u64 * 32 + 4;
+        // The plain witness on the device, and a packed one's bits, dense values and counts
+        // beside it while it expands.
+        let packed = match aux {
+            Scalars::Plain(_) => 0,
+            Scalars::Packed(p) => p.bytes() + p.len().div_ceil(32) as u64 * 4,
+        };
+        let scratch = (3 * n + inputs.len() + aux.len().max(1)) as u64 * 32 + 4 + packed;
         let t = std::time::Instant::now();
         let released = st.make_recording_resident(&self.dev, self.cap(), rec, scratch);
         let resident = t.elapsed();
@@ -131,13 +140,17 @@ impl CudaBackend {
             upload,
         } = result?;
         // Where device a/b/c's time goes (BATON_LOG=debug): making the recording resident
-        // (room, and its upload the first time), the witness's upload, the launches and the
-        // check (kernels/NOTES.md, "Sparse a/b/c"). Without debug the upload's time is only
-        // its host side.
-        let bytes = std::mem::size_of_val(aux) as f64;
+        // (room, and its upload the first time), the witness's upload (and expansion, packed),
+        // the launches and the check (kernels/NOTES.md, "Sparse a/b/c"). Without debug the
+        // upload's time is only its host side.
+        let bytes = match aux {
+            Scalars::Plain(v) => std::mem::size_of_val(v) as f64,
+            Scalars::Packed(p) => p.bytes() as f64,
+        };
         tracing::debug!(
             rows,
             terms = rec.terms(),
+            packed = matches!(aux, Scalars::Packed(_)),
             resident_seconds = resident.as_secs_f64(),
             upload_seconds = upload.as_secs_f64(),
             upload_gb_per_s = bytes / upload.as_secs_f64().max(1e-9) / 1e9,
@@ -166,7 +179,7 @@ impl CudaBackend {
         st: &mut State,
         rec: &Recording,
         inputs: &[Scalar],
-        aux: &[Scalar],
+        aux: Scalars<'_>,
         n: usize,
         rows: usize,
     ) -> GpuResult<Evaluated> {
@@ -174,10 +187,16 @@ impl CudaBackend {
         let t = std::time::Instant::now();
         let d_inputs = dev.upload_small(host::scalars_as_u64(inputs))?;
         // The witness is the partition's largest host input (32 bytes per variable): through
-        // the pinned staging, as every other large upload, not a pageable copy.
+        // the pinned staging, as every other large upload, not a pageable copy. Packed, only
+        // its bits and dense values go up (a 24th-48th of a PoRep witness's plain bytes).
         let staging = st.staging(dev);
-        let aux_limbs = nonempty(host::scalars_as_u64(aux), 0);
-        let (d_aux, _) = dev.upload_new(Lane::Compute, staging, &aux_limbs, "witness for a/b/c")?;
+        let (d_aux, _) = match aux {
+            Scalars::Plain(v) => {
+                let limbs = nonempty(host::scalars_as_u64(v), 0);
+                dev.upload_new(Lane::Compute, staging, &limbs, "witness for a/b/c")?
+            }
+            Scalars::Packed(p) => dev.expand_packed(staging, p)?,
+        };
         // Waited for only where the split is logged, to time it apart from the launches (which
         // queue behind it anyway); otherwise its tail overlaps them.
         if tracing::enabled!(tracing::Level::DEBUG) {

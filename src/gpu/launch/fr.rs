@@ -100,3 +100,29 @@ pub fn density_gather(
         ],
     )
 }
+
+/// `packed_expand` of n values packed as bits (`dense` of them neither 0 nor 1) into `out`
+/// (u64 limbs), with the two bitmaps' 32-bit words and the dense bitmap's inclusive popcount
+/// scan.
+pub fn packed_expand(
+    n: usize,
+    dense: usize,
+    out: usize,
+    values: usize,
+    ones: usize,
+    words: usize,
+    incl: usize,
+) -> GpuResult<Launch> {
+    let nw = n.div_ceil(32);
+    elementwise(
+        "packed_expand",
+        n,
+        &[
+            ("out", out, n * FR_LIMBS),
+            ("dense", values, dense * FR_LIMBS),
+            ("ones", ones, nw),
+            ("dense_words", words, nw),
+            ("incl", incl, nw),
+        ],
+    )
+}

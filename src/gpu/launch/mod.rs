@@ -12,7 +12,7 @@ pub use check::{
     launch_checked, Launch, ACCUMULATE_BLOCK, ELEMENTWISE_BLOCK, NTT_MAX_BLOCK_LOG, REDUCE_BLOCK,
     SCALE_TABLE, SCAN_BLOCK, SCAN_SPAN, SUM_BLOCK,
 };
-pub use fr::{density_gather, density_popc, elementwise, ntt_pass, scan};
+pub use fr::{density_gather, density_popc, elementwise, ntt_pass, packed_expand, scan};
 pub use msm::{
     ec_sum, msm_accumulate, msm_chain_spans, msm_chains, msm_count_store, msm_digits, msm_finalize,
     msm_nontrivial, msm_ones, msm_reduce_level, msm_scatter_stored, msm_seg_keys, AccKeys,
@@ -279,5 +279,18 @@ mod tests {
             short,
             Err(GpuError::BufferTooShort { arg: "words", .. })
         ));
+        assert!(packed_expand(n, 40, 400, 160, 4, 4, 4).is_ok());
+        for (bad, arg) in [
+            (packed_expand(n, 40, 399, 160, 4, 4, 4), "out"),
+            (packed_expand(n, 40, 400, 159, 4, 4, 4), "dense"),
+            (packed_expand(n, 40, 400, 160, 3, 4, 4), "ones"),
+            (packed_expand(n, 40, 400, 160, 4, 3, 4), "dense_words"),
+            (packed_expand(n, 40, 400, 160, 4, 4, 3), "incl"),
+        ] {
+            assert!(
+                matches!(bad, Err(GpuError::BufferTooShort { arg: a, .. }) if a == arg),
+                "{arg}"
+            );
+        }
     }
 }

@@ -85,7 +85,7 @@ pub(super) fn witness_only_partition(
             reason: format!("{e}; retried with host evaluation"),
         }
     };
-    if !w.is_plain() {
+    if !w.is_plain() && !device.reads_packed() {
         return Err(Error::Backend {
             backend: "device a/b/c",
             reason: "the witness reached the device packed; the GPU actor expands it first".into(),
@@ -99,7 +99,7 @@ pub(super) fn witness_only_partition(
     };
     let t = std::time::Instant::now();
     let device_abc = device
-        .evaluate_abc(&rec, &w.inputs, &w.aux)
+        .evaluate_abc(&rec, &w.inputs, w.aux_scalars())
         .map_err(refused)?;
     let evaluated = t.elapsed();
     let mut nothing = |_: Abc| {};

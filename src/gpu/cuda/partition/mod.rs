@@ -26,7 +26,7 @@ use self::shape::queries;
 pub(crate) use self::shape::Shape;
 pub use self::upload::DeviceAbc;
 pub(crate) use self::upload::DeviceAux;
-use self::upload::{AbcSource, HDone, HostClock};
+use self::upload::{AbcSource, HDone, HostAux, HostClock};
 use super::backend::CudaBackend;
 use super::calls::no_fallback;
 use super::device::{drv, Lane};
@@ -143,22 +143,28 @@ impl CudaBackend {
             }
             h_first = Some(h);
         }
-        let kept = kept.filter(|k| k.scalars == w.aux.len());
+        let host_aux = HostAux::new(w);
+        let kept = kept.filter(|k| k.scalars == host_aux.len());
         let l_pieces = prep.cut.pieces(sh.m_aux);
         let witness_staging = staging_of(staging, &self.dev);
         let l_key = g1q[1].key();
         let (aux, l_run, t) = match kept {
-            // L in pieces from the host witness (its bases resident): each piece's kernels
-            // start once its part of the witness is up.
-            None if sh.m_aux >= MIN_GPU_MSM && l_pieces > 1 && prep.resident(&l_key) => {
+            // L in pieces from the plain host witness (its bases resident): each piece's
+            // kernels start once its part of the witness is up. A packed one is expanded on
+            // the device whole (its upload is a 24th-48th of the plain one's).
+            None if host_aux.packed().is_none()
+                && sh.m_aux >= MIN_GPU_MSM
+                && l_pieces > 1
+                && prep.resident(&l_key) =>
+            {
                 let (aux, run, t) = self
-                    .witness_with_l(witness_staging, bases, &l_key, &w.aux, l_pieces)
+                    .witness_with_l(witness_staging, bases, &l_key, host_aux.get(), l_pieces)
                     .map_err(no_fallback)?;
                 (aux, Some(run), t)
             }
             kept => {
                 let (aux, t) = self
-                    .witness_on_device(witness_staging, &w.aux, kept)
+                    .witness_on_device(witness_staging, &host_aux, kept)
                     .map_err(no_fallback)?;
                 (aux, None, t)
             }
@@ -193,7 +199,7 @@ impl CudaBackend {
                     Ok((host, t.elapsed()))
                 })
             });
-            let wit = self.witness_msms(&sets, &sh, w, &aux, l_run, &words, &g1q, g2q.as_ref());
+            let wit = self.witness_msms(&sets, &sh, w, &host_aux, &aux, l_run, &words, &g1q, g2q.as_ref());
             let witness_done = start.elapsed();
             let uploaded = up.map(|t| {
                 t.join().unwrap_or_else(|_| {
@@ -294,11 +300,17 @@ impl PartitionProver for CudaBackend {
         &self,
         recording: &crate::compiled::Recording,
         inputs: &[blstrs::Scalar],
-        aux: &[blstrs::Scalar],
+        aux: crate::groth16::msm::Scalars<'_>,
     ) -> Result<Box<dyn std::any::Any + Send>> {
         Ok(Box::new(CudaBackend::evaluate_abc(
             self, recording, inputs, aux,
         )?))
+    }
+
+    /// A packed witness goes up as bits and dense values and is expanded on the device
+    /// ([`CudaBackend::evaluate_abc`]), kept there for the partition's MSMs.
+    fn reads_packed(&self) -> bool {
+        true
     }
 
     fn prove_partition(

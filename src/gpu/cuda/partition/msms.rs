@@ -9,6 +9,7 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaView, DevicePtrMut};
 
 use super::shape::{QueryBases, Shape};
+use super::upload::HostAux;
 
 use crate::gpu::cuda::backend::CudaBackend;
 use crate::gpu::cuda::calls::{no_fallback, CpuMsm};
@@ -82,12 +83,12 @@ impl CudaBackend {
         q: &QueryBases<'_, G::Affine>,
         density: &Density,
         filtered: Option<&CudaSlice<u64>>,
-        host_aux: &[Scalar],
+        host_aux: &HostAux<'_>,
         cpu: CpuMsm<G>,
     ) -> Result<G::Proj> {
         let kept = density.count();
         if kept < MIN_GPU_MSM {
-            return cpu(q.points(), host_aux, Some(density));
+            return cpu(q.points(), host_aux.get(), Some(density));
         }
         let f = filtered.ok_or_else(|| GpuError::Internal("filtered scalars missing".into()))?;
         Ok(self
@@ -175,6 +176,7 @@ impl CudaBackend {
         sets: &Sets<'_>,
         sh: &Shape,
         w: &Witness,
+        host_aux: &HostAux<'_>,
         aux: &CudaSlice<u64>,
         l_pieces: Option<Pieces<'_>>,
         words: &[Vec<u32>; 2],
@@ -192,7 +194,7 @@ impl CudaBackend {
         let l = match l_pieces {
             Some(p) => self.dev.pieces_sum::<G1>(p).map_err(no_fallback)?,
             None if sh.m_aux < MIN_GPU_MSM => {
-                crate::groth16::msm::msm_g1(g1q[1].points(), &w.aux, None)?
+                crate::groth16::msm::msm_g1(g1q[1].points(), host_aux.get(), None)?
             }
             None => self
                 .device_msm::<G1>(sets, &g1q[1], &aux.slice(..), sh.m_aux)
@@ -204,7 +206,7 @@ impl CudaBackend {
             &g1q[2],
             &w.a_aux_density,
             fa.as_ref(),
-            &w.aux,
+            host_aux,
             crate::groth16::msm::msm_g1,
         )?;
         drop(fa);
@@ -214,7 +216,7 @@ impl CudaBackend {
             &g1q[3],
             &w.b_aux_density,
             fb.as_ref(),
-            &w.aux,
+            host_aux,
             crate::groth16::msm::msm_g1,
         )?;
         let b2 = match g2q {
@@ -223,7 +225,7 @@ impl CudaBackend {
                 q,
                 &w.b_aux_density,
                 fb.as_ref(),
-                &w.aux,
+                host_aux,
                 crate::groth16::msm::msm_g2,
             )?),
             None => None,

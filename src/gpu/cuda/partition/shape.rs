@@ -10,6 +10,7 @@ use crate::gpu::plan::{self, Cut};
 use crate::groth16::backend::Query;
 use crate::groth16::error::{Error, Result};
 use crate::groth16::key::ProvingKey;
+use crate::groth16::msm::Scalars;
 use crate::groth16::prover::Witness;
 
 /// The sizes of one partition, checked against its key.
@@ -21,6 +22,9 @@ pub(crate) struct Shape {
     pub b_split: usize,
     pub a_kept: usize,
     pub b_kept: usize,
+    /// Device bytes a witness that arrived packed takes beside its plain values while the
+    /// device expands it (its bits, dense values and counts); 0 for a plain one.
+    pub packed_bytes: u64,
 }
 
 fn mismatch(what: &'static str, key: usize, circuit: usize) -> Error {
@@ -39,7 +43,7 @@ fn domain_size(pk: &ProvingKey) -> Result<usize> {
 impl Shape {
     pub fn of(pk: &ProvingKey, w: &Witness, with_b_g2: bool) -> Result<Self> {
         let n = domain_size(pk)?;
-        let (m_in, m_aux) = (w.inputs.len(), w.aux.len());
+        let (m_in, m_aux) = (w.inputs.len(), w.aux_len());
         let (a_kept, b_kept) = (w.a_aux_density.count(), w.b_aux_density.count());
         let b_in = w.b_input_density.count();
         let checks = [
@@ -58,6 +62,10 @@ impl Shape {
         if with_b_g2 && pk.b_g2.len() != b_in + b_kept {
             return Err(mismatch("B_G2 query", pk.b_g2.len(), b_in + b_kept));
         }
+        let packed_bytes = match w.aux_scalars() {
+            Scalars::Packed(p) => p.bytes() + m_aux.div_ceil(32) as u64 * 4,
+            Scalars::Plain(_) => 0,
+        };
         Ok(Shape {
             log_n: n.trailing_zeros(),
             n,
@@ -66,6 +74,7 @@ impl Shape {
             b_split: b_in,
             a_kept,
             b_kept,
+            packed_bytes,
         })
     }
 
@@ -83,6 +92,7 @@ impl Shape {
             b_split: 0,
             a_kept: m_aux,
             b_kept: m_aux,
+            packed_bytes: 0,
         })
     }
 
@@ -108,17 +118,21 @@ impl Shape {
         .into_iter()
         .max()
         .unwrap_or(0);
-        let witness =
-            fr * (self.m_aux + self.a_kept.max(self.b_kept)) as u64 + self.m_aux as u64 / 2;
+        // A packed witness's parts are freed once it is expanded, before the filtered copies
+        // and the MSMs' scratch exist.
+        let plain = fr * self.m_aux as u64;
+        let witness = (plain
+            + fr * self.a_kept.max(self.b_kept) as u64
+            + self.m_aux as u64 / 2
+            + witness_scratch)
+            .max(plain + self.packed_bytes);
         let n = self.n as u64;
         let h_msm = fr * n + g1(self.n - 1);
         match cut {
             // The witness's MSMs beside a, b, c.
-            Cut::Knob(_) => (witness + 3 * fr * n + witness_scratch).max(h_msm),
+            Cut::Knob(_) => (witness + 3 * fr * n).max(h_msm),
             // H first; then h beside the witness's MSMs.
-            Cut::Lean => (3 * fr * n)
-                .max(fr * n + witness + witness_scratch)
-                .max(h_msm),
+            Cut::Lean => (3 * fr * n).max(fr * n + witness).max(h_msm),
         }
     }
 }
@@ -197,6 +211,7 @@ mod tests {
             b_split: 5,
             a_kept: n - 5,
             b_kept: n - 5,
+            packed_bytes: 0,
         }
     }
 
@@ -228,6 +243,25 @@ mod tests {
             lean27 + (4 << 30) < 31 * gib,
             "2^27 lean: {} MiB",
             lean27 >> 20
+        );
+        // A packed PoRep witness (a 24th dense, two bitmaps and the counts) expands in less
+        // than its filtered copies take later: the need is the plain witness's. Parts larger
+        // than those copies and the MSMs' scratch are what the call needs.
+        let m = sh.m_aux as u64;
+        let packed = Shape {
+            packed_bytes: m / 24 * 32 + m / 4 + m / 8,
+            ..porep(27)
+        };
+        for c in [Cut::Lean, Cut::Knob(0)] {
+            assert_eq!(packed.need_bytes(true, rule, c), sh.need_bytes(true, rule, c));
+        }
+        let huge = Shape {
+            packed_bytes: 64 * m,
+            ..porep(27)
+        };
+        assert_eq!(
+            huge.need_bytes(true, rule, Cut::Lean),
+            32 * n + 32 * m + 64 * m
         );
         // Below the piece size the MSMs stay whole, and the need with them.
         let small = porep(22);

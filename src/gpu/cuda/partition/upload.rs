@@ -15,7 +15,9 @@ use crate::gpu::cuda::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::groth16::error::Result;
-use crate::groth16::prover::Abc;
+use crate::groth16::msm::Scalars;
+use crate::groth16::packed::PackedScalars;
+use crate::groth16::prover::{Abc, Witness};
 use crate::stages::partition::AbcInput;
 
 /// a, b, c of one partition in device memory: 2^log_n Fr each, natural order, zero-padded.
@@ -208,17 +210,21 @@ impl CudaBackend {
 
     /// The private witness on the device: `kept` when a/b/c evaluated on the device kept the
     /// same witness (a/b/c of another could not make a valid proof with this one either),
-    /// else uploaded now through `staging`; with the host time spent copying.
+    /// else uploaded now through `staging` (a packed one as its bits and dense values,
+    /// expanded on the device); with the host time spent copying.
     pub(super) fn witness_on_device(
         &self,
         staging: Option<&mut Staging>,
-        aux: &[Scalar],
+        aux: &HostAux<'_>,
         kept: Option<DeviceAux>,
     ) -> GpuResult<(CudaSlice<u64>, Duration)> {
         if let Some(k) = kept.filter(|k| k.scalars == aux.len()) {
             return Ok((k.limbs, Duration::ZERO));
         }
-        let src = host::scalars_as_u64(aux);
+        if let Some(p) = aux.packed() {
+            return self.dev.expand_packed(staging, p);
+        }
+        let src = host::scalars_as_u64(aux.get());
         let mut d = self
             .dev
             .alloc_scratch_on::<u64>(Lane::Copy, src.len().max(1), "witness")?;
@@ -230,5 +236,50 @@ impl CudaBackend {
             "upload witness",
         )?;
         Ok((d, t))
+    }
+}
+
+/// A partition's private variables plain on the host, made only where a path reads them: a
+/// witness that arrived packed ([`crate::stages::partition::PartitionProver::reads_packed`])
+/// and was expanded on the device for a/b/c is expanded there again where the call needs it
+/// again (the lean cut's second upload), and unpacked on the host only for an MSM below the
+/// GPU threshold (once, for this call).
+pub(crate) struct HostAux<'w> {
+    w: &'w Witness,
+    plain: std::cell::OnceCell<std::borrow::Cow<'w, [Scalar]>>,
+}
+
+impl<'w> HostAux<'w> {
+    pub(crate) fn new(w: &'w Witness) -> Self {
+        HostAux {
+            w,
+            plain: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Private variables held (without unpacking).
+    pub(crate) fn len(&self) -> usize {
+        self.w.aux_len()
+    }
+
+    /// The packed witness, when it arrived packed: the device expands it from these.
+    pub(crate) fn packed(&self) -> Option<&'w PackedScalars> {
+        match self.w.aux_scalars() {
+            Scalars::Packed(p) => Some(p),
+            Scalars::Plain(_) => None,
+        }
+    }
+
+    /// The plain values, unpacked on the first call where the witness is packed.
+    pub(crate) fn get(&self) -> &[Scalar] {
+        self.plain.get_or_init(|| {
+            if !self.w.is_plain() {
+                tracing::debug!(
+                    values = self.w.aux_len(),
+                    "packed witness unpacked on the host for this partition call"
+                );
+            }
+            self.w.plain_aux()
+        })
     }
 }
