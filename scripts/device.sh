@@ -59,7 +59,8 @@
 #                once; C2_BUDGET (56GiB), C2_WORKERS (14); its proofs do not verify; C2_TAG
 #                suffixes the log's name (two runs in one call); with
 #                BATON_LOG=warn,baton::gpu::cuda::sparse=debug each device a/b/c's split is logged;
-#                C2_BIN names another build of bench_filecoin beside this script
+#                C2_BIN names another build of bench_filecoin beside this script; C2_USUAL
+#                (420) the seconds it must have left to start (two runs in one call: 200)
 #   c2-64g       the same for a 64 GiB sector
 #   sparse       the bench's sparse a/b/c rows alone (plain and packed witness), SPARSE_LOGS (22,24)
 #   quick        compile conformance cli, then a short bench (MSM 2^20/2^22, NTT to 2^24,
@@ -367,7 +368,7 @@ for step in "${steps[@]}"; do
         run filecoin 240 450 env BATON_TEST_CACHE="${FC_CACHE:-/tmp/baton-fc}" \
             BATON_BENCH_RUNS="${FC_RUNS:-3}" "$here/bench_filecoin" synth c2 ;;
     c2-32g | c2-64g)
-        run "$step${C2_TAG:-}" 420 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
+        run "$step${C2_TAG:-}" "${C2_USUAL:-420}" 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
             BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="${C2_PROOFS:-3}" \
             "$here/${C2_BIN:-bench_filecoin}" "$step" ;;
     sparse)

@@ -357,17 +357,27 @@ fn engine_proofs_on_the_device_verify_with_bellperson() {
             ..Config::default()
         };
         let engine = Engine::start(cfg).expect("engine on the GPU");
+        // Pinned: the key keeps its recording between the two jobs.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        rt.block_on(engine.pin_key(pk.clone())).expect("pinned");
         let circuits: Vec<Synthetic> = (0..4).map(|s| Synthetic::new(size, 40 + s)).collect();
         let proofs = engine
             .prove_blocking(Request::new(pk.clone(), circuits.clone()))
             .expect("proofs");
         bp_check(&pk, &proofs, &circuits);
-        // After the first partition recorded the circuit, the others reached the device as a
+        // A job admitted once the circuit is recorded sends its partitions to the device as a
         // witness packed as bits, expanded there: never on the host.
+        let more: Vec<Synthetic> = (0..3).map(|s| Synthetic::new(size, 50 + s)).collect();
+        let proofs = engine
+            .prove_blocking(Request::new(pk.clone(), more.clone()))
+            .expect("proofs of the second job");
+        bp_check(&pk, &proofs, &more);
         let steps = engine.metric_handles().step_means();
         assert!(steps.iter().any(|(s, _)| *s == "device_abc"), "{steps:?}");
         assert!(steps.iter().all(|(s, _)| *s != "expand"), "{steps:?}");
         engine.shutdown_blocking();
-        eprintln!("engine on the device, B_G2 on {bg2:?}: 4 proofs verified");
+        eprintln!("engine on the device, B_G2 on {bg2:?}: 7 proofs verified");
     }
 }

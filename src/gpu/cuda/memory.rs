@@ -116,9 +116,8 @@ impl State {
     }
 
     /// Whether `need` more bytes fit now without evicting anything: under the device's free
-    /// memory less [`margin_bytes`] (the pool's idle bytes given back to the driver when that
-    /// makes them fit), and under `cap` counting what is resident. `Err(usable)`: they do not;
-    /// the bytes that could be had.
+    /// memory (the driver's and the pool's idle bytes) less [`margin_bytes`], and under `cap`
+    /// counting what is resident. `Err(usable)`: they do not; the bytes that could be had.
     pub fn fits(&self, dev: &Device, cap: u64, need: u64) -> GpuResult<Result<(), u64>> {
         // The pool's rule is this backend's again (another backend of the device may have
         // set its own).
@@ -127,34 +126,19 @@ impl State {
         // the streams have passed their frees.
         dev.copy.synchronize().map_err(drv("synchronize"))?;
         dev.stream.synchronize().map_err(drv("synchronize"))?;
-        let driver_free = |dev: &Device| -> GpuResult<(u64, u64)> {
-            let (f, t) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
-            Ok((f as u64, t as u64))
-        };
-        let (free, total) = driver_free(dev)?;
-        let margin = margin_bytes(total);
+        let (free, total) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
+        let margin = margin_bytes(total as u64);
         let under_cap = cap.saturating_sub(self.resident_bytes());
-        if need <= free.saturating_sub(margin) && need <= under_cap {
-            return Ok(Ok(()));
-        }
-        // The pool's idle bytes count as free. When they alone hold `need`, the call's
-        // buffers reuse them (a partition of the last one's shape reuses its blocks exactly):
-        // handing them back to the driver, only for the call to map them again, took
-        // 0.6-0.8 s of every 2^27 partition (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2
-        // through the engine"); an allocation they cannot serve hands them back then and is
-        // tried again ([`Device::alloc_zeros_on`]). When the driver's free bytes are needed
-        // too, they go back to it now. Idle bytes inside blocks that still back live buffers
-        // cannot go back: if the driver still has too little after the trim, they do not count.
-        let idle = dev.pool.idle_bytes();
-        let usable = (free + idle).saturating_sub(margin);
+        // The pool's idle bytes count as free, kept in the pool: the call's buffers reuse its
+        // blocks (a partition of the last one's shape reuses them exactly) and the pool grows
+        // from the driver's free bytes for the rest. Handing them back to the driver first,
+        // only for the call to map them again, took 0.6-0.8 s of every 2^27 partition
+        // (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2 through the engine"). An allocation
+        // that neither serves hands the idle blocks back then and is tried again
+        // ([`Device::alloc_zeros_on`]).
+        let usable = (free as u64 + dev.pool.idle_bytes()).saturating_sub(margin);
         if need <= usable && need <= under_cap {
-            if need <= idle {
-                return Ok(Ok(()));
-            }
-            dev.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
-            if need <= driver_free(dev)?.0.saturating_sub(margin) {
-                return Ok(Ok(()));
-            }
+            return Ok(Ok(()));
         }
         Ok(Err(usable.min(under_cap)))
     }
