@@ -553,26 +553,20 @@ fn packed_witness_expands_on_the_device_for_every_mix() {
     let mut r = rng(77);
     for len in [1usize, 31, 33, 64, 65, 1000, 70_001] {
         let (rec, _, _) = compiled::record(Echo(vec![Scalar::ZERO; len])).expect("record");
-        let kinds: [(&str, Box<dyn Fn(&mut ChaCha8Rng) -> Scalar>); 5] = [
-            ("zeros", Box::new(|_| Scalar::ZERO)),
-            ("ones", Box::new(|_| Scalar::ONE)),
-            ("dense", Box::new(|r| Scalar::random(r))),
-            (
-                "porep-like",
-                Box::new(|r| match r.gen_range(0..24) {
-                    0 => Scalar::random(r),
-                    1..=11 => Scalar::ONE,
-                    _ => Scalar::ZERO,
-                }),
-            ),
-            (
-                "random mix",
-                Box::new(|r| match r.gen_range(0..3) {
-                    0 => Scalar::random(r),
-                    1 => Scalar::ONE,
-                    _ => Scalar::ZERO,
-                }),
-            ),
+        let kinds: [(&str, MakeScalar); 5] = [
+            ("zeros", |_| Scalar::ZERO),
+            ("ones", |_| Scalar::ONE),
+            ("dense", |r| Scalar::random(r)),
+            ("porep-like", |r| match r.gen_range(0..24) {
+                0 => Scalar::random(r),
+                1..=11 => Scalar::ONE,
+                _ => Scalar::ZERO,
+            }),
+            ("random mix", |r| match r.gen_range(0..3) {
+                0 => Scalar::random(r),
+                1 => Scalar::ONE,
+                _ => Scalar::ZERO,
+            }),
         ];
         for (what, make) in kinds {
             let aux: Vec<Scalar> = (0..len).map(|_| make(&mut r)).collect();
@@ -595,6 +589,9 @@ fn packed_witness_expands_on_the_device_for_every_mix() {
         }
     }
 }
+
+/// Makes one witness value of a kind.
+type MakeScalar = fn(&mut ChaCha8Rng) -> Scalar;
 
 /// One constraint x_i · 1 = x_i per private variable, whatever its value: a/b/c's a is the
 /// witness itself.

@@ -199,7 +199,17 @@ impl CudaBackend {
                     Ok((host, t.elapsed()))
                 })
             });
-            let wit = self.witness_msms(&sets, &sh, w, &host_aux, &aux, l_run, &words, &g1q, g2q.as_ref());
+            let wit = self.witness_msms(
+                &sets,
+                &sh,
+                w,
+                &host_aux,
+                &aux,
+                l_run,
+                &words,
+                &g1q,
+                g2q.as_ref(),
+            );
             let witness_done = start.elapsed();
             let uploaded = up.map(|t| {
                 t.join().unwrap_or_else(|_| {

@@ -253,7 +253,10 @@ mod tests {
             ..porep(27)
         };
         for c in [Cut::Lean, Cut::Knob(0)] {
-            assert_eq!(packed.need_bytes(true, rule, c), sh.need_bytes(true, rule, c));
+            assert_eq!(
+                packed.need_bytes(true, rule, c),
+                sh.need_bytes(true, rule, c)
+            );
         }
         let huge = Shape {
             packed_bytes: 64 * m,
