@@ -58,7 +58,8 @@
 #                and generated C1s: warm-up (records the circuit), isolated, C2_PROOFS (3) at
 #                once; C2_BUDGET (56GiB), C2_WORKERS (14); its proofs do not verify; C2_TAG
 #                suffixes the log's name (two runs in one call); with
-#                BATON_LOG=warn,baton::gpu::cuda::sparse=debug each device a/b/c's split is logged;
+#                BATON_LOG=warn,baton::gpu::cuda::sparse=debug each device a/b/c's split is logged
+#                (baton::gpu::cuda::memory=debug adds the memory policy's stream waits and evictions);
 #                C2_BIN names another build of bench_filecoin beside this script; C2_USUAL
 #                (420) the seconds it must have left to start (two runs in one call: 200)
 #   c2-64g       the same for a 64 GiB sector
@@ -405,6 +406,7 @@ for f in "$OUT"/c2-*.log; do
     grep -v "^progress" "$f" | grep "proof(s) in\|stage means\|GiB\|WARN\|ERROR" | head -40
     grep "^progress" "$f" | tail -3
     grep "device a/b/c" "$f" | tail -3 | cut -c1-400
+    grep "room:" "$f" | tail -4 | cut -c1-300
 done
 [ -f "$OUT/filecoin.log" ] && { echo "-- filecoin"; grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"; }
 echo

@@ -124,15 +124,26 @@ impl State {
         dev.pool.apply().map_err(drv("cuMemPoolSetAttribute"))?;
         // Freed buffers return to the pool (and, unless it keeps them, to the driver) once
         // the streams have passed their frees.
+        let t = std::time::Instant::now();
         dev.copy.synchronize().map_err(drv("synchronize"))?;
         dev.stream.synchronize().map_err(drv("synchronize"))?;
+        let waited = t.elapsed();
+        if waited > std::time::Duration::from_millis(1) {
+            // Work still queued when a call asks for room (a lead on device a/b/c's time:
+            // kernels/NOTES.md, "Sparse a/b/c").
+            tracing::debug!(
+                need,
+                seconds = waited.as_secs_f64(),
+                "room: waited for the streams"
+            );
+        }
         let (free, total) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
         let margin = margin_bytes(total as u64);
         let under_cap = cap.saturating_sub(self.resident_bytes());
         // The pool's idle bytes count as free, kept in the pool: the call's buffers reuse its
         // blocks (a partition of the last one's shape reuses them exactly) and the pool grows
         // from the driver's free bytes for the rest. Handing them back to the driver first,
-        // only for the call to map them again, took 0.6-0.8 s of every 2^27 partition
+        // only for the call to map them again, cost ~0.1-0.2 s of every 2^27 partition
         // (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2 through the engine"). An allocation
         // that neither serves hands the idle blocks back then and is tried again
         // ([`Device::alloc_zeros_on`]).
@@ -170,16 +181,13 @@ impl State {
                 .filter(|(id, _)| self.in_use_recording != Some(**id))
                 .min_by_key(|(_, r)| r.last_use)
                 .map(|(id, r)| (r.last_use, *id));
-            match (base, recording) {
-                (Some((b, k)), Some((r, _))) if b <= r => {
-                    self.bases.remove(&k);
-                }
-                (_, Some((_, id))) => {
-                    self.recordings.remove(&id);
-                }
-                (Some((_, k)), None) => {
-                    self.bases.remove(&k);
-                }
+            let evicted = match (base, recording) {
+                (Some((b, k)), Some((r, _))) if b <= r => ("bases", self.evict_bases(&k)),
+                (_, Some((_, id))) => (
+                    "recording",
+                    self.recordings.remove(&id).map_or(0, |r| r.bytes),
+                ),
+                (Some((_, k)), None) => ("bases", self.evict_bases(&k)),
                 (None, None) => {
                     return Err(GpuError::OutOfMemory {
                         what,
@@ -187,8 +195,23 @@ impl State {
                         free_bytes: usable,
                     })
                 }
-            }
+            };
+            tracing::debug!(
+                what,
+                need,
+                usable,
+                evicted = evicted.0,
+                evicted_bytes = evicted.1,
+                "room: evicted the least recently used resident set"
+            );
         }
+    }
+
+    /// Drops resident base set `k`; the bytes it held.
+    fn evict_bases(&mut self, k: &BasesKey) -> u64 {
+        self.bases
+            .remove(k)
+            .map_or(0, |r| r.points.num_bytes() as u64)
     }
 
     /// Bytes [`State::make_room`] could give back without touching `keep`: other bases, and
