@@ -9,8 +9,9 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::backend::CudaBackend;
 use super::device::{Device, Lane};
-use super::memory::{DeviceIdx, DeviceMatrix, ResidentRecording, State};
+use super::memory::{staging_of, DeviceIdx, DeviceMatrix, ResidentRecording, State};
 use super::partition::{DeviceAbc, DeviceAux};
+use super::staging::Staging;
 use crate::compiled::{CoeffIndices, CompiledError, Recording, SparseMatrix};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
@@ -29,16 +30,29 @@ pub(crate) fn recording_bytes(r: &Recording) -> u64 {
     (m + r.coeffs().len() * 32) as u64
 }
 
-fn upload_matrix(dev: &Device, m: &SparseMatrix) -> GpuResult<DeviceMatrix> {
+/// One matrix of a recording on the device, its arrays through the pinned staging when there is
+/// one ([`Device::upload_ints`]).
+fn upload_matrix(
+    dev: &Device,
+    mut staging: Option<&mut Staging>,
+    m: &SparseMatrix,
+) -> GpuResult<DeviceMatrix> {
+    const WHAT: &str = "recorded R1CS";
     let idx = match m.coeffs() {
         // Empty matrices still get a one-element buffer (the launch reads none of it).
-        CoeffIndices::U8(v) => DeviceIdx::U8(dev.upload_small(&nonempty(v, 0))?),
-        CoeffIndices::U16(v) => DeviceIdx::U16(dev.upload_small(&nonempty(v, 0))?),
-        CoeffIndices::U32(v) => DeviceIdx::U32(dev.upload_small(&nonempty(v, 0))?),
+        CoeffIndices::U8(v) => {
+            DeviceIdx::U8(dev.upload_ints(staging.as_deref_mut(), &nonempty(v, 0), WHAT)?)
+        }
+        CoeffIndices::U16(v) => {
+            DeviceIdx::U16(dev.upload_ints(staging.as_deref_mut(), &nonempty(v, 0), WHAT)?)
+        }
+        CoeffIndices::U32(v) => {
+            DeviceIdx::U32(dev.upload_ints(staging.as_deref_mut(), &nonempty(v, 0), WHAT)?)
+        }
     };
     Ok(DeviceMatrix {
-        row_ptr: dev.upload_small(m.row_ptr())?,
-        cols: dev.upload_small(&nonempty(m.cols(), 0))?,
+        row_ptr: dev.upload_ints(staging.as_deref_mut(), m.row_ptr(), WHAT)?,
+        cols: dev.upload_ints(staging, &nonempty(m.cols(), 0), WHAT)?,
         idx,
         terms: m.terms(),
     })
@@ -71,10 +85,11 @@ impl State {
         self.make_room(dev, cap, need, &[], "recorded R1CS and a/b/c")?;
         if !present {
             let [a, b, c] = r.matrices();
+            let mut staging = staging_of(&mut self.staging, dev);
             let matrices = [
-                upload_matrix(dev, a)?,
-                upload_matrix(dev, b)?,
-                upload_matrix(dev, c)?,
+                upload_matrix(dev, staging.as_deref_mut(), a)?,
+                upload_matrix(dev, staging.as_deref_mut(), b)?,
+                upload_matrix(dev, staging, c)?,
             ];
             let table = dev.upload_small(host::scalars_as_u64(r.coeffs()))?;
             self.recordings.insert(

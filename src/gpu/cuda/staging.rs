@@ -8,7 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, PinnedHostSlice};
+use cudarc::driver::{
+    CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtrMut, DeviceRepr,
+    PinnedHostSlice,
+};
 use rayon::prelude::*;
 
 use super::clock::UploadClock;
@@ -258,6 +261,45 @@ impl Device {
         let mut d = self.alloc_scratch_on::<u64>(lane, src.len(), what)?;
         let host = self.upload_staged(self.lane(lane), staging, src, &mut d.slice_mut(..), what)?;
         Ok((d, host))
+    }
+
+    /// A new buffer on the compute stream holding `src`, a slice of plain integers (u8, u16,
+    /// u32): its 8-byte-aligned body through `staging` (as u64 words, the same bytes), the few
+    /// elements after it by a small copy. A recording's matrices go up this way each time
+    /// they are made resident again (~5.9 GB at 2^27, ~0.6 s as a pageable copy). An
+    /// unaligned or short slice goes up pageable, whole.
+    pub(crate) fn upload_ints<T: DeviceRepr + Copy + Unpin>(
+        &self,
+        staging: Option<&mut Staging>,
+        src: &[T],
+        what: &'static str,
+    ) -> GpuResult<CudaSlice<T>> {
+        const { assert!(std::mem::size_of::<T>() <= 8 && 8 % std::mem::size_of::<T>() == 0) };
+        // SAFETY: `T` is a plain integer type (callers pass u8, u16 and u32): every u64 made of
+        // its bytes is a valid u64, and `align_to` keeps the middle aligned for u64.
+        let (head, body, tail) = unsafe { src.align_to::<u64>() };
+        if !head.is_empty() || body.is_empty() {
+            return self.upload_small(src);
+        }
+        // Written whole below: the body by the staged copies, the tail by its own copy.
+        let mut d = self.alloc_scratch::<T>(src.len(), what)?;
+        let at = {
+            let (at, _write) = d.device_ptr_mut(&self.stream);
+            at
+        };
+        // SAFETY: `at` addresses the `src.len()` elements of `d`, whose first `body.len()` u64
+        // are the body's bytes; nothing else uses the new buffer, and the copies queue on the
+        // compute stream, where every later use of `d` (the a/b/c launches, its free) is
+        // ordered after them.
+        unsafe { self.upload_untracked(&self.stream, staging, body, at, body.len(), what)? };
+        if !tail.is_empty() {
+            let done = body.len() * 8 / std::mem::size_of::<T>();
+            let mut rest = d.slice_mut(done..);
+            self.stream
+                .memcpy_htod(tail, &mut rest)
+                .map_err(drv(what))?;
+        }
+        Ok(d)
     }
 
     /// `dst = src` (equal lengths), through `staging` when there is one; synchronous.
