@@ -83,6 +83,16 @@ impl UploadDst<'_, '_> {
     }
 }
 
+/// `src` (plain integers: u8, u16, u32) as the u64 words of its bytes and the elements after
+/// the last whole word: `None` when its start is not 8-byte aligned or it holds no whole word.
+fn int_words<T: Copy>(src: &[T]) -> Option<(&[u64], &[T])> {
+    const { assert!(std::mem::size_of::<T>() <= 8 && 8 % std::mem::size_of::<T>() == 0) };
+    // SAFETY: callers pass plain integer types, whose bytes make valid u64 words; `align_to`
+    // keeps the middle aligned for u64 and the three parts cover `src` exactly.
+    let (head, body, tail) = unsafe { src.align_to::<u64>() };
+    (head.is_empty() && !body.is_empty()).then_some((body, tail))
+}
+
 fn par_copy(dst: &mut [u64], src: &[u64]) {
     dst.par_chunks_mut(COPY_PIECE)
         .zip(src.par_chunks(COPY_PIECE))
@@ -274,13 +284,9 @@ impl Device {
         src: &[T],
         what: &'static str,
     ) -> GpuResult<CudaSlice<T>> {
-        const { assert!(std::mem::size_of::<T>() <= 8 && 8 % std::mem::size_of::<T>() == 0) };
-        // SAFETY: `T` is a plain integer type (callers pass u8, u16 and u32): every u64 made of
-        // its bytes is a valid u64, and `align_to` keeps the middle aligned for u64.
-        let (head, body, tail) = unsafe { src.align_to::<u64>() };
-        if !head.is_empty() || body.is_empty() {
+        let Some((body, tail)) = int_words(src) else {
             return self.upload_small(src);
-        }
+        };
         // Written whole below: the body by the staged copies, the tail by its own copy.
         let mut d = self.alloc_scratch::<T>(src.len(), what)?;
         let at = {
@@ -358,5 +364,39 @@ impl Device {
             self.on_host(|| par_copy(&mut dst[lo..hi], &host[..hi - lo]));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::int_words;
+
+    #[test]
+    fn integers_split_into_their_bytes_words_and_a_tail() {
+        for n in [2usize, 3, 7, 1001] {
+            let v: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+            let Some((words, tail)) = int_words(&v) else {
+                assert!(
+                    !(v.as_ptr() as usize).is_multiple_of(8),
+                    "an aligned vector of {n} has words"
+                );
+                continue;
+            };
+            assert_eq!(words.len(), n / 2);
+            assert_eq!(tail, &v[n / 2 * 2..]);
+            for (k, w) in words.iter().enumerate() {
+                assert_eq!(
+                    *w,
+                    v[2 * k] as u64 | (v[2 * k + 1] as u64) << 32,
+                    "{n}: word {k}"
+                );
+            }
+        }
+        let bytes: Vec<u8> = (0..13).collect();
+        if let Some((words, tail)) = int_words(&bytes) {
+            assert_eq!(words, &[u64::from_le_bytes([0, 1, 2, 3, 4, 5, 6, 7])]);
+            assert_eq!(tail, &[8, 9, 10, 11, 12]);
+        }
+        assert!(int_words(&[7u16, 8]).is_none(), "no whole word");
     }
 }
