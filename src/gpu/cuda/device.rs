@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUresult;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchArgs,
-    LaunchConfig, ValidAsZeroBits,
+    CudaContext, CudaFunction, CudaStream, DriverError, LaunchArgs, LaunchConfig,
 };
 
 use super::pool::Pool;
@@ -336,31 +334,6 @@ impl Device {
         })
     }
 
-    /// Free device bytes: the driver's, and what the memory pool keeps idle; with the total.
-    pub(crate) fn memory(&self) -> GpuResult<(u64, u64)> {
-        let (free, total) = self.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
-        Ok((free as u64 + self.pool.idle_bytes(), total as u64))
-    }
-
-    /// Free device bytes ([`Device::memory`]; 0 if the driver does not say).
-    pub(crate) fn free_bytes(&self) -> u64 {
-        self.memory().map_or(0, |(free, _)| free)
-    }
-
-    fn alloc_err(&self, what: &'static str, bytes: usize) -> impl Fn(DriverError) -> GpuError + '_ {
-        move |e| {
-            if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                GpuError::OutOfMemory {
-                    what,
-                    need_bytes: bytes as u64,
-                    free_bytes: self.free_bytes(),
-                }
-            } else {
-                drv(what)(e)
-            }
-        }
-    }
-
     /// The stream of `lane`.
     pub(crate) fn lane(&self, lane: Lane) -> &Arc<CudaStream> {
         match lane {
@@ -368,97 +341,5 @@ impl Device {
             Lane::Copy => &self.copy,
             Lane::H => &self.h,
         }
-    }
-
-    /// Notes the device bytes in use now in [`Device::peak_used`] and returns them.
-    /// Bytes the memory pool keeps idle are not in use.
-    pub(crate) fn note_usage(&self) -> u64 {
-        let used = self
-            .memory()
-            .map_or(0, |(free, total)| total.saturating_sub(free));
-        self.peak_used
-            .fetch_max(used, std::sync::atomic::Ordering::Relaxed);
-        used
-    }
-
-    /// `len` zeroed elements on the compute stream.
-    pub(crate) fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        len: usize,
-        what: &'static str,
-    ) -> GpuResult<CudaSlice<T>> {
-        self.alloc_zeros_on(Lane::Compute, len, what)
-    }
-
-    /// `len` zeroed elements on the stream of `lane` (zeroed in that stream's order).
-    pub(crate) fn alloc_zeros_on<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        lane: Lane,
-        len: usize,
-        what: &'static str,
-    ) -> GpuResult<CudaSlice<T>> {
-        let bytes = len * std::mem::size_of::<T>();
-        self.retry_short(what, || self.lane(lane).alloc_zeros::<T>(len))
-            .map_err(self.alloc_err(what, bytes))
-    }
-
-    /// `alloc()`, and once more after the memory pool handed its idle blocks back to the
-    /// driver when the first try ran out of memory: the memory policy counts the pool's idle
-    /// bytes as free without handing them back ([`super::memory::State::fits`]), and blocks
-    /// of another size than the one asked for serve only once the driver maps them anew.
-    fn retry_short<R>(
-        &self,
-        what: &'static str,
-        alloc: impl Fn() -> Result<R, DriverError>,
-    ) -> Result<R, DriverError> {
-        match alloc() {
-            Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY && self.pool.idle_bytes() > 0 => {
-                // Every stream past its frees first, so that their blocks are idle too.
-                for s in [&self.copy, &self.h, &self.stream] {
-                    s.synchronize()?;
-                }
-                tracing::debug!(
-                    device = self.ordinal,
-                    what,
-                    idle_bytes = self.pool.idle_bytes(),
-                    "allocation short of memory: the pool's idle blocks go back to the driver"
-                );
-                self.pool.release()?;
-                alloc()
-            }
-            other => other,
-        }
-    }
-
-    /// `len` elements on the compute stream whose contents are undefined until a copy or a
-    /// kernel writes them; every caller writes each element it later reads (the call sites say
-    /// how).
-    pub(crate) fn alloc_scratch<T: DeviceRepr>(
-        &self,
-        len: usize,
-        what: &'static str,
-    ) -> GpuResult<CudaSlice<T>> {
-        self.alloc_scratch_on(Lane::Compute, len, what)
-    }
-
-    /// As [`Device::alloc_scratch`], allocated in the order of `lane`'s stream.
-    pub(crate) fn alloc_scratch_on<T: DeviceRepr>(
-        &self,
-        lane: Lane,
-        len: usize,
-        what: &'static str,
-    ) -> GpuResult<CudaSlice<T>> {
-        let bytes = len * std::mem::size_of::<T>();
-        // SAFETY: device memory of plain integers; reading it before a write gives arbitrary
-        // values, never host undefined behaviour, and every caller writes before reading.
-        self.retry_short(what, || unsafe { self.lane(lane).alloc::<T>(len) })
-            .map_err(self.alloc_err(what, bytes))
-    }
-
-    /// A new device buffer holding `src` (synchronous copy from pageable memory; small data).
-    pub(crate) fn upload_small<T: DeviceRepr>(&self, src: &[T]) -> GpuResult<CudaSlice<T>> {
-        let bytes = std::mem::size_of_val(src);
-        self.retry_short("small upload", || self.stream.clone_htod(src))
-            .map_err(self.alloc_err("small upload", bytes))
     }
 }

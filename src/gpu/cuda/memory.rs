@@ -137,17 +137,16 @@ impl State {
                 "room: waited for the streams"
             );
         }
-        let (free, total) = dev.ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
-        let margin = margin_bytes(total as u64);
+        let (free, total) = dev.memory()?;
         let under_cap = cap.saturating_sub(self.resident_bytes());
-        // The pool's idle bytes count as free, kept in the pool: the call's buffers reuse its
-        // blocks (a partition of the last one's shape reuses them exactly) and the pool grows
-        // from the driver's free bytes for the rest. Handing them back to the driver first,
+        // The pool's idle bytes count as free ([`Device::memory`]), kept in the pool: the
+        // call's buffers reuse its blocks (a partition of the last one's shape reuses them
+        // exactly) and the pool grows from the driver's free bytes for the rest. Handing them back to the driver first,
         // only for the call to map them again, cost ~0.1-0.2 s of every 2^27 partition
         // (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2 through the engine"). An allocation
         // that neither serves hands the idle blocks back then and is tried again
         // ([`Device::alloc_zeros_on`]).
-        let usable = (free as u64 + dev.pool.idle_bytes()).saturating_sub(margin);
+        let usable = free.saturating_sub(margin_bytes(total));
         if need <= usable && need <= under_cap {
             return Ok(Ok(()));
         }

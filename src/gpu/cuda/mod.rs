@@ -4,6 +4,7 @@
 //! its `Backend` impl; [`calls`] the per-call H and MSM paths with their CPU fallback, and
 //! [`streamed`] the MSM whose bases stream from the host when the device cannot hold them.
 
+mod alloc;
 mod backend;
 mod calls;
 mod clock;
