@@ -140,7 +140,7 @@ impl CudaBackend {
         // beside it while it expands.
         let packed = match aux {
             Scalars::Plain(_) => 0,
-            Scalars::Packed(p) => p.bytes() + p.len().div_ceil(32) as u64 * 4,
+            Scalars::Packed(p) => super::witness::expand_room(p),
         };
         let scratch = (3 * n + inputs.len() + aux.len().max(1)) as u64 * 32 + 4 + packed;
         let t = std::time::Instant::now();

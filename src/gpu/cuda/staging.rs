@@ -83,12 +83,18 @@ impl UploadDst<'_, '_> {
     }
 }
 
-/// `src` (plain integers: u8, u16, u32) as the u64 words of its bytes and the elements after
-/// the last whole word: `None` when its start is not 8-byte aligned or it holds no whole word.
-fn int_words<T: Copy>(src: &[T]) -> Option<(&[u64], &[T])> {
-    const { assert!(std::mem::size_of::<T>() <= 8 && 8 % std::mem::size_of::<T>() == 0) };
-    // SAFETY: callers pass plain integer types, whose bytes make valid u64 words; `align_to`
-    // keeps the middle aligned for u64 and the three parts cover `src` exactly.
+/// Unsigned integers whose bytes, 8 at a time, make u64 words: no padding, every byte
+/// initialized, a size dividing 8.
+pub(crate) trait PlainInt: DeviceRepr + Copy + Unpin {}
+impl PlainInt for u8 {}
+impl PlainInt for u16 {}
+impl PlainInt for u32 {}
+
+/// `src` as the u64 words of its bytes and the elements after the last whole word: `None` when
+/// its start is not 8-byte aligned or it holds no whole word.
+fn int_words<T: PlainInt>(src: &[T]) -> Option<(&[u64], &[T])> {
+    // SAFETY: a `PlainInt`'s bytes are all initialized, so any 8 of them make a valid u64;
+    // `align_to` keeps the middle aligned for u64 and the three parts cover `src` exactly.
     let (head, body, tail) = unsafe { src.align_to::<u64>() };
     (head.is_empty() && !body.is_empty()).then_some((body, tail))
 }
@@ -278,7 +284,7 @@ impl Device {
     /// elements after it by a small copy. A recording's matrices go up this way each time
     /// they are made resident again (~5.9 GB at 2^27, ~0.6 s as a pageable copy). An
     /// unaligned or short slice goes up pageable, whole.
-    pub(crate) fn upload_ints<T: DeviceRepr + Copy + Unpin>(
+    pub(crate) fn upload_ints<T: PlainInt>(
         &self,
         staging: Option<&mut Staging>,
         src: &[T],

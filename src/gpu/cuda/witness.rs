@@ -29,6 +29,12 @@ pub(crate) fn density_words(d: &Density) -> Vec<u32> {
     out
 }
 
+/// Device bytes [`Device::expand_packed`] takes for `p` beside the plain values it writes: the
+/// two bitmaps, the dense values and the dense bitmap's counts, freed once it is expanded.
+pub(crate) fn expand_room(p: &PackedScalars) -> u64 {
+    p.bytes() + p.len().div_ceil(32) as u64 * 4
+}
+
 impl Device {
     /// The `kept` values of `values` (n scalars as u64 limbs) whose bit is set in `words`, in
     /// order. `kept` must be the bitmap's popcount over the first n bits (the caller's

@@ -63,7 +63,7 @@ impl Shape {
             return Err(mismatch("B_G2 query", pk.b_g2.len(), b_in + b_kept));
         }
         let packed_bytes = match w.aux_scalars() {
-            Scalars::Packed(p) => p.bytes() + m_aux.div_ceil(32) as u64 * 4,
+            Scalars::Packed(p) => crate::gpu::cuda::witness::expand_room(p),
             Scalars::Plain(_) => 0,
         };
         Ok(Shape {
