@@ -21,20 +21,6 @@ impl Device {
         self.memory().map_or(0, |(free, _)| free)
     }
 
-    fn alloc_err(&self, what: &'static str, bytes: usize) -> impl Fn(DriverError) -> GpuError + '_ {
-        move |e| {
-            if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                GpuError::OutOfMemory {
-                    what,
-                    need_bytes: bytes as u64,
-                    free_bytes: self.free_bytes(),
-                }
-            } else {
-                drv(what)(e)
-            }
-        }
-    }
-
     /// Notes the device bytes in use now in [`Device::peak_used`] and returns them.
     /// Bytes the memory pool keeps idle are not in use.
     pub(crate) fn note_usage(&self) -> u64 {
@@ -63,24 +49,27 @@ impl Device {
         what: &'static str,
     ) -> GpuResult<CudaSlice<T>> {
         let bytes = len * std::mem::size_of::<T>();
-        self.retry_short(what, || self.lane(lane).alloc_zeros::<T>(len))
-            .map_err(self.alloc_err(what, bytes))
+        self.allocate(what, bytes, || self.lane(lane).alloc_zeros::<T>(len))
     }
 
-    /// `alloc()`, and once more after the memory pool handed its idle blocks back to the
-    /// driver when the first try ran out of memory: the memory policy counts the pool's idle
-    /// bytes as free without handing them back ([`super::memory::State::fits`]), and blocks
-    /// of another size than the one asked for serve only once the driver maps them anew.
-    fn retry_short<R>(
+    /// `alloc()` of `bytes` for `what`, and once more after the memory pool handed its idle
+    /// blocks back to the driver when the first try ran out of memory: the memory policy
+    /// counts the pool's idle bytes as free without handing them back
+    /// ([`super::memory::State::fits`]), and blocks of another size than the one asked for
+    /// serve only once the driver maps them anew. Out of memory still is
+    /// [`GpuError::OutOfMemory`] naming `what`.
+    fn allocate<R>(
         &self,
         what: &'static str,
+        bytes: usize,
         alloc: impl Fn() -> Result<R, DriverError>,
-    ) -> Result<R, DriverError> {
-        match alloc() {
-            Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY && self.pool.idle_bytes() > 0 => {
+    ) -> GpuResult<R> {
+        let short = |e: &DriverError| e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+        let result = match alloc() {
+            Err(e) if short(&e) && self.pool.idle_bytes() > 0 => {
                 // Every stream past its frees first, so that their blocks are idle too.
                 for s in [&self.copy, &self.h, &self.stream] {
-                    s.synchronize()?;
+                    s.synchronize().map_err(drv("synchronize"))?;
                 }
                 tracing::debug!(
                     device = self.ordinal,
@@ -88,11 +77,19 @@ impl Device {
                     idle_bytes = self.pool.idle_bytes(),
                     "allocation short of memory: the pool's idle blocks go back to the driver"
                 );
-                self.pool.release()?;
+                self.pool.release().map_err(drv("cuMemPoolTrimTo"))?;
                 alloc()
             }
             other => other,
-        }
+        };
+        result.map_err(|e| match short(&e) {
+            true => GpuError::OutOfMemory {
+                what,
+                need_bytes: bytes as u64,
+                free_bytes: self.free_bytes(),
+            },
+            false => drv(what)(e),
+        })
     }
 
     /// `len` elements on the compute stream whose contents are undefined until a copy or a
@@ -116,14 +113,12 @@ impl Device {
         let bytes = len * std::mem::size_of::<T>();
         // SAFETY: device memory of plain integers; reading it before a write gives arbitrary
         // values, never host undefined behaviour, and every caller writes before reading.
-        self.retry_short(what, || unsafe { self.lane(lane).alloc::<T>(len) })
-            .map_err(self.alloc_err(what, bytes))
+        self.allocate(what, bytes, || unsafe { self.lane(lane).alloc::<T>(len) })
     }
 
     /// A new device buffer holding `src` (synchronous copy from pageable memory; small data).
     pub(crate) fn upload_small<T: DeviceRepr>(&self, src: &[T]) -> GpuResult<CudaSlice<T>> {
         let bytes = std::mem::size_of_val(src);
-        self.retry_short("small upload", || self.stream.clone_htod(src))
-            .map_err(self.alloc_err("small upload", bytes))
+        self.allocate("small upload", bytes, || self.stream.clone_htod(src))
     }
 }

@@ -145,7 +145,7 @@ impl State {
         // only for the call to map them again, cost ~0.1-0.2 s of every 2^27 partition
         // (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2 through the engine"). An allocation
         // that neither serves hands the idle blocks back then and is tried again
-        // ([`Device::alloc_zeros_on`]).
+        // (`Device::allocate`).
         let usable = free.saturating_sub(margin_bytes(total));
         if need <= usable && need <= under_cap {
             return Ok(Ok(()));
