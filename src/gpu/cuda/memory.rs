@@ -141,11 +141,11 @@ impl State {
         let under_cap = cap.saturating_sub(self.resident_bytes());
         // The pool's idle bytes count as free ([`Device::memory`]), kept in the pool: the
         // call's buffers reuse its blocks (a partition of the last one's shape reuses them
-        // exactly) and the pool grows from the driver's free bytes for the rest. Handing them back to the driver first,
-        // only for the call to map them again, cost ~0.1-0.2 s of every 2^27 partition
-        // (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2 through the engine"). An allocation
-        // that neither serves hands the idle blocks back then and is tried again
-        // (`Device::allocate`).
+        // exactly) and the pool grows from the driver's free bytes for the rest. Handing them
+        // back to the driver first, only for the call to map them again, cost ~0.1-0.2 s of
+        // every 2^27 partition (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2 through the
+        // engine"). An allocation that neither serves hands the idle blocks back then and is
+        // tried again (`Device::allocate`).
         let usable = free.saturating_sub(margin_bytes(total));
         if need <= usable && need <= under_cap {
             return Ok(Ok(()));
