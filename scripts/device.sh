@@ -46,7 +46,8 @@
 #                key made resident ahead (warm_keys)
 #   critical     benches/critical.rs: a CRITICAL 2^CRIT_LOG (20) job idle and while 2 jobs of 10
 #                2^CRIT_BUSY_LOG (24) partitions keep the engine busy, three settings in one run;
-#                CRIT_BIN names another build of the bench beside this script, CRIT_TAG its log
+#                CRIT_BIN names another build of the bench beside this script, CRIT_TAG its log,
+#                CRIT_USUAL (200) the seconds it must have left to start
 #   engine26-nice  ENGINE26_NICE (2) pairs of 10 x 2^26 engine runs, synthesis.nice 0 then 10
 #   multi-gpu    proofs per hour with 1 and 2 GPU actors on one stream (a 2-GPU machine):
 #                MULTI_LOG (24), MULTI_REQUESTS (8), MULTI_CONCURRENT (4), MULTI_WORKERS (28),
@@ -356,7 +357,7 @@ for step in "${steps[@]}"; do
             engine 26 10 84GiB 100 "" "-warm$i"
         done ;;
     critical)
-        run "critical${CRIT_TAG:-}" 200 400 env CRIT_BUSY_LOG="${CRIT_BUSY_LOG:-24}" \
+        run "critical${CRIT_TAG:-}" "${CRIT_USUAL:-200}" 400 env CRIT_BUSY_LOG="${CRIT_BUSY_LOG:-24}" \
             CRIT_LOG="${CRIT_LOG:-20}" CRIT_PARTS=10 CRIT_JOBS=2 CRIT_RUNS="${CRIT_RUNS:-5}" \
             CRIT_BUDGET=100GiB "$here/${CRIT_BIN:-bench_critical}" ;;
     engine26-nice)
