@@ -134,7 +134,9 @@ impl CudaBackend {
         let shape = rec.shape();
         let n = shape.domain_size();
         let rows = shape.rows();
+        let waited = std::time::Instant::now();
         let mut guard = self.state()?;
+        let lock = waited.elapsed();
         let st: &mut State = &mut guard;
         // The plain witness on the device, and a packed one's bits, dense values and counts
         // beside it while it expands.
@@ -154,10 +156,11 @@ impl CudaBackend {
             first_bad,
             upload,
         } = result?;
-        // Where device a/b/c's time goes (BATON_LOG=debug): making the recording resident
-        // (room, and its upload the first time), the witness's upload (and expansion, packed),
-        // the launches and the check (kernels/NOTES.md, "Sparse a/b/c"). Without debug the
-        // upload's time is only its host side.
+        // Where device a/b/c's time goes (BATON_LOG=debug): the wait for the device's state
+        // (another call holding it), making the recording resident (room, and its upload the
+        // first time), the witness's upload (and expansion, packed), the launches and the check
+        // (kernels/NOTES.md, "Sparse a/b/c"). Without debug the upload's time is only its host
+        // side.
         let bytes = match aux {
             Scalars::Plain(v) => std::mem::size_of_val(v) as f64,
             Scalars::Packed(p) => p.bytes() as f64,
@@ -166,6 +169,7 @@ impl CudaBackend {
             rows,
             terms = rec.terms(),
             packed = matches!(aux, Scalars::Packed(_)),
+            lock_seconds = lock.as_secs_f64(),
             resident_seconds = resident.as_secs_f64(),
             upload_seconds = upload.as_secs_f64(),
             upload_gb_per_s = bytes / upload.as_secs_f64().max(1e-9) / 1e9,
