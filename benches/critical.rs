@@ -13,7 +13,9 @@
 //! verify (the engine's tests check correctness). Sizes and counts from the environment:
 //! `CRIT_BUSY_LOG` (busy partitions, default 16), `CRIT_LOG` (the CRITICAL circuit, default 12),
 //! `CRIT_PARTS` (partitions per busy job, 10), `CRIT_JOBS` (busy jobs, 2), `CRIT_RUNS` (5),
-//! `CRIT_WORKERS` (synthesis workers, default all CPUs), `CRIT_BUDGET` ("16GiB").
+//! `CRIT_WORKERS` (synthesis workers, default all CPUs), `CRIT_BUDGET` ("16GiB"),
+//! `CRIT_HOST_THREADS` (`gpu.host_threads`: the device's host copies on that many threads of
+//! its own; default rayon's global pool).
 //!
 //! `cargo bench --bench critical` (the CPU backend here; with `--features cuda` on a GPU host
 //! the engine picks CUDA).
@@ -49,7 +51,7 @@ fn engine(critical_workers: usize, yields: bool) -> Engine {
         .and_then(|w| w.parse().ok())
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     let budget = std::env::var("CRIT_BUDGET").unwrap_or_else(|_| "16GiB".into());
-    let cfg = Config {
+    let mut cfg = Config {
         budget_bytes: parse_bytes(&budget),
         synthesis_workers: workers,
         critical_workers,
@@ -57,6 +59,12 @@ fn engine(critical_workers: usize, yields: bool) -> Engine {
         bg2_device: Bg2Device::Auto,
         ..Config::default()
     };
+    // The GPU actor's host copies on threads of the device's own instead of rayon's global
+    // pool, where CRITICAL synthesis's parallel parts run too.
+    cfg.gpu.host_threads = std::env::var("CRIT_HOST_THREADS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|n| *n > 0);
     Engine::start(cfg).unwrap_or_else(|e| panic!("engine: {e}"))
 }
 
@@ -132,6 +140,8 @@ fn main() {
         Arc::new(baton::testing::tiled_key(&Synthetic::new(1 << s.busy_log, 0)).expect("key"));
     let pk = Arc::new(baton::testing::tiled_key(&Synthetic::new(1 << s.log, 0)).expect("key"));
     eprintln!("tiled keys ready in {:.1?}", t.elapsed());
+    let host = std::env::var("CRIT_HOST_THREADS").unwrap_or_else(|_| "the global pool".into());
+    println!("GPU actor's host copies (gpu.host_threads): {host}");
     let mut rows = Vec::new();
     let mut parts = Vec::new();
     for (reserve, yields) in [(1usize, true), (1, false), (0, true)] {
