@@ -129,8 +129,9 @@ impl State {
         dev.stream.synchronize().map_err(drv("synchronize"))?;
         let waited = t.elapsed();
         if waited > std::time::Duration::from_millis(1) {
-            // Work still queued when a call asks for room (a lead on device a/b/c's time:
-            // kernels/NOTES.md, "Sparse a/b/c").
+            // Work still queued when a call asks for room. Not what device a/b/c's time was:
+            // the 32 GiB C2 logged 4 such waits, the longest 0.037 s (kernels/NOTES.md,
+            // "Sparse a/b/c").
             tracing::debug!(
                 need,
                 seconds = waited.as_secs_f64(),
