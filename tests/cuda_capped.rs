@@ -3,9 +3,9 @@
 //! key-tagged bases), H runs in two buffers where three do not fit, a partition whose key
 //! cannot be resident streams the rest of its bases within its one device call (random and
 //! PoRep-like witnesses), one whose own buffers do not fit takes the per-call path with
-//! nothing on the CPU, the pool's peak
-//! stays under the limit, engine proofs under a limit verify (a wrong input fails), and a
-//! limit below a partition's minimum is refused by name while another job proves. Without a
+//! nothing on the CPU, the pool's peak stays under the limit, engine proofs under a limit
+//! verify (a wrong input fails), a limit below a partition's minimum is refused by name while
+//! another job proves, and a request that no eviction could serve evicts nothing. Without a
 //! GPU every test passes with a note. The tests run one at a time (the pool's peak is the
 //! device's).
 #![cfg(feature = "cuda")]
@@ -107,6 +107,47 @@ fn streamed_msms_match_the_cpu_under_a_limit() {
     assert_eq!(got, want, "G2: streamed MSM differs");
     assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
     peak_within(&gpu, limit, "streamed MSMs");
+}
+
+/// A request that evicting every other set could not serve evicts nothing: a loose MSM far
+/// larger than the limit streams, and the key's set made resident before it stays (before,
+/// `make_room` gave that set up and then failed anyway, so the next call uploaded it again).
+#[test]
+fn a_request_eviction_cannot_serve_evicts_nothing() {
+    let Some(_one) = serial() else { return };
+    let gpu = backend(None);
+    let small = distinct_bases(1 << 14, 31);
+    let keyed = Bases {
+        key_id: u64::MAX - 9,
+        query: Query::L,
+        offset: 0,
+        points: &small[..],
+    };
+    let s = porep_scalars(small.len(), 32);
+    let want = CpuBackend.msm_g1(keyed, &s, None).expect("CPU");
+    assert_eq!(gpu.msm_g1(keyed, &s, None).expect("GPU"), want, "keyed MSM");
+    assert_eq!(gpu.resident_base_sets(), 1, "the keyed set is resident");
+    let kept = gpu.resident_bytes();
+    let n = 1usize << 20;
+    let rule = GpuOptions::default().window_rule();
+    let room =
+        plan::streamed_bytes::<baton::gpu::host::G1>(n / 4, rule, plan::Streams::PointsAndScalars)
+            + (8 << 20);
+    assert!(
+        room + kept < 96 * n as u64 + plan::msm_scratch_bound::<baton::gpu::host::G1>(n, rule),
+        "even with the keyed set evicted the loose bases must not fit"
+    );
+    gpu.set_memory_cap_bytes(Some(kept + room));
+    let all = distinct_bases(n, 33);
+    let dense = random_vec(n, 34);
+    let want = CpuBackend
+        .msm_g1(Bases::loose(&all), &dense, None)
+        .expect("CPU");
+    let got = gpu.msm_g1(Bases::loose(&all), &dense, None).expect("GPU");
+    assert_eq!(got, want, "streamed MSM differs");
+    assert_eq!(gpu.resident_base_sets(), 1, "the keyed set was evicted");
+    assert_eq!(gpu.resident_bytes(), kept, "resident bytes changed");
+    assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
 }
 
 #[test]

@@ -155,7 +155,10 @@ impl State {
     }
 
     /// Evicts least recently used bases (never those in `keep`) until `need` more bytes fit
-    /// ([`State::fits`]).
+    /// ([`State::fits`]). Evicts nothing when even every evictable set would not make room:
+    /// a set given up for a request that fails anyway is uploaded again by the next call
+    /// (the 32 GiB C2 lost its recording to every partition's streamed set that way,
+    /// kernels/NOTES.md, "Sparse a/b/c").
     pub fn make_room(
         &mut self,
         dev: &Device,
@@ -169,6 +172,21 @@ impl State {
                 Ok(()) => return Ok(()),
                 Err(usable) => usable,
             };
+            let evictable = self.evictable_bytes(keep);
+            if usable.saturating_add(evictable) < need {
+                tracing::debug!(
+                    what,
+                    need,
+                    usable,
+                    evictable,
+                    "room: short even with every evictable set given up; nothing evicted"
+                );
+                return Err(GpuError::OutOfMemory {
+                    what,
+                    need_bytes: need,
+                    free_bytes: usable,
+                });
+            }
             let base = self
                 .bases
                 .iter()
