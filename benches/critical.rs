@@ -17,11 +17,18 @@
 //! `CRIT_HOST_THREADS` (`gpu.host_threads`: the device's host copies on that many threads of
 //! its own; default rayon's global pool).
 //!
+//! A third table says where the host's CPU time went while each CRITICAL job ran: every
+//! thread's run time and run-queue wait (`/proc/self/task/*/schedstat`), grouped by thread
+//! name (the actors' threads are named: `baton-worker-*` ordinary synthesis, `baton-crit-*`
+//! CRITICAL synthesis, `baton-synthesis-*` the ordinary pool's rayon threads, `baton-gpu*`,
+//! `baton-cuda*-host*`, `baton-bg2-*`, `baton-dealloc`; `rayon-global-*` rayon's global pool).
+//!
 //! `cargo bench --bench critical` (the CPU backend here; with `--features cuda` on a GPU host
 //! the engine picks CUDA).
 
 #[path = "common/mod.rs"]
 mod common;
+mod sched;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -80,7 +87,7 @@ fn latencies(
     busy: usize,
     busy_pk: &Arc<ProvingKey>,
     pk: &Arc<ProvingKey>,
-) -> Vec<(Duration, JobReport)> {
+) -> Vec<(Duration, JobReport, sched::Groups)> {
     let mut out = Vec::new();
     for run in 0..s.runs as u64 {
         let tickets: Vec<_> = (0..busy as u64)
@@ -106,12 +113,14 @@ fn latencies(
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
+        let cpu = sched::snapshot();
         let t = Instant::now();
         let report = engine
             .submit(critical(pk, s.log, run))
             .blocking_outcome()
             .expect("CRITICAL job proved");
-        out.push((t.elapsed(), report));
+        let took = t.elapsed();
+        out.push((took, report, sched::between(&cpu, &sched::snapshot())));
         for t in tickets {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .build()
@@ -135,6 +144,10 @@ fn main() {
         jobs: env_one("CRIT_JOBS", 2) as usize,
         runs: env_one("CRIT_RUNS", 5).max(1) as usize,
     };
+    // Named, so that the CPU table tells rayon's global pool from the main thread.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("rayon-global-{i}"))
+        .build_global();
     let t = Instant::now();
     let busy_pk =
         Arc::new(baton::testing::tiled_key(&Synthetic::new(1 << s.busy_log, 0)).expect("key"));
@@ -144,6 +157,7 @@ fn main() {
     println!("GPU actor's host copies (gpu.host_threads): {host}");
     let mut rows = Vec::new();
     let mut parts = Vec::new();
+    let mut cpu = Vec::new();
     for (reserve, yields) in [(1usize, true), (1, false), (0, true)] {
         let e = engine(reserve, yields);
         let pause = if yields { "on" } else { "off" };
@@ -158,7 +172,12 @@ fn main() {
         e.prove_blocking(critical(&pk, s.log, 99)).expect("warm-up");
         let idle = latencies(&e, &s, 0, &busy_pk, &pk);
         let busy = latencies(&e, &s, s.jobs, &busy_pk, &pk);
-        let worst = busy.iter().map(|(d, _)| *d).max().expect("runs > 0");
+        let worst = busy.iter().map(|(d, ..)| *d).max().expect("runs > 0");
+        for (what, runs) in [("idle", &idle), ("busy", &busy)] {
+            let window = median(runs.iter().map(|(d, ..)| *d).collect());
+            let groups: Vec<_> = runs.iter().map(|(.., g)| g.clone()).collect();
+            cpu.push((reserve, pause, what, window, sched::mean(&groups)));
+        }
         parts.push((reserve, pause, "idle", split(&idle)));
         parts.push((reserve, pause, "busy", split(&busy)));
         rows.push((
@@ -166,8 +185,8 @@ fn main() {
             pause,
             e.backend_name().to_string(),
             one,
-            median(idle.iter().map(|(d, _)| *d).collect()),
-            median(busy.iter().map(|(d, _)| *d).collect()),
+            median(idle.iter().map(|(d, ..)| *d).collect()),
+            median(busy.iter().map(|(d, ..)| *d).collect()),
             worst,
         ));
         e.shutdown_blocking();
@@ -204,19 +223,38 @@ fn main() {
             ms(rest)
         );
     }
+    println!("\nWhere the host's CPU time went while the CRITICAL job ran (means a run; groups of 1 ms or more)");
+    println!("| critical_workers | yield_to_critical | engine | job ms (median) | threads of | ran | CPU ms | run-queue wait ms |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (reserve, pause, what, window, groups) in cpu {
+        if groups.is_empty() {
+            println!(
+                "| {reserve} | {pause} | {what} | {:.1} | (no /proc schedstat) | | | |",
+                ms(window)
+            );
+        }
+        for (name, (threads, run, wait)) in groups {
+            if run >= 1.0 || wait >= 1.0 {
+                println!(
+                    "| {reserve} | {pause} | {what} | {:.1} | {name} | {threads} | {run:.1} | {wait:.1} |",
+                    ms(window)
+                );
+            }
+        }
+    }
 }
 
 /// Medians over the runs of the whole latency and its steps: the queue wait, synthesis, the
 /// GPU (taken by a GPU actor to handed to B_G2) and the rest (the wait for a GPU actor, B_G2,
 /// the messages between the actors).
-fn split(runs: &[(Duration, JobReport)]) -> [Duration; 5] {
-    let step =
-        |f: &dyn Fn(&(Duration, JobReport)) -> Duration| median(runs.iter().map(f).collect());
+fn split(runs: &[(Duration, JobReport, sched::Groups)]) -> [Duration; 5] {
+    type Run = (Duration, JobReport, sched::Groups);
+    let step = |f: &dyn Fn(&Run) -> Duration| median(runs.iter().map(f).collect());
     [
-        step(&|(d, _)| *d),
-        step(&|(_, r)| r.queue_wait),
-        step(&|(_, r)| r.synthesis),
-        step(&|(_, r)| r.gpu),
-        step(&|(d, r)| d.saturating_sub(r.queue_wait + r.synthesis + r.gpu)),
+        step(&|(d, ..)| *d),
+        step(&|(_, r, _)| r.queue_wait),
+        step(&|(_, r, _)| r.synthesis),
+        step(&|(_, r, _)| r.gpu),
+        step(&|(d, r, _)| d.saturating_sub(r.queue_wait + r.synthesis + r.gpu)),
     ]
 }

@@ -39,10 +39,13 @@ pub(crate) fn spawn_actors(
     Supervisor::create(move |ctx| {
         let sup_addr = ctx.address();
         let (m, s) = (metrics.clone(), sup_addr.clone());
-        let dealloc = SyncArbiter::start(1, move || DeallocActor {
-            supervisor: s.clone(),
-            metrics: m.clone(),
-            delay: std::time::Duration::ZERO,
+        let dealloc = SyncArbiter::start(1, move || {
+            name_this_thread("baton-dealloc");
+            DeallocActor {
+                supervisor: s.clone(),
+                metrics: m.clone(),
+                delay: std::time::Duration::ZERO,
+            }
         });
         let links = Links {
             supervisor: sup_addr,
@@ -53,6 +56,7 @@ pub(crate) fn spawn_actors(
         let bg2_counter = Arc::new(AtomicUsize::new(0));
         let bg2 = SyncArbiter::start(bg2_workers, move || {
             let i = thread_index(&bg2_counter) % bg2_workers;
+            name_this_thread(&format!("baton-bg2-{i}"));
             Bg2Actor {
                 stage: f(i),
                 links: l.clone(),
@@ -71,6 +75,7 @@ pub(crate) fn spawn_actors(
                     bg2.clone(),
                 );
                 SyncArbiter::start(1, move || {
+                    name_this_thread(&format!("baton-gpu{i}"));
                     let stage = f(i);
                     // One label per device even when several run the same backend ("cpu:1").
                     let device = crate::stages::pipeline::device_label(&stage.name(), i);
@@ -88,7 +93,10 @@ pub(crate) fn spawn_actors(
         let gpu: Arc<[Addr<GpuActor>]> = gpus.into();
         let warm: Vec<_> = gpu.iter().map(|g| g.clone().recipient()).collect();
         // Worker i of the ordinary pool builds stage i, of the critical pool stage workers + i.
-        let pool = |size: usize, first: usize, threads: Option<Arc<rayon::ThreadPool>>| {
+        let pool = |size: usize,
+                    first: usize,
+                    threads: Option<Arc<rayon::ThreadPool>>,
+                    label: &'static str| {
             let (f, gpu, links, queue, gate) = (
                 stages.synthesis.clone(),
                 gpu.clone(),
@@ -99,6 +107,7 @@ pub(crate) fn spawn_actors(
             let counter = Arc::new(AtomicUsize::new(0));
             SyncArbiter::start(size, move || {
                 let i = thread_index(&counter) % size;
+                name_this_thread(&format!("{label}{i}"));
                 SynthesisActor {
                     stage: f(first + i),
                     gpu: gpu.clone(),
@@ -110,9 +119,9 @@ pub(crate) fn spawn_actors(
             })
         };
         let ordinary = ordinary_threads(workers, nice, gate.clone());
-        let synthesis = pool(workers, 0, ordinary).recipient();
-        let critical =
-            (critical_workers > 0).then(|| pool(critical_workers, workers, None).recipient());
+        let synthesis = pool(workers, 0, ordinary, "baton-worker-").recipient();
+        let critical = (critical_workers > 0)
+            .then(|| pool(critical_workers, workers, None, "baton-crit-").recipient());
         let mut sup = Supervisor::new(parts);
         sup.attach(synthesis, critical, warm);
         sup
@@ -181,6 +190,28 @@ fn lower_thread_priority(nice: u8) {
             tracing::warn!(nice, from = now, error = %err, "could not lower a synthesis worker's CPU priority");
         }
     }
+}
+
+/// Names the calling thread (Linux keeps the first 15 bytes), so that `top -H`, a profiler
+/// and the CRITICAL bench's per-thread table tell the actors' threads apart: SyncArbiter
+/// threads are otherwise named after whichever thread started them. Elsewhere a no-op.
+fn name_this_thread(name: &str) {
+    #[cfg(target_os = "linux")]
+    {
+        let mut bytes = [0u8; 16];
+        let n = name.len().min(15);
+        bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes from the
+        // pointer; `bytes` is 16 bytes with at least its last one 0. It renames only the
+        // calling thread.
+        let rc =
+            unsafe { libc::prctl(libc::PR_SET_NAME, bytes.as_ptr() as libc::c_ulong, 0, 0, 0) };
+        if rc != 0 {
+            tracing::debug!(name, "could not name an actor thread");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = name;
 }
 
 /// This thread's index within its pool: taken from `counter` on first use, kept across restarts.
