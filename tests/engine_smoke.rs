@@ -385,3 +385,56 @@ fn start_and_request_refusals_say_which_kind() {
     );
     engine.shutdown_blocking();
 }
+
+/// The actors' threads carry their actors' names (what `top -H`, a profiler and the CRITICAL
+/// bench's CPU table read), not the name of the thread that started them.
+#[cfg(target_os = "linux")]
+#[test]
+fn actor_threads_are_named_after_their_actors() {
+    let pk = key(1 << 8, 23);
+    let cfg = Config {
+        synthesis_workers: 2,
+        critical_workers: 1,
+        backend: baton::config::BackendChoice::Cpu,
+        ..Config::default()
+    };
+    let engine = Engine::start(cfg).expect("start");
+    engine
+        .prove_blocking(Request::new(pk, vec![Synthetic::new(1 << 8, 5)]))
+        .expect("prove");
+    let names = || -> Vec<String> {
+        std::fs::read_dir("/proc/self/task")
+            .expect("/proc/self/task")
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .map(|n| n.trim().to_string())
+            .collect()
+    };
+    let want = [
+        "baton-dealloc",
+        "baton-gpu0",
+        "baton-bg2-0",
+        "baton-worker-0",
+        "baton-worker-1",
+        "baton-crit-0",
+    ];
+    let mut missing = Vec::new();
+    for _ in 0..200 {
+        let now = names();
+        missing = want
+            .iter()
+            .filter(|w| !now.iter().any(|n| n == *w))
+            .copied()
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        missing.is_empty(),
+        "threads not named: {missing:?} among {:?}",
+        names()
+    );
+    engine.shutdown_blocking();
+}
