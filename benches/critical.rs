@@ -75,6 +75,9 @@ fn engine(critical_workers: usize, yields: bool) -> Engine {
     Engine::start(cfg).unwrap_or_else(|e| panic!("engine: {e}"))
 }
 
+/// One CRITICAL job's latency, its engine report, and the host's CPU time while it ran.
+type Run = (Duration, JobReport, sched::Groups);
+
 fn critical(pk: &Arc<ProvingKey>, log: u32, seed: u64) -> Request {
     Request::new(pk.clone(), vec![Synthetic::new(1 << log, seed)]).with_priority(Priority::Critical)
 }
@@ -87,7 +90,7 @@ fn latencies(
     busy: usize,
     busy_pk: &Arc<ProvingKey>,
     pk: &Arc<ProvingKey>,
-) -> Vec<(Duration, JobReport, sched::Groups)> {
+) -> Vec<Run> {
     let mut out = Vec::new();
     for run in 0..s.runs as u64 {
         let tickets: Vec<_> = (0..busy as u64)
@@ -119,8 +122,11 @@ fn latencies(
             .submit(critical(pk, s.log, run))
             .blocking_outcome()
             .expect("CRITICAL job proved");
-        let took = t.elapsed();
-        out.push((took, report, sched::between(&cpu, &sched::snapshot())));
+        out.push((
+            t.elapsed(),
+            report,
+            sched::between(&cpu, &sched::snapshot()),
+        ));
         for t in tickets {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .build()
@@ -247,8 +253,7 @@ fn main() {
 /// Medians over the runs of the whole latency and its steps: the queue wait, synthesis, the
 /// GPU (taken by a GPU actor to handed to B_G2) and the rest (the wait for a GPU actor, B_G2,
 /// the messages between the actors).
-fn split(runs: &[(Duration, JobReport, sched::Groups)]) -> [Duration; 5] {
-    type Run = (Duration, JobReport, sched::Groups);
+fn split(runs: &[Run]) -> [Duration; 5] {
     let step = |f: &dyn Fn(&Run) -> Duration| median(runs.iter().map(f).collect());
     [
         step(&|(d, ..)| *d),

@@ -65,17 +65,23 @@ fn peak_within(gpu: &CudaBackend, limit: u64, what: &str) {
     eprintln!("{what}: peak {} MiB of {} MiB", peak >> 20, limit >> 20);
 }
 
+/// For a G1 MSM over `n` bases: the room for streaming them in pieces of a quarter (with
+/// 8 MiB to spare), and the bytes they take resident whole with their scratch.
+fn quarter_room_and_whole(n: usize) -> (u64, u64) {
+    use baton::gpu::host::G1;
+    let rule = GpuOptions::default().window_rule();
+    let room = plan::streamed_bytes::<G1>(n / 4, rule, plan::Streams::PointsAndScalars) + (8 << 20);
+    (room, 96 * n as u64 + plan::msm_scratch_bound::<G1>(n, rule))
+}
+
 #[test]
 fn streamed_msms_match_the_cpu_under_a_limit() {
     let Some(_one) = serial() else { return };
     let n = 1usize << 20;
-    let rule = GpuOptions::default().window_rule();
     // Room for pieces of a quarter, not for the bases whole with their scratch.
-    let limit =
-        plan::streamed_bytes::<baton::gpu::host::G1>(n / 4, rule, plan::Streams::PointsAndScalars)
-            + (8 << 20);
+    let (limit, whole) = quarter_room_and_whole(n);
     assert!(
-        limit < 96 * n as u64 + plan::msm_scratch_bound::<baton::gpu::host::G1>(n, rule),
+        limit < whole,
         "the limit must keep the bases from being resident"
     );
     let gpu = backend(Some(limit));
@@ -129,12 +135,9 @@ fn a_request_eviction_cannot_serve_evicts_nothing() {
     assert_eq!(gpu.resident_base_sets(), 1, "the keyed set is resident");
     let kept = gpu.resident_bytes();
     let n = 1usize << 20;
-    let rule = GpuOptions::default().window_rule();
-    let room =
-        plan::streamed_bytes::<baton::gpu::host::G1>(n / 4, rule, plan::Streams::PointsAndScalars)
-            + (8 << 20);
+    let (room, whole) = quarter_room_and_whole(n);
     assert!(
-        room + kept < 96 * n as u64 + plan::msm_scratch_bound::<baton::gpu::host::G1>(n, rule),
+        room + kept < whole,
         "even with the keyed set evicted the loose bases must not fit"
     );
     gpu.set_memory_cap_bytes(Some(kept + room));
