@@ -15,7 +15,7 @@
 //! `CRIT_PARTS` (partitions per busy job, 10), `CRIT_JOBS` (busy jobs, 2), `CRIT_RUNS` (5),
 //! `CRIT_WORKERS` (synthesis workers, default all CPUs), `CRIT_BUDGET` ("16GiB"),
 //! `CRIT_HOST_THREADS` (`gpu.host_threads`: the device's host copies on that many threads of
-//! its own; default rayon's global pool).
+//! its own; default rayon's global pool), `CRIT_SETTINGS` (which settings: "1on,1off,0on").
 //!
 //! A third table says where the host's CPU time went while each CRITICAL job ran: every
 //! thread's run time and run-queue wait (`/proc/self/task/*/schedstat`), grouped by thread
@@ -164,7 +164,7 @@ fn main() {
     let mut rows = Vec::new();
     let mut parts = Vec::new();
     let mut cpu = Vec::new();
-    for (reserve, yields) in [(1usize, true), (1, false), (0, true)] {
+    for (reserve, yields) in settings() {
         let e = engine(reserve, yields);
         let pause = if yields { "on" } else { "off" };
         // Warm: keys resident, kernels compiled, one partition of each shape timed on its own.
@@ -230,24 +230,55 @@ fn main() {
         );
     }
     println!("\nWhere the host's CPU time went while the CRITICAL job ran (means a run; groups of 1 ms or more)");
-    println!("| critical_workers | yield_to_critical | engine | job ms (median) | threads of | ran | CPU ms | run-queue wait ms |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| critical_workers | yield_to_critical | engine | job ms (median) | threads of | ran | CPU ms | run-queue wait ms | minor faults | sleeps |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (reserve, pause, what, window, groups) in cpu {
         if groups.is_empty() {
             println!(
-                "| {reserve} | {pause} | {what} | {:.1} | (no /proc schedstat) | | | |",
+                "| {reserve} | {pause} | {what} | {:.1} | (no /proc schedstat) | | | | | |",
                 ms(window)
             );
         }
-        for (name, (threads, run, wait)) in groups {
-            if run >= 1.0 || wait >= 1.0 {
+        for (name, u) in groups {
+            if u.run_ms >= 1.0 || u.wait_ms >= 1.0 {
                 println!(
-                    "| {reserve} | {pause} | {what} | {:.1} | {name} | {threads} | {run:.1} | {wait:.1} |",
-                    ms(window)
+                    "| {reserve} | {pause} | {what} | {:.1} | {name} | {} | {:.1} | {:.1} | {:.0} | {:.0} |",
+                    ms(window),
+                    u.threads,
+                    u.run_ms,
+                    u.wait_ms,
+                    u.minor_faults,
+                    u.sleeps
                 );
             }
         }
     }
+}
+
+/// The settings to run, from `CRIT_SETTINGS` ("1on,1off,0on" by default: critical_workers then
+/// yield_to_critical on or off); an entry that does not parse is skipped with a warning.
+fn settings() -> Vec<(usize, bool)> {
+    let spec = std::env::var("CRIT_SETTINGS").unwrap_or_else(|_| "1on,1off,0on".into());
+    let parsed: Vec<_> = spec
+        .split(',')
+        .filter_map(|one| {
+            let one = one.trim();
+            let (n, on) = one
+                .strip_suffix("on")
+                .map(|n| (n, true))
+                .or_else(|| one.strip_suffix("off").map(|n| (n, false)))?;
+            let n = n.parse::<usize>().ok();
+            if n.is_none() {
+                eprintln!("CRIT_SETTINGS: skipped {one:?} (want e.g. 1on or 0off)");
+            }
+            Some((n?, on))
+        })
+        .collect();
+    if parsed.is_empty() {
+        eprintln!("CRIT_SETTINGS={spec:?} names no setting; running the defaults (1on)");
+        return vec![(1, true)];
+    }
+    parsed
 }
 
 /// Medians over the runs of the whole latency and its steps: the queue wait, synthesis, the

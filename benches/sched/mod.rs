@@ -1,15 +1,19 @@
 //! Where the host's CPU time went while a job ran: every thread's run time and run-queue wait
-//! from `/proc/self/task/*/schedstat` (nanoseconds), grouped by thread name with its index
-//! dropped ("baton-worker-3" → "baton-worker-"). Linux only; elsewhere the snapshots are
-//! empty and the table says so.
+//! from `/proc/self/task/*/schedstat` (nanoseconds), its minor page faults from `stat` and its
+//! voluntary context switches (sleeps: a lock, a page fault waiting on another thread's
+//! unmapping, I/O) from `status`, grouped by thread name with its index dropped
+//! ("baton-worker-3" → "baton-worker-"). Linux only; elsewhere the snapshots are empty and the
+//! table says so.
 
 use std::collections::{BTreeMap, HashMap};
 
-/// One reading of every thread of this process: tid → (name, run ns, wait ns).
-pub struct Snapshot(HashMap<u32, (String, u64, u64)>);
+/// One thread's counters: run ns, run-queue wait ns, minor faults, voluntary switches.
+type Counters = [u64; 4];
 
-/// Reads every thread's name and schedstat now. Threads that end while being read are
-/// skipped.
+/// One reading of every thread of this process: tid → (name, counters).
+pub struct Snapshot(HashMap<u32, (String, Counters)>);
+
+/// Reads every thread's name and counters now. Threads that end while being read are skipped.
 pub fn snapshot() -> Snapshot {
     let mut out = HashMap::new();
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
@@ -24,17 +28,26 @@ pub fn snapshot() -> Snapshot {
             continue;
         };
         let path = entry.path();
-        let (Ok(comm), Ok(stat)) = (
-            std::fs::read_to_string(path.join("comm")),
-            std::fs::read_to_string(path.join("schedstat")),
-        ) else {
+        let read = |f: &str| std::fs::read_to_string(path.join(f));
+        let (Ok(comm), Ok(sched)) = (read("comm"), read("schedstat")) else {
             continue;
         };
-        let mut f = stat
+        let mut f = sched
             .split_whitespace()
             .map(|v| v.parse::<u64>().unwrap_or(0));
         let (run, wait) = (f.next().unwrap_or(0), f.next().unwrap_or(0));
-        out.insert(tid, (group_of(comm.trim()), run, wait));
+        // stat: the fields after the parenthesised name; minflt is the 10th field overall.
+        let minflt = read("stat").ok().and_then(|s| {
+            let rest = s.rsplit_once(')')?.1.to_string();
+            rest.split_whitespace().nth(7)?.parse::<u64>().ok()
+        });
+        let vcsw = read("status").ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        });
+        let counters = [run, wait, minflt.unwrap_or(0), vcsw.unwrap_or(0)];
+        out.insert(tid, (group_of(comm.trim()), counters));
     }
     Snapshot(out)
 }
@@ -45,19 +58,36 @@ fn group_of(name: &str) -> String {
         .to_string()
 }
 
-/// Per group: (threads that ran, run ms, run-queue wait ms) between `before` and `after`.
-/// A thread born in between counts from zero; one that ended is not counted.
-pub type Groups = BTreeMap<String, (usize, f64, f64)>;
+/// One group's use between two snapshots (or its mean over runs).
+#[derive(Clone, Copy, Default)]
+pub struct Use {
+    /// Threads of the group that ran at all.
+    pub threads: usize,
+    pub run_ms: f64,
+    pub wait_ms: f64,
+    pub minor_faults: f64,
+    pub sleeps: f64,
+}
 
+pub type Groups = BTreeMap<String, Use>;
+
+/// Per group, what its threads used between `before` and `after`. A thread born in between
+/// counts from zero; one that ended is not counted.
 pub fn between(before: &Snapshot, after: &Snapshot) -> Groups {
     let mut out = Groups::new();
-    for (tid, (name, run, wait)) in &after.0 {
-        let (r0, w0) = before.0.get(tid).map_or((0, 0), |(_, r, w)| (*r, *w));
-        let (dr, dw) = (run.saturating_sub(r0), wait.saturating_sub(w0));
-        let e = out.entry(name.clone()).or_insert((0, 0.0, 0.0));
-        e.0 += usize::from(dr > 0);
-        e.1 += dr as f64 / 1e6;
-        e.2 += dw as f64 / 1e6;
+    for (tid, (name, now)) in &after.0 {
+        let then = before.0.get(tid).map_or([0; 4], |(_, c)| *c);
+        let d: Vec<u64> = now
+            .iter()
+            .zip(then)
+            .map(|(a, b)| a.saturating_sub(b))
+            .collect();
+        let e = out.entry(name.clone()).or_default();
+        e.threads += usize::from(d[0] > 0);
+        e.run_ms += d[0] as f64 / 1e6;
+        e.wait_ms += d[1] as f64 / 1e6;
+        e.minor_faults += d[2] as f64;
+        e.sleeps += d[3] as f64;
     }
     out
 }
@@ -66,17 +96,21 @@ pub fn between(before: &Snapshot, after: &Snapshot) -> Groups {
 pub fn mean(runs: &[Groups]) -> Groups {
     let mut out = Groups::new();
     for g in runs {
-        for (name, (t, r, w)) in g {
-            let e = out.entry(name.clone()).or_insert((0, 0.0, 0.0));
-            e.0 = e.0.max(*t);
-            e.1 += r;
-            e.2 += w;
+        for (name, u) in g {
+            let e = out.entry(name.clone()).or_default();
+            e.threads = e.threads.max(u.threads);
+            e.run_ms += u.run_ms;
+            e.wait_ms += u.wait_ms;
+            e.minor_faults += u.minor_faults;
+            e.sleeps += u.sleeps;
         }
     }
     let n = runs.len().max(1) as f64;
     for e in out.values_mut() {
-        e.1 /= n;
-        e.2 /= n;
+        e.run_ms /= n;
+        e.wait_ms /= n;
+        e.minor_faults /= n;
+        e.sleeps /= n;
     }
     out
 }
