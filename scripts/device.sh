@@ -49,7 +49,8 @@
 #                CRIT_BIN names another build of the bench beside this script, CRIT_TAG its log,
 #                CRIT_USUAL (200) the seconds it must have left to start; CRIT_HOST_THREADS
 #                puts the GPU actor's host copies on that many threads of the device's own;
-#                its third table: CPU time and run-queue wait by thread group per CRITICAL job
+#                its third table: CPU time, run-queue wait, minor faults and sleeps by thread
+#                group per CRITICAL job; CRIT_SETTINGS ("1on,1off,0on") picks the settings
 #   engine26-nice  ENGINE26_NICE (2) pairs of 10 x 2^26 engine runs, synthesis.nice 0 then 10
 #   multi-gpu    proofs per hour with 1 and 2 GPU actors on one stream (a 2-GPU machine):
 #                MULTI_LOG (24), MULTI_REQUESTS (8), MULTI_CONCURRENT (4), MULTI_WORKERS (28),
