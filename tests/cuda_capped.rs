@@ -5,7 +5,8 @@
 //! PoRep-like witnesses), one whose own buffers do not fit takes the per-call path with
 //! nothing on the CPU, the pool's peak stays under the limit, engine proofs under a limit
 //! verify (a wrong input fails), a limit below a partition's minimum is refused by name while
-//! another job proves, and a request that no eviction could serve evicts nothing. Without a
+//! another job proves, a request that no eviction could serve evicts nothing, and a
+//! partition from device a/b/c asks no room for them twice. Without a
 //! GPU every test passes with a note. The tests run one at a time (the pool's peak is the
 //! device's).
 #![cfg(feature = "cuda")]
@@ -277,6 +278,60 @@ fn a_partition_whose_key_does_not_fit_streams_its_bases_in_one_device_call() {
     }
     assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
     peak_within(&gpu, limit, "one-call partition 2^21 with streamed bases");
+}
+
+/// a, b, c evaluated on the device are not asked for twice: under a limit that holds the
+/// twiddles, every base set, a, b, c and the rest of the call's own buffers (with a little
+/// slack, far less than a, b, c), a partition from device a/b/c keeps every set resident and
+/// equals the CPU. Asking room for a, b, c again (the call's whole peak beside those already
+/// allocated) streamed a set that fits (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2
+/// through the engine": L on 80 GB).
+#[test]
+fn a_partition_from_device_abc_asks_no_room_for_them_twice() {
+    let Some(_one) = serial() else { return };
+    use baton::stages::partition::{AbcInput, PartitionProver};
+    let n = 1usize << 20;
+    let w = sample_witness(4, n / 2 + 11, 0.45, 61);
+    let pk = shaped_key(n, &w, &distinct_bases(4096, 62), &g2_points(256, 63));
+    let call = backend(None)
+        .partition_call_bytes(&pk, Some(&w), true)
+        .expect("the witness fits the key");
+    let abc_bytes = 3 * 32 * n as u64;
+    let bases = [
+        std::mem::size_of_val(&pk.h[..]),
+        std::mem::size_of_val(&pk.l[..]),
+        std::mem::size_of_val(&pk.a[..]),
+        std::mem::size_of_val(&pk.b_g1[..]),
+        std::mem::size_of_val(&pk.b_g2[..]),
+    ]
+    .iter()
+    .sum::<usize>() as u64;
+    let slack = 24u64 << 20;
+    assert!(slack < abc_bytes / 2, "the slack must not hide a, b, c");
+    // Twiddles and H tables, every set, then the call's peak (a, b, c among it).
+    let limit = 32 * n as u64 + (4 << 20) + bases + call + slack;
+    let gpu = backend(Some(limit));
+    gpu.reset_peak_device_bytes().expect("reset peak");
+    for i in 0..2u64 {
+        let abc = sample_abc(n - 9, 64 + i);
+        let cpu = cpu_partition(&pk, &abc, &w);
+        let dev = gpu.upload_abc(&abc).expect("a, b, c fit under the limit");
+        let s = gpu
+            .prove_partition(&pk, AbcInput::Device(Box::new(dev)), &w, true, &mut |_| {
+                panic!("device a/b/c are not handed back")
+            })
+            .unwrap_or_else(|e| panic!("partition {i} under {} MiB: {e}", limit >> 20));
+        assert_eq!(sums_of(&s.g1), sums_of(&cpu.0), "partition {i}: G1 sums");
+        assert_eq!(s.b_g2, Some(cpu.1), "partition {i}: B_G2");
+        assert_eq!(s.streamed_sets, 0, "partition {i}: every set resident");
+    }
+    assert_eq!(
+        gpu.resident_key_bytes(pk.id()),
+        bases,
+        "the whole key stays"
+    );
+    assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
+    peak_within(&gpu, limit, "partition 2^20 from device a/b/c");
 }
 
 #[test]

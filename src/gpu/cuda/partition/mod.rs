@@ -56,7 +56,12 @@ impl CudaBackend {
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
         self.dev.peak_used.store(0, Ordering::Relaxed);
-        let prep = self.prepare(st, &sh, &g1q, g2q.as_ref(), with_b_g2)?;
+        // a, b, c evaluated on the device are there already: the call asks room for the rest.
+        let on_device = match &input {
+            AbcInput::Device(_) => 3 * 32 * sh.n as u64,
+            AbcInput::Host(_) => 0,
+        };
+        let prep = self.prepare(st, &sh, (&g1q, g2q.as_ref()), with_b_g2, on_device)?;
         if prep.stream_room > 0 {
             // Bases that stream go by DMA from the key itself (once per key).
             self.pin_key_host(pk);

@@ -43,19 +43,29 @@ impl Prepared {
 impl CudaBackend {
     /// Twiddles, H tables and every base set of the call that fits resident beside the call's
     /// own buffers, then room for those buffers (and for streaming the other sets' bases).
-    /// Out of memory here (the call's own buffers do not fit even with no set resident)
-    /// leaves everything of the caller's untouched.
+    /// `on_device`: bytes of those buffers that are on the device already (a, b, c evaluated
+    /// there, [`Shape::need_bytes`] counts them in every phase they live): the room asked is
+    /// the call's peak less them, else a partition from device a/b/c would ask for its a, b, c
+    /// twice and stream a set that fits. Out of memory here (the call's own buffers do not fit
+    /// even with no set resident) leaves everything of the caller's untouched.
     pub(super) fn prepare(
         &self,
         st: &mut State,
         sh: &Shape,
-        g1: &[QueryBases<'_, G1Affine>],
-        g2: Option<&QueryBases<'_, G2Affine>>,
+        (g1, g2): (
+            &[QueryBases<'_, G1Affine>],
+            Option<&QueryBases<'_, G2Affine>>,
+        ),
         with_b_g2: bool,
+        on_device: u64,
     ) -> GpuResult<Prepared> {
         let (dev, cap) = (&self.dev, self.cap());
         let knob = Cut::Knob(dev.msm_pieces);
-        let knob_call = sh.need_bytes(with_b_g2, dev.msm_window, knob);
+        let call_of = |cut| {
+            sh.need_bytes(with_b_g2, dev.msm_window, cut)
+                .saturating_sub(on_device)
+        };
+        let knob_call = call_of(knob);
         // Counted before anything is uploaded: a set uploaded by a try that then cannot keep
         // it would be uploaded and given up again by every partition.
         if self.all_fit(st, sh, g1, g2, knob_call)? {
@@ -65,7 +75,7 @@ impl CudaBackend {
         }
         // Short of memory: lean pieces, whose smaller scratch may keep more sets resident.
         let cut = Cut::Lean;
-        let call = sh.need_bytes(with_b_g2, dev.msm_window, cut);
+        let call = call_of(cut);
         // When some set must stream, the resident ones leave its slots their full room: a
         // set kept in the slots' room cuts every streamed MSM into small pieces, which cost
         // more than streaming that set too (BENCHMARKS.md, "H100 — partition under
