@@ -218,16 +218,19 @@ fn one_call_limit(pk: &baton::ProvingKey, w: &prover::Witness) -> u64 {
     let rule = GpuOptions::default().window_rule();
     let h_least =
         plan::streamed_minimum::<baton::gpu::host::G1>(pk.h.len(), rule, plan::Streams::Points);
-    let others = [
-        std::mem::size_of_val(&pk.l[..]),
-        std::mem::size_of_val(&pk.a[..]),
-        std::mem::size_of_val(&pk.b_g1[..]),
-        std::mem::size_of_val(&pk.b_g2[..]),
-    ]
-    .iter()
-    .sum::<usize>() as u64;
+    let others = set_bytes(pk, false);
     let n = (pk.h.len() + 1) as u64;
     32 * n + (4 << 20) + call + others + h_least + (24 << 20)
+}
+
+/// Host bytes of `pk`'s base sets (L, A, B_G1, B_G2, and H's with `with_h`): what they take
+/// resident.
+fn set_bytes(pk: &baton::ProvingKey, with_h: bool) -> u64 {
+    let h = if with_h { size_of_val(&pk.h[..]) } else { 0 };
+    (h + size_of_val(&pk.l[..])
+        + size_of_val(&pk.a[..])
+        + size_of_val(&pk.b_g1[..])
+        + size_of_val(&pk.b_g2[..])) as u64
 }
 
 /// Whether H's bases are larger than the room [`one_call_limit`] leaves them.
@@ -297,15 +300,7 @@ fn a_partition_from_device_abc_asks_no_room_for_them_twice() {
         .partition_call_bytes(&pk, Some(&w), true)
         .expect("the witness fits the key");
     let abc_bytes = 3 * 32 * n as u64;
-    let bases = [
-        std::mem::size_of_val(&pk.h[..]),
-        std::mem::size_of_val(&pk.l[..]),
-        std::mem::size_of_val(&pk.a[..]),
-        std::mem::size_of_val(&pk.b_g1[..]),
-        std::mem::size_of_val(&pk.b_g2[..]),
-    ]
-    .iter()
-    .sum::<usize>() as u64;
+    let bases = set_bytes(&pk, true);
     let slack = 24u64 << 20;
     assert!(slack < abc_bytes / 2, "the slack must not hide a, b, c");
     // Twiddles and H tables, every set, then the call's peak (a, b, c among it).
