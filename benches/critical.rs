@@ -270,15 +270,15 @@ fn settings() -> Vec<(usize, bool)> {
         .split(',')
         .filter_map(|one| {
             let one = one.trim();
-            let (n, on) = one
+            let parsed = one
                 .strip_suffix("on")
                 .map(|n| (n, true))
-                .or_else(|| one.strip_suffix("off").map(|n| (n, false)))?;
-            let n = n.parse::<usize>().ok();
-            if n.is_none() {
+                .or_else(|| one.strip_suffix("off").map(|n| (n, false)))
+                .and_then(|(n, on)| Some((n.parse::<usize>().ok()?, on)));
+            if parsed.is_none() {
                 eprintln!("CRIT_SETTINGS: skipped {one:?} (want e.g. 1on or 0off)");
             }
-            Some((n?, on))
+            parsed
         })
         .collect();
     if parsed.is_empty() {

@@ -77,11 +77,7 @@ pub fn between(before: &Snapshot, after: &Snapshot) -> Groups {
     let mut out = Groups::new();
     for (tid, (name, now)) in &after.0 {
         let then = before.0.get(tid).map_or([0; 4], |(_, c)| *c);
-        let d: Vec<u64> = now
-            .iter()
-            .zip(then)
-            .map(|(a, b)| a.saturating_sub(b))
-            .collect();
+        let d: Counters = std::array::from_fn(|i| now[i].saturating_sub(then[i]));
         let e = out.entry(name.clone()).or_default();
         e.threads += usize::from(d[0] > 0);
         e.run_ms += d[0] as f64 / 1e6;

@@ -58,7 +58,7 @@ impl CudaBackend {
         self.dev.peak_used.store(0, Ordering::Relaxed);
         // a, b, c evaluated on the device are there already: the call asks room for the rest.
         let on_device = match &input {
-            AbcInput::Device(_) => 3 * 32 * sh.n as u64,
+            AbcInput::Device(_) => sh.abc_bytes(),
             AbcInput::Host(_) => 0,
         };
         let prep = self.prepare(st, &sh, (&g1q, g2q.as_ref()), with_b_g2, on_device)?;

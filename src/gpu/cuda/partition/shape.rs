@@ -126,14 +126,21 @@ impl Shape {
             + self.m_aux as u64 / 2
             + witness_scratch)
             .max(plain + self.packed_bytes);
-        let n = self.n as u64;
-        let h_msm = fr * n + g1(self.n - 1);
+        let abc = self.abc_bytes();
+        let h = abc / 3;
+        let h_msm = h + g1(self.n - 1);
         match cut {
             // The witness's MSMs beside a, b, c.
-            Cut::Knob(_) => (witness + 3 * fr * n).max(h_msm),
+            Cut::Knob(_) => (witness + abc).max(h_msm),
             // H first; then h beside the witness's MSMs.
-            Cut::Lean => (3 * fr * n).max(fr * n + witness).max(h_msm),
+            Cut::Lean => abc.max(h + witness).max(h_msm),
         }
+    }
+
+    /// Device bytes of a, b and c over the domain (h takes one of the three buffers):
+    /// [`Self::need_bytes`] counts them in every phase they live.
+    pub fn abc_bytes(&self) -> u64 {
+        3 * 32 * self.n as u64
     }
 }
 
