@@ -2,9 +2,10 @@
 #ifndef BATON_NTT_CU
 #define BATON_NTT_CU
 
-extern "C" __global__ void __launch_bounds__(512) ntt_pass(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
-                                                            u32 t, u32 c, u32 flags, const fr_t* scale_tab) {
-    ntt_pass_dev<false>(data, tw, log_n, log_tw, s, t, c, flags, scale_tab);
+extern "C" __global__ void __launch_bounds__(512) ntt_pass(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw,
+                                                            u32 tw_split, u32 s, u32 t, u32 c, u32 flags,
+                                                            const fr_t* scale_tab) {
+    ntt_pass_dev<false>(data, NttTw{tw, log_tw, tw_split}, log_n, s, t, c, flags, scale_tab);
 }
 
 // NTT_R4_MAXREG (`gpu.ntt_regs`): 0 leaves ntt_pass_r4's registers to ptxas under its 256-thread
@@ -20,9 +21,9 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(fr_t* data, const fr_
 #define NTT_R4_BOUNDS __launch_bounds__(256)
 #endif
 extern "C" __global__ void NTT_R4_BOUNDS ntt_pass_r4(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw,
-                                                               u32 s, u32 t, u32 c, u32 flags,
+                                                               u32 tw_split, u32 s, u32 t, u32 c, u32 flags,
                                                                const fr_t* scale_tab) {
-    ntt_pass_dev<true>(data, tw, log_n, log_tw, s, t, c, flags, scale_tab);
+    ntt_pass_dev<true>(data, NttTw{tw, log_tw, tw_split}, log_n, s, t, c, flags, scale_tab);
 }
 
 extern "C" __global__ void ntt_coset_h(fr_t* a, const fr_t* b, const fr_t* c, const fr_t* zinv, u32 n) {

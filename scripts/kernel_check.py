@@ -330,7 +330,8 @@ def gpu_main(args):
                     flags |= 8 | (scale_flags & 16)
             E = 1 << (t + c)
             launch("ntt_pass", ((1 << log_n) >> (t + c),), (E // 2,),
-                   (data, tw, np.uint32(log_n), np.uint32(log_tw), np.uint32(s), np.uint32(t), np.uint32(c),
+                   (data, tw, np.uint32(log_n), np.uint32(log_tw), np.uint32(0), np.uint32(s), np.uint32(t),
+                    np.uint32(c),
                     np.uint32(flags), scale if scale is not None else np.uint64(0)), smem=E * 32)
 
     def rand_fr(n, nrng):

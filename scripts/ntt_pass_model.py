@@ -37,11 +37,33 @@ def bitrev_bits(x, bits):
     return int(format(x, "0%db" % bits)[::-1], 2) if bits else 0
 
 
+# The split table (`gpu.ntt_twiddles = "split"`, kernels/ntt/ntt.cuh) as the backend builds it:
+# W^i for i < 2^K, then W^(j*2^K) for j < 2^(log_tw-K); SPLIT[0] is K (0: one table).
+SPLIT = [0]
+
+
+def split_table(W, log_tw, k):
+    lo = [pow(W, i, R) for i in range(1 << k)]
+    step = pow(W, 1 << k, R)
+    return lo + [pow(step, j, R) for j in range(1 << (log_tw - k))]
+
+
+TABLES = {}
+
+
 def twiddle(W, log_tw, e, inverse):
     n = 1 << log_tw
     if inverse:
         e = (n - e) & (n - 1)
-    return pow(W, e, R)
+    k = SPLIT[0]
+    if k == 0:
+        return pow(W, e, R)
+    tab = TABLES.setdefault((W, log_tw, k), split_table(W, log_tw, k))
+    lo, hi = e & ((1 << k) - 1), e >> k
+    if hi == 0:
+        return tab[lo]
+    h = tab[(1 << k) + hi]
+    return h if lo == 0 else tab[lo] * h % R
 
 
 def run_pass(data, W, log_tw, log_n, s, t, c, dit, inverse, radix4):
@@ -153,12 +175,17 @@ def main():
             for block in (4, 5, 7, 8):
                 for radix4 in (False, True):
                     for log_tw in (log_n, log_n + 2):
-                        dif = transform(v, log_n, log_tw, block, False, inverse, radix4)
-                        assert rev(dif) == want, ("DIF", log_n, block, radix4, inverse)
-                        dit = transform(rev(v), log_n, log_tw, block, True, inverse, radix4)
-                        assert dit == want, ("DIT", log_n, block, radix4, inverse)
-                        cases += 2
-    print(f"ntt_pass model: {cases} transforms equal the reference NTT")
+                        # One table, and split at ceil(log_tw / 2) (the backend splits from
+                        # 2^20 on; the layout's arithmetic is the same at every size).
+                        for k in (0, (log_tw + 1) // 2):
+                            SPLIT[0] = k if k < log_tw else 0
+                            dif = transform(v, log_n, log_tw, block, False, inverse, radix4)
+                            assert rev(dif) == want, ("DIF", log_n, block, radix4, inverse, k)
+                            dit = transform(rev(v), log_n, log_tw, block, True, inverse, radix4)
+                            assert dit == want, ("DIT", log_n, block, radix4, inverse, k)
+                            cases += 2
+    SPLIT[0] = 0
+    print(f"ntt_pass model: {cases} transforms equal the reference NTT (one table and split)")
 
 
 if __name__ == "__main__":

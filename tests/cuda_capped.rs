@@ -219,8 +219,8 @@ fn one_call_limit(pk: &baton::ProvingKey, w: &prover::Witness) -> u64 {
     let h_least =
         plan::streamed_minimum::<baton::gpu::host::G1>(pk.h.len(), rule, plan::Streams::Points);
     let others = set_bytes(pk, false);
-    let n = (pk.h.len() + 1) as u64;
-    32 * n + (4 << 20) + call + others + h_least + (24 << 20)
+    let log_n = (pk.h.len() + 1).trailing_zeros();
+    backend(Some(1 << 30)).twiddle_bytes(log_n) + (4 << 20) + call + others + h_least + (24 << 20)
 }
 
 /// Host bytes of `pk`'s base sets (L, A, B_G1, B_G2, and H's with `with_h`): what they take
@@ -303,8 +303,10 @@ fn a_partition_from_device_abc_asks_no_room_for_them_twice() {
     let bases = set_bytes(&pk, true);
     let slack = 24u64 << 20;
     assert!(slack < abc_bytes / 2, "the slack must not hide a, b, c");
-    // Twiddles and H tables, every set, then the call's peak (a, b, c among it).
-    let limit = 32 * n as u64 + (4 << 20) + bases + call + slack;
+    // Twiddles (in the layout a limit this small picks) and H tables, every set, then the
+    // call's peak (a, b, c among it).
+    let twiddles = backend(Some(1 << 30)).twiddle_bytes(20);
+    let limit = twiddles + (4 << 20) + bases + call + slack;
     let gpu = backend(Some(limit));
     gpu.reset_peak_device_bytes().expect("reset peak");
     for i in 0..2u64 {
@@ -383,7 +385,8 @@ fn minimum_of(pk: &baton::ProvingKey) -> u64 {
             .max(pk.l.len())
             .max(pk.a.len())
             .max(pk.b_g1.len());
-    plan::partition_minimum(log_n, g1, pk.b_g2.len(), rule).0
+    let twiddles = backend(Some(1 << 30)).twiddle_bytes(log_n);
+    plan::partition_minimum(log_n, twiddles, g1, pk.b_g2.len(), rule).0
 }
 
 fn engine(limit: u64) -> Engine {

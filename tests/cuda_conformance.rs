@@ -109,6 +109,53 @@ fn ntt_matches_domain() {
     }
 }
 
+/// The twiddle table split in two parts (`gpu.ntt_twiddles = "split"`, the layout of a device
+/// under 48 GiB) gives the CPU's transform and H, with the table made for the largest size
+/// first so that the smaller transforms read it at a stride, and is a small fraction of the
+/// whole table.
+#[test]
+fn split_twiddles_give_the_cpus_ntt_and_h() {
+    if gpu().is_none() {
+        return;
+    }
+    let opts = baton::gpu::options::GpuOptions {
+        ntt_twiddles: baton::gpu::options::NttTwiddles::Split,
+        ..test_gpu_options()
+    };
+    let split = match CudaBackend::with_options(0, &opts) {
+        Ok(b) => b,
+        Err(e) => panic!("a split-twiddle backend failed to open: {e}"),
+    };
+    assert!(
+        split.twiddle_bytes(24) * 256 < 32 << 24,
+        "2^24's split table is small"
+    );
+    let mut r = rng(3);
+    for log in [24u32, 20, 22, 21, 17, 10, 1] {
+        let d = Domain::for_size(1 << log).unwrap();
+        let v = random_vec(1 << log, &mut r);
+        let mut want = v.clone();
+        d.ntt(&mut want).unwrap();
+        let mut got = v;
+        split.ntt(&mut got).unwrap();
+        assert!(got == want, "split twiddles: NTT 2^{log} differs");
+    }
+    for log in [24u32, 20] {
+        let n = 1usize << log;
+        let (a, b, c) = (
+            random_vec(n, &mut r),
+            random_vec(n, &mut r),
+            random_vec(n, &mut r),
+        );
+        check_h(&split, log, a, b, c);
+        let m = n - n / 4;
+        let (a, b) = (porep_scalars(m, r.gen()), porep_scalars(m, r.gen()));
+        let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        check_h(&split, log, a, b, c);
+    }
+    assert_eq!(split.fallbacks(), 0, "nothing ran on the CPU");
+}
+
 /// Every `gpu.ntt_block` under both `gpu.ntt_radix` kernels gives the CPU's transform and H,
 /// with three columns, and four blocks with fewer (the pass list and the kernel are all they
 /// change; any choice is correct, so other tests sharing the backend are unaffected).

@@ -19,6 +19,11 @@
 //   (Montgomery Fr, 32 bytes each), W = ROOT_OF_UNITY^(2^(32-log_tw));
 //   W^-e = tw[2^log_tw - e].  The whole circle, not half of it and a negation:
 //   the negation and its select cost ~7 % of ntt_pass_r4's instructions.
+// Split (tw_split = K > 0, for devices short of memory: 768 KiB instead of 4 GiB at
+// 2^27): tw[i] = W^i for i < 2^K and tw[2^K + j] = W^(j*2^K) for j < 2^(log_tw-K), so
+// W^e = tw[e & (2^K-1)] * tw[2^K + (e >> K)], one product more where both parts are
+// nonzero.  With K <= log_tw - 10 the stages inside a block (exponents multiples of
+// 2^(log_tw-10)) read the second part alone; the twiddles between passes take the product.
 //
 // Scale table (optional, fused into the first pass' loads or the last pass'
 // stores): 32768 Fr entries, tab[i] = c*q^i for i < 16384 and
@@ -39,10 +44,22 @@
 
 typedef FrParams FR;
 
-DEVI fr_t ntt_twiddle(const fr_t* tw, u32 log_tw, u32 e, bool inverse) {
-    const u32 N = 1u << log_tw;
+// A twiddle table and its layout (above): split 0 is the whole circle.
+struct NttTw {
+    const fr_t* tab;
+    u32 log_tw;
+    u32 split;
+};
+
+DEVI fr_t ntt_twiddle(const NttTw& tw, u32 e, bool inverse) {
+    const u32 N = 1u << tw.log_tw;
     if (inverse) e = (N - e) & (N - 1);
-    return f_ldg<FR>(tw + e);
+    if (tw.split == 0) return f_ldg<FR>(tw.tab + e);
+    const u32 lo = e & ((1u << tw.split) - 1), hi = e >> tw.split;
+    if (hi == 0) return f_ldg<FR>(tw.tab + lo);
+    const fr_t h = f_ldg<FR>(tw.tab + (1u << tw.split) + hi);
+    if (lo == 0) return h;
+    return f_mul<FR>(f_ldg<FR>(tw.tab + lo), h);
 }
 
 DEVI fr_t ntt_scale_factor(const fr_t* tab, u32 x) {
@@ -93,7 +110,7 @@ DEVI u32 ntt_quad_load(const u32* sm, u32 E, u32 c, u32 cmask, u32 b, u32 h, u32
 // DIF stages m and m-1 (m >= 1) over J: the quad J0 + i*2^(m-1), i < 4, J0 with bits m and
 // m-1 clear.  Stage m pairs (0,2) and (1,3) with roots w_{2^(m+1)}^j, j = j0 and j0 + 2^(m-1);
 // stage m-1 pairs (0,1) and (2,3) with w_{2^m}^j0.
-DEVI void ntt_dif_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 m, bool inverse) {
+DEVI void ntt_dif_quad(u32* sm, const NttTw& tw, u32 E, u32 c, u32 m, bool inverse) {
     const u32 cmask = (1u << c) - 1;
     const u32 h = 1u << (m - 1);
     for (u32 q = threadIdx.x; q < (E >> 2); q += blockDim.x) {
@@ -104,12 +121,12 @@ DEVI void ntt_dif_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 m,
         fr_t d1 = f_sub<FR>(a[1], a[3]);
         a[0] = f_add<FR>(a[0], a[2]);
         a[1] = f_add<FR>(a[1], a[3]);
-        if (j0 != 0) d0 = f_mul<FR>(d0, ntt_twiddle(tw, log_tw, j0 << (log_tw - m - 1), inverse));
-        d1 = f_mul<FR>(d1, ntt_twiddle(tw, log_tw, (j0 + h) << (log_tw - m - 1), inverse));
+        if (j0 != 0) d0 = f_mul<FR>(d0, ntt_twiddle(tw, j0 << (tw.log_tw - m - 1), inverse));
+        d1 = f_mul<FR>(d1, ntt_twiddle(tw, (j0 + h) << (tw.log_tw - m - 1), inverse));
         fr_t x = f_sub<FR>(a[0], a[1]);
         fr_t y = f_sub<FR>(d0, d1);
         if (j0 != 0) {
-            const fr_t w = ntt_twiddle(tw, log_tw, j0 << (log_tw - m), inverse);
+            const fr_t w = ntt_twiddle(tw, j0 << (tw.log_tw - m), inverse);
             x = f_mul<FR>(x, w);
             y = f_mul<FR>(y, w);
         }
@@ -123,7 +140,7 @@ DEVI void ntt_dif_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 m,
 // DIT stages p and p+1: the quad J0 + i*2^p, J0 with bits p and p+1 clear.  Stage p pairs
 // (0,1) and (2,3) with w_{2^(p+1)}^j0; stage p+1 pairs (0,2) and (1,3) with w_{2^(p+2)}^j,
 // j = j0 and j0 + 2^p.
-DEVI void ntt_dit_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 p, bool inverse) {
+DEVI void ntt_dit_quad(u32* sm, const NttTw& tw, u32 E, u32 c, u32 p, bool inverse) {
     const u32 cmask = (1u << c) - 1;
     const u32 h = 1u << p;
     for (u32 q = threadIdx.x; q < (E >> 2); q += blockDim.x) {
@@ -131,7 +148,7 @@ DEVI void ntt_dit_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 p,
         fr_t a[4];
         const u32 j0 = ntt_quad_load(sm, E, c, cmask, p, h, q, e, a);
         if (j0 != 0) {
-            const fr_t w = ntt_twiddle(tw, log_tw, j0 << (log_tw - p - 1), inverse);
+            const fr_t w = ntt_twiddle(tw, j0 << (tw.log_tw - p - 1), inverse);
             a[1] = f_mul<FR>(a[1], w);
             a[3] = f_mul<FR>(a[3], w);
         }
@@ -139,8 +156,8 @@ DEVI void ntt_dit_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 p,
         fr_t b1 = f_sub<FR>(a[0], a[1]);
         fr_t b2 = f_add<FR>(a[2], a[3]);
         fr_t b3 = f_sub<FR>(a[2], a[3]);
-        if (j0 != 0) b2 = f_mul<FR>(b2, ntt_twiddle(tw, log_tw, j0 << (log_tw - p - 2), inverse));
-        b3 = f_mul<FR>(b3, ntt_twiddle(tw, log_tw, (j0 + h) << (log_tw - p - 2), inverse));
+        if (j0 != 0) b2 = f_mul<FR>(b2, ntt_twiddle(tw, j0 << (tw.log_tw - p - 2), inverse));
+        b3 = f_mul<FR>(b3, ntt_twiddle(tw, (j0 + h) << (tw.log_tw - p - 2), inverse));
         ntt_sm_put(sm, E, e[0], f_add<FR>(b0, b2));
         ntt_sm_put(sm, E, e[2], f_sub<FR>(b0, b2));
         ntt_sm_put(sm, E, e[1], f_add<FR>(b1, b3));
@@ -155,7 +172,7 @@ DEVI void ntt_dit_quad(u32* sm, const fr_t* tw, u32 log_tw, u32 E, u32 c, u32 p,
 // QUAD (a template argument, so that the radix-2 kernel keeps its registers): stages in
 // pairs of ntt_dif_quad / ntt_dit_quad, an odd last stage radix-2.
 template <bool QUAD>
-DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s, u32 t, u32 c, u32 flags,
+DEVI void ntt_pass_dev(fr_t* data, const NttTw& tw, u32 log_n, u32 s, u32 t, u32 c, u32 flags,
                        const fr_t* scale_tab) {
     extern __shared__ __align__(16) u32 ntt_sm[];
     const u32 E = 1u << (t + c);
@@ -177,8 +194,8 @@ DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
             x = f_mul<FR>(x, ntt_scale_factor(scale_tab, xi));
         }
         if (dit && L != 0 && J != 0) {
-            u32 ex = (L * bitrev_bits(J, t)) << (log_tw - s);
-            x = f_mul<FR>(x, ntt_twiddle(tw, log_tw, ex, inverse));
+            u32 ex = (L * bitrev_bits(J, t)) << (tw.log_tw - s);
+            x = f_mul<FR>(x, ntt_twiddle(tw, ex, inverse));
         }
         ntt_sm_put(ntt_sm, E, e, x);
     }
@@ -188,9 +205,9 @@ DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
     if (QUAD) {
         for (; st + 1 < t; st += 2) {
             if (dit)
-                ntt_dit_quad(ntt_sm, tw, log_tw, E, c, st, inverse);
+                ntt_dit_quad(ntt_sm, tw, E, c, st, inverse);
             else
-                ntt_dif_quad(ntt_sm, tw, log_tw, E, c, t - 1 - st, inverse);
+                ntt_dif_quad(ntt_sm, tw, E, c, t - 1 - st, inverse);
             __syncthreads();
         }
     }
@@ -205,12 +222,12 @@ DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
             fr_t u = ntt_sm_get(ntt_sm, E, e0);
             fr_t v = ntt_sm_get(ntt_sm, E, e1);
             if (dit) {
-                if (j != 0) v = f_mul<FR>(v, ntt_twiddle(tw, log_tw, j << (log_tw - m - 1), inverse));
+                if (j != 0) v = f_mul<FR>(v, ntt_twiddle(tw, j << (tw.log_tw - m - 1), inverse));
                 ntt_sm_put(ntt_sm, E, e0, f_add<FR>(u, v));
                 ntt_sm_put(ntt_sm, E, e1, f_sub<FR>(u, v));
             } else {
                 fr_t d = f_sub<FR>(u, v);
-                if (j != 0) d = f_mul<FR>(d, ntt_twiddle(tw, log_tw, j << (log_tw - m - 1), inverse));
+                if (j != 0) d = f_mul<FR>(d, ntt_twiddle(tw, j << (tw.log_tw - m - 1), inverse));
                 ntt_sm_put(ntt_sm, E, e0, f_add<FR>(u, v));
                 ntt_sm_put(ntt_sm, E, e1, d);
             }
@@ -224,8 +241,8 @@ DEVI void ntt_pass_dev(fr_t* data, const fr_t* tw, u32 log_n, u32 log_tw, u32 s,
         const u32 g = (H << s) | (J << Lbits) | L;
         fr_t x = ntt_sm_get(ntt_sm, E, e);
         if (!dit && L != 0 && J != 0) {
-            u32 ex = (L * bitrev_bits(J, t)) << (log_tw - s);
-            x = f_mul<FR>(x, ntt_twiddle(tw, log_tw, ex, inverse));
+            u32 ex = (L * bitrev_bits(J, t)) << (tw.log_tw - s);
+            x = f_mul<FR>(x, ntt_twiddle(tw, ex, inverse));
         }
         if (flags & NTT_SCALE_STORE) {
             u32 xi = (flags & NTT_SCALE_BITREV) ? bitrev_bits(g, log_n) : g;

@@ -93,6 +93,7 @@ pub(super) struct RawGpu {
     pub(super) ntt_radix: Option<String>,
     pub(super) ntt_columns: Option<String>,
     pub(super) ntt_regs: Option<String>,
+    pub(super) ntt_twiddles: Option<String>,
     pub(super) memory_limit: Option<String>,
     /// `[gpu.experimental]`: the settled experiments' knobs ([`EXPERIMENTAL`]).
     pub(super) experimental: Option<Box<RawGpu>>,
@@ -213,7 +214,7 @@ pub const EXPERIMENTAL: [&str; 22] = [
 /// and its value.
 type Knob<'a> = (&'static str, &'static str, &'static str, &'a Option<String>);
 
-fn knobs(raw: &RawGpu) -> [Knob<'_>; 26] {
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 27] {
     [
         (
             "host_threads",
@@ -364,6 +365,12 @@ fn knobs(raw: &RawGpu) -> [Knob<'_>; 26] {
             "gpu.ntt_regs",
             "gpu.experimental.ntt_regs",
             &raw.ntt_regs,
+        ),
+        (
+            "ntt_twiddles",
+            "gpu.ntt_twiddles",
+            "gpu.experimental.ntt_twiddles",
+            &raw.ntt_twiddles,
         ),
         (
             "memory_limit",

@@ -62,7 +62,7 @@ mod msm_variants;
 pub use choices::{
     choice_name, parse_choice, Choice, FieldKara, FieldLazy, FieldSqr, HStream, MemoryPool,
     MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder,
-    MsmWindow, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    MsmWindow, NttTwiddles, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -137,6 +137,8 @@ pub struct GpuOptions {
     /// Register cap of the radix-4 NTT kernel (0: ptxas's choice; else 64 to 128, a multiple
     /// of 8): fewer registers fit more blocks per multiprocessor (compiled in).
     pub ntt_regs: u32,
+    /// The twiddle table's layout (host side: the table and a kernel argument).
+    pub ntt_twiddles: NttTwiddles,
     /// The most device memory the backend takes on each device (`gpu.memory_limit`, bytes or
     /// "24GiB"): resident bases, twiddles and tables plus a call's buffers; `None`: the
     /// device's memory (less a margin).
@@ -171,13 +173,14 @@ impl Default for GpuOptions {
             ntt_radix: DEFAULT_NTT_RADIX,
             ntt_columns: DEFAULT_NTT_COLUMNS,
             ntt_regs: DEFAULT_NTT_REGS,
+            ntt_twiddles: NttTwiddles::Auto,
             memory_limit: None,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 26] = [
+pub const KNOBS: [&str; 27] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -203,6 +206,7 @@ pub const KNOBS: [&str; 26] = [
     "ntt_radix",
     "ntt_columns",
     "ntt_regs",
+    "ntt_twiddles",
     "memory_limit",
 ];
 
@@ -268,6 +272,7 @@ impl GpuOptions {
                 }
             }
             "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
+            "ntt_twiddles" => self.ntt_twiddles = parse_choice(v)?,
             "memory_limit" if v.trim().eq_ignore_ascii_case("device") => self.memory_limit = None,
             "memory_limit" => {
                 self.memory_limit = match crate::units::parse_bytes(v) {

@@ -9,7 +9,10 @@ mod pieces;
 mod reduce;
 mod streamed;
 
-pub use ntt::{flags, ntt_auto_columns, ntt_plan, ntt_plan_cols, ntt_plan_in, Pass};
+pub use ntt::{
+    flags, ntt_auto_columns, ntt_plan, ntt_plan_cols, ntt_plan_in, twiddle_bytes, twiddle_entries,
+    twiddle_split, Pass, TWIDDLE_SPLIT_FROM,
+};
 pub use pieces::{msm_pieces, piece_bounds, resident_msm_scratch, Cut, LEAN_PIECE};
 pub use reduce::{reduce_plan, ReduceLevel};
 pub use streamed::{

@@ -144,6 +144,12 @@ impl CudaBackend {
         Some(sh.need_bytes(with_b_g2, self.dev.msm_window, crate::gpu::plan::Cut::Lean))
     }
 
+    /// Device bytes of the twiddle table serving NTTs up to 2^log_n on this device, in the
+    /// layout `gpu.ntt_twiddles` picked for it (split or whole).
+    pub fn twiddle_bytes(&self, log_n: u32) -> u64 {
+        self.dev.twiddle_bytes(log_n)
+    }
+
     /// The most device bytes this backend takes (`gpu.memory_limit`), if configured.
     pub fn memory_limit_bytes(&self) -> Option<u64> {
         Some(self.limit_bytes).filter(|&c| c != u64::MAX)

@@ -155,6 +155,9 @@ pub(crate) struct Device {
     /// Columns of an `ntt_pass` block (`gpu.ntt_columns`), host side only as the block
     /// ([`crate::gpu::CudaBackend::set_ntt_columns`]).
     pub ntt_columns: std::sync::atomic::AtomicU32,
+    /// Whether the twiddle table is split in two parts (`gpu.ntt_twiddles` for this device's
+    /// memory or limit).
+    pub twiddles_split: bool,
     /// Threads of this device's own for its host work (density filtering, staging copies) when
     /// `gpu.host_threads` is set; otherwise rayon's global pool. Measured on the 2-GPU host
     /// (BENCHMARKS.md, "H200 — GPU knob defaults"), 8 threads per device gave 19 % fewer proofs per
@@ -165,6 +168,14 @@ pub(crate) struct Device {
 }
 
 impl Device {
+    /// Device bytes of the twiddle table serving NTTs up to 2^log_tw, in this device's layout.
+    pub(crate) fn twiddle_bytes(&self, log_tw: u32) -> u64 {
+        crate::gpu::plan::twiddle_bytes(
+            log_tw,
+            crate::gpu::plan::twiddle_split(log_tw, self.twiddles_split),
+        )
+    }
+
     /// Opens `ordinal`, compiles (or loads from the cache) the kernels for its architecture with
     /// the knobs of `opts`, and loads them. Returns the device and the architecture.
     pub(crate) fn open(ordinal: usize, opts: &GpuOptions) -> GpuResult<(Self, String)> {
@@ -257,6 +268,8 @@ impl Device {
             None => None,
         };
         let pool = Pool::open(&ctx, opts.memory_pool).map_err(drv("memory pool"))?;
+        let (_, total) = ctx.mem_get_info().map_err(drv("cuMemGetInfo"))?;
+        let memory = opts.memory_limit.unwrap_or(u64::MAX).min(total as u64);
         let dev = Device {
             ordinal,
             pool,
@@ -283,6 +296,7 @@ impl Device {
             ntt_block: std::sync::atomic::AtomicU32::new(opts.ntt_block),
             ntt_radix: std::sync::atomic::AtomicU32::new(opts.ntt_radix),
             ntt_columns: std::sync::atomic::AtomicU32::new(opts.ntt_columns),
+            twiddles_split: opts.ntt_twiddles.split(memory),
             host_pool,
         };
         Ok((dev, arch))

@@ -321,8 +321,8 @@ impl State {
     ) -> GpuResult<&Twiddles> {
         if self.needs_twiddles(log_n) {
             self.twiddles = None;
-            self.make_room(dev, cap, (32u64 << log_n) + extra, &[], "twiddles")?;
-            self.twiddles = Some(dev.twiddles(log_n)?);
+            self.make_room(dev, cap, dev.twiddle_bytes(log_n) + extra, &[], "twiddles")?;
+            self.twiddles = Some(dev.twiddles(log_n, dev.twiddles_split)?);
         }
         self.twiddles
             .as_ref()

@@ -10,16 +10,18 @@ use super::device::{drv, Device, Lane};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS};
 use crate::gpu::launch;
-use crate::gpu::plan::{flags, ntt_plan_cols};
+use crate::gpu::plan::{self, flags, ntt_plan_cols};
 use crate::groth16::domain::Domain;
 
 /// Entries of one half of a scale table.
 const SCALE_HALF: usize = launch::SCALE_TABLE / 2;
 
 /// Twiddles `W^e`, e < 2^log_tw (the whole circle, so that no pass negates one), serving every
-/// NTT up to 2^log_tw.
+/// NTT up to 2^log_tw: one table, or two parts whose product is the twiddle (`split` > 0, the
+/// low part's log2; [`crate::gpu::plan::twiddle_split`]).
 pub(crate) struct Twiddles {
     pub log_tw: u32,
+    pub split: u32,
     pub table: CudaSlice<u64>,
 }
 
@@ -68,14 +70,29 @@ impl Device {
         })
     }
 
-    /// The twiddle table for every NTT up to 2^log_tw.
-    pub(crate) fn twiddles(&self, log_tw: u32) -> GpuResult<Twiddles> {
-        let count = 1usize << log_tw.max(1);
-        // Written whole by `fr_powers` below.
+    /// The twiddle table for every NTT up to 2^log_tw, split in two parts when `split`
+    /// (`gpu.ntt_twiddles`) and the table is large enough ([`plan::twiddle_split`]).
+    pub(crate) fn twiddles(&self, log_tw: u32, split: bool) -> GpuResult<Twiddles> {
+        let k = plan::twiddle_split(log_tw, split);
+        let count = plan::twiddle_entries(log_tw, k);
+        // Written whole by the `fr_powers` launches below.
         let mut table = self.alloc_scratch::<u64>(count * FR_LIMBS, "twiddles")?;
         let w = host::root_of_unity(log_tw);
-        self.powers_into(&mut table.slice_mut(..), count, w, None)?;
-        Ok(Twiddles { log_tw, table })
+        match k {
+            0 => self.powers_into(&mut table.slice_mut(..), count, w, None)?,
+            k => {
+                // W^i for i < 2^k, then W^(j·2^k) for j < 2^(log_tw − k).
+                let (mut lo, mut hi) = table.split_at_mut((1usize << k) * FR_LIMBS);
+                self.powers_into(&mut lo, 1 << k, w, None)?;
+                let step = w.pow_vartime([1u64 << k]);
+                self.powers_into(&mut hi, 1 << (log_tw - k), step, None)?;
+            }
+        }
+        Ok(Twiddles {
+            log_tw,
+            split: k,
+            table,
+        })
     }
 
     /// A scale table multiplying position x by c·q^x (x < 2^28).
@@ -140,7 +157,7 @@ impl Device {
             }
             let l = launch::ntt_pass(
                 log_n,
-                log_tw,
+                (log_tw, tw.split),
                 pass,
                 radix4,
                 data.len(),
@@ -154,6 +171,7 @@ impl Device {
             };
             self.launch_on(lane, kernel, l, |b| {
                 b.arg(&mut *data).arg(&tw.table).arg(&log_n).arg(&log_tw);
+                b.arg(&tw.split);
                 b.arg(&s).arg(&t).arg(&c).arg(&fl);
                 match scale {
                     Some((tab, _)) => b.arg(tab),

@@ -6,7 +6,7 @@ use super::check::{
 };
 use crate::gpu::error::GpuResult;
 use crate::gpu::host::FR_LIMBS;
-use crate::gpu::plan::Pass;
+use crate::gpu::plan::{twiddle_entries, Pass};
 
 /// `ntt_pass` over `data` (u64 limbs) for pass `(s, t, c)` of a 2^log_n transform, twiddles of
 /// 2^log_tw in `tw`, an optional scale table; `radix4`: the `ntt_pass_r4` kernel, whose
@@ -14,7 +14,7 @@ use crate::gpu::plan::Pass;
 #[allow(clippy::too_many_arguments)]
 pub fn ntt_pass(
     log_n: u32,
-    log_tw: u32,
+    (log_tw, tw_split): (u32, u32),
     (s, t, c): Pass,
     radix4: bool,
     data: usize,
@@ -34,7 +34,10 @@ pub fn ntt_pass(
             format!("2^{log_n} transform with twiddles of 2^{log_tw}")
         })
         .buf("data", data, n * FR_LIMBS)
-        .buf("tw", tw, (1usize << log_tw.max(1)) * FR_LIMBS)
+        .rule(tw_split == 0 || tw_split < log_tw, || {
+            format!("twiddles of 2^{log_tw} split at 2^{tw_split}")
+        })
+        .buf("tw", tw, twiddle_entries(log_tw, tw_split) * FR_LIMBS)
         .opt("scale_tab", scale, SCALE_TABLE * FR_LIMBS)
         .done()
 }

@@ -78,9 +78,17 @@ mod tests {
     #[test]
     fn a_too_short_buffer_is_an_error_and_no_launch() {
         let n = 1usize << 12;
-        let (ok, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4, n * 4, None));
+        let (ok, count) = launches(ntt_pass(12, (12, 0), (12, 2, 0), false, n * 4, n * 4, None));
         assert!(ok.is_ok() && count == 1);
-        let (err, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4 - 1, n * 4, None));
+        let (err, count) = launches(ntt_pass(
+            12,
+            (12, 0),
+            (12, 2, 0),
+            false,
+            n * 4 - 1,
+            n * 4,
+            None,
+        ));
         assert_eq!(count, 0, "nothing launched");
         match err {
             Err(GpuError::BufferTooShort {
@@ -88,7 +96,15 @@ mod tests {
             }) => assert_eq!((kernel, arg, need), ("ntt_pass", "data", n * 4)),
             other => panic!("expected BufferTooShort, got {other:?}"),
         }
-        let (err, count) = launches(ntt_pass(12, 12, (12, 2, 0), false, n * 4, n * 4, Some(7)));
+        let (err, count) = launches(ntt_pass(
+            12,
+            (12, 0),
+            (12, 2, 0),
+            false,
+            n * 4,
+            n * 4,
+            Some(7),
+        ));
         assert!(matches!(
             err,
             Err(GpuError::BufferTooShort {
@@ -230,21 +246,32 @@ mod tests {
     #[test]
     fn shapes_follow_the_kernel_notes() {
         let tab = Some(4 * SCALE_TABLE);
-        let l = ntt_pass(27, 27, (27, 6, 3), false, 4 << 27, 4 << 27, tab).unwrap();
+        let l = ntt_pass(27, (27, 0), (27, 6, 3), false, 4 << 27, 4 << 27, tab).unwrap();
         assert_eq!(l.dims(), (1 << 18, 256, 32 * 512));
         // Radix 4: a quarter of the elements as threads, the same blocks and shared memory;
         // a one-stage pass keeps two elements a thread.
-        let l = ntt_pass(27, 27, (27, 6, 3), true, 4 << 27, 4 << 27, tab).unwrap();
+        let l = ntt_pass(27, (27, 0), (27, 6, 3), true, 4 << 27, 4 << 27, tab).unwrap();
         assert_eq!(l.dims(), (1 << 18, 128, 32 * 512));
-        let l = ntt_pass(27, 27, (27, 1, 3), true, 4 << 27, 4 << 27, tab).unwrap();
+        let l = ntt_pass(27, (27, 0), (27, 1, 3), true, 4 << 27, 4 << 27, tab).unwrap();
         assert_eq!(l.dims(), (1 << 23, 8, 32 * 16));
         // The twiddles cover the whole circle: half of it is too short.
         assert!(matches!(
-            ntt_pass(27, 27, (27, 6, 3), true, 4 << 27, 4 << 26, tab),
+            ntt_pass(27, (27, 0), (27, 6, 3), true, 4 << 27, 4 << 26, tab),
+            Err(GpuError::BufferTooShort { .. })
+        ));
+        // Split at 2^14: 2^14 + 2^13 entries, and no split at or above the table's size.
+        let split = 4 * ((1 << 14) + (1 << 13));
+        assert!(ntt_pass(27, (27, 14), (27, 6, 3), true, 4 << 27, split, tab).is_ok());
+        assert!(matches!(
+            ntt_pass(27, (27, 14), (27, 6, 3), true, 4 << 27, split - 1, tab),
             Err(GpuError::BufferTooShort { .. })
         ));
         assert!(matches!(
-            ntt_pass(12, 12, (12, 8, 3), false, 4 << 12, 4 << 12, None),
+            ntt_pass(27, (27, 27), (27, 6, 3), true, 4 << 27, 4 << 27, tab),
+            Err(GpuError::BadLaunch { .. })
+        ));
+        assert!(matches!(
+            ntt_pass(12, (12, 0), (12, 8, 3), false, 4 << 12, 4 << 12, None),
             Err(GpuError::BadLaunch { .. })
         ));
         assert_eq!(scan("scan_block", 5000, 5000, Some(2)).unwrap().dims().0, 2);

@@ -310,3 +310,39 @@ impl Choice for HStream {
     const ALL: &'static [(&'static str, Self)] =
         &[("compute", HStream::Compute), ("own", HStream::Own)];
 }
+
+/// The layout of the NTT's twiddle table (`gpu.ntt_twiddles`; kernels/ntt/ntt.cuh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttTwiddles {
+    /// `Split` on a device whose memory (or `gpu.memory_limit`) is below
+    /// [`NttTwiddles::AUTO_SPLIT_BELOW`], `Full` on larger ones.
+    Auto,
+    /// One table of the whole circle: 4 GiB at 2^27, each twiddle one load.
+    Full,
+    /// Two parts of 2^⌈log/2⌉ entries or fewer (768 KiB at 2^27), the twiddles between passes a
+    /// product of one entry of each: the room that lets a 2^27 partition take the device path on a
+    /// 16 GiB card.
+    Split,
+}
+
+impl NttTwiddles {
+    /// Device memory below which `Auto` splits the table: the consumer cards (16-32 GiB).
+    pub const AUTO_SPLIT_BELOW: u64 = 48 << 30;
+
+    /// Whether the table is split on a device of `memory` bytes (its memory or the limit).
+    pub fn split(self, memory: u64) -> bool {
+        match self {
+            NttTwiddles::Auto => memory < Self::AUTO_SPLIT_BELOW,
+            NttTwiddles::Full => false,
+            NttTwiddles::Split => true,
+        }
+    }
+}
+
+impl Choice for NttTwiddles {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("auto", NttTwiddles::Auto),
+        ("full", NttTwiddles::Full),
+        ("split", NttTwiddles::Split),
+    ];
+}

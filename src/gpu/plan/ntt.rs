@@ -17,6 +17,33 @@ pub mod flags {
     pub const SCALE_BITREV: u32 = 16;
 }
 
+/// The smallest twiddle table (log2) that a device short of memory splits in two.
+pub const TWIDDLE_SPLIT_FROM: u32 = 20;
+
+/// Where a twiddle table of 2^log_tw (the whole circle) is split, kernels/ntt/ntt.cuh: 0 (one
+/// part, 2^log_tw entries) unless `split` and the table is at least 2^[`TWIDDLE_SPLIT_FROM`];
+/// else K = ⌈log_tw / 2⌉, at most log_tw − 10 so that the stages inside the largest block read
+/// the second part alone: parts of 2^K and 2^(log_tw − K) entries (768 KiB at 2^27 against 4 GiB).
+pub fn twiddle_split(log_tw: u32, split: bool) -> u32 {
+    if !split || log_tw < TWIDDLE_SPLIT_FROM {
+        return 0;
+    }
+    log_tw.div_ceil(2).min(log_tw - 10)
+}
+
+/// Entries of a twiddle table of 2^log_tw split at `k` ([`twiddle_split`]; 0: one part).
+pub fn twiddle_entries(log_tw: u32, k: u32) -> usize {
+    match k {
+        0 => 1usize << log_tw.max(1),
+        k => (1usize << k) + (1usize << (log_tw - k)),
+    }
+}
+
+/// Device bytes of that table.
+pub fn twiddle_bytes(log_tw: u32, k: u32) -> u64 {
+    32 * twiddle_entries(log_tw, k) as u64
+}
+
 /// One `ntt_pass` launch: stage offset `s`, `t` stages, `c` columns (kernels/NOTES.md).
 pub type Pass = (u32, u32, u32);
 
@@ -94,6 +121,26 @@ mod tests {
             let p = ntt_plan(log);
             assert_eq!(p.iter().map(|x| x.1).sum::<u32>(), log);
             assert!(p.iter().all(|&(_, t, c)| t + c <= 10));
+        }
+    }
+
+    #[test]
+    fn a_split_table_is_small_and_its_blocks_read_one_part() {
+        assert_eq!(twiddle_split(27, false), 0);
+        assert_eq!(twiddle_split(19, true), 0);
+        assert_eq!(twiddle_bytes(27, 0), 32 << 27);
+        let k = twiddle_split(27, true);
+        assert_eq!(k, 14);
+        assert_eq!(twiddle_bytes(27, k), 768 << 10);
+        for log in TWIDDLE_SPLIT_FROM..=28 {
+            let k = twiddle_split(log, true);
+            // Both parts in use, and every in-block stage's exponent (a multiple of
+            // 2^(log − 10)) has no low part.
+            assert!(k >= 10 && k < log && k <= log - 10, "2^{log}: {k}");
+            assert!(
+                twiddle_bytes(log, k) <= 32 * (2 << log.div_ceil(2)),
+                "2^{log}"
+            );
         }
     }
 

@@ -90,11 +90,13 @@ pub fn streamed_pieces<G: GpuGroup>(
 pub const H_TABLES_BYTES: u64 = 3 << 20;
 
 /// The least device memory a partition of a domain of 2^log_n needs on the capped path, and
-/// what that is: the twiddles and H tables (resident throughout), beside the larger of H in
-/// two buffers and the smallest streamed pieces of its largest MSM (`g1_points` in its
-/// largest G1 query, `g2_points` in B_G2 when the device computes it, else 0).
+/// what that is: the twiddles (`twiddles` bytes, in the device's layout) and H tables
+/// (resident throughout), beside the larger of H in two buffers and the smallest streamed
+/// pieces of its largest MSM (`g1_points` in its largest G1 query, `g2_points` in B_G2 when
+/// the device computes it, else 0).
 pub fn partition_minimum(
     log_n: u32,
+    twiddles: u64,
     g1_points: usize,
     g2_points: usize,
     rule: WindowRule,
@@ -114,7 +116,7 @@ pub fn partition_minimum(
             "the twiddles and H's tables beside the smallest streamed MSM pieces",
         )
     };
-    (buf + H_TABLES_BYTES + most, why)
+    (twiddles + H_TABLES_BYTES + most, why)
 }
 
 #[cfg(test)]
@@ -196,12 +198,17 @@ mod tests {
 
     #[test]
     fn a_partition_needs_its_twiddles_and_h_in_two_buffers_at_least() {
-        let (min, why) = partition_minimum(27, 1 << 27, 1 << 27, rule());
+        let full = crate::gpu::plan::twiddle_bytes(27, 0);
+        let (min, why) = partition_minimum(27, full, 1 << 27, 1 << 27, rule());
         assert_eq!(min, 3 * (32u64 << 27) + H_TABLES_BYTES, "{why}");
         assert!(why.contains("H in two buffers"));
         assert!(min < 13 << 30, "2^27 fits a 16 GiB card: {min}");
+        // Split twiddles: a third less.
+        let split = crate::gpu::plan::twiddle_bytes(27, 14);
+        let (less, _) = partition_minimum(27, split, 1 << 27, 1 << 27, rule());
+        assert_eq!(min - less, full - split);
         // A tiny domain: the MSM pieces dominate.
-        let (min, why) = partition_minimum(8, 1 << 8, 1 << 8, rule());
+        let (min, why) = partition_minimum(8, 32 << 8, 1 << 8, 1 << 8, rule());
         assert!(why.contains("streamed"), "{why}");
         assert!(min > (32 << 8) + H_TABLES_BYTES);
     }

@@ -362,6 +362,7 @@ impl PartitionProver for CudaBackend {
         let g2 = if with_b_g2 { pk.b_g2.len() } else { 0 };
         let (minimum_bytes, why) = plan::partition_minimum(
             log_n,
+            self.dev.twiddle_bytes(log_n),
             g1.into_iter().max().unwrap_or(0),
             g2,
             self.dev.msm_window,

@@ -6,6 +6,7 @@
 
 use super::shape::{queries, QueryBases, Shape};
 use crate::gpu::cuda::backend::{CudaBackend, MAX_GPU_LOG_N};
+use crate::gpu::cuda::device::Device;
 use crate::gpu::cuda::memory::{BasesKey, State};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{GpuGroup, G1, G2};
@@ -156,7 +157,7 @@ impl CudaBackend {
         g2: Option<&QueryBases<'_, G2Affine>>,
         call: u64,
     ) -> GpuResult<bool> {
-        let (bases, tables) = absent(st, sh, g1, g2);
+        let (bases, tables) = absent(&self.dev, st, sh, g1, g2);
         let missing = bases + tables;
         Ok(match st.fits(&self.dev, self.cap(), call + missing)? {
             Ok(()) => true,
@@ -254,7 +255,7 @@ impl CudaBackend {
         let (g1, g2) = queries(pk, 0, 0, with_b_g2);
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
-        let (bases, tables) = absent(st, &sh, &g1, g2.as_ref());
+        let (bases, tables) = absent(&self.dev, st, &sh, &g1, g2.as_ref());
         if bases == 0 {
             return Ok(0);
         }
@@ -281,6 +282,7 @@ impl CudaBackend {
 /// What a call over `sh` with these sets would upload first: the bytes of the sets not
 /// resident, and of the twiddles and H tables its domain lacks.
 fn absent(
+    dev: &Device,
     st: &State,
     sh: &Shape,
     g1: &[QueryBases<'_, G1Affine>],
@@ -296,7 +298,7 @@ fn absent(
         .chain(g2.map(|q| missing(q.key(), size_of_val(q.whole))))
         .sum();
     let twiddles = match st.needs_twiddles(sh.log_n) {
-        true => 32u64 << sh.log_n,
+        true => dev.twiddle_bytes(sh.log_n),
         false => 0,
     };
     let tables = match st.tables.contains_key(&sh.log_n) {

@@ -251,6 +251,20 @@ mod tests {
             "2^27 lean: {} MiB",
             lean27 >> 20
         );
+        // With split twiddles a 2^27 call and the least room its streamed sets need fit a
+        // 16 GiB card less the memory policy's margin (a 64th); the whole table does not.
+        let least = plan::streamed_minimum::<G1>(1 << 27, rule, plan::Streams::Points)
+            .max(plan::streamed_minimum::<G2>(1 << 27, rule, plan::Streams::Points));
+        let beside = lean27 + plan::H_TABLES_BYTES + least;
+        let card = 16 * gib - gib / 4;
+        let split = plan::twiddle_bytes(27, plan::twiddle_split(27, true));
+        assert!(
+            beside + split <= card,
+            "2^27 lean {} MiB + least streaming {} MiB",
+            lean27 >> 20,
+            least >> 20
+        );
+        assert!(beside + plan::twiddle_bytes(27, 0) > card);
         // A packed PoRep witness (a 24th dense, two bitmaps and the counts) expands in less
         // than its filtered copies take later: the need is the plain witness's. Parts larger
         // than those copies and the MSMs' scratch are what the call needs.
