@@ -69,25 +69,35 @@ fn check_h(gpu: &CudaBackend, log: u32, a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<S
     assert!(ga == ca, "2^{log}: H differs from the CPU");
 }
 
+/// H on random a, b, c, then on PoRep-like ones shorter than the domain (zero padding).
+fn check_h_random_and_porep(gpu: &CudaBackend, log: u32, r: &mut ChaCha8Rng) {
+    let n = 1usize << log;
+    let (a, b, c) = (random_vec(n, r), random_vec(n, r), random_vec(n, r));
+    check_h(gpu, log, a, b, c);
+    let m = n - n / 4;
+    let (a, b) = (porep_scalars(m, r.gen()), porep_scalars(m, r.gen()));
+    let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    check_h(gpu, log, a, b, c);
+}
+
+/// The device's NTT of a random 2^log vector equals the CPU domain's.
+fn check_ntt(gpu: &CudaBackend, log: u32, r: &mut ChaCha8Rng) {
+    let d = Domain::for_size(1 << log).unwrap();
+    let v = random_vec(1 << log, r);
+    let mut want = v.clone();
+    d.ntt(&mut want).unwrap();
+    let mut got = v;
+    gpu.ntt(&mut got).unwrap();
+    assert!(got == want, "NTT 2^{log} differs");
+}
+
 #[test]
 fn compute_h_matches_cpu() {
     let Some(gpu) = gpu() else { return };
     let mut r = rng(1);
     // 2^22 crosses the 64 MiB staging buffers (several chunks up and down).
     for log in [1u32, 3, 10, 11, 13, 16, 17, 18, 20, 22] {
-        let n = 1usize << log;
-        check_h(
-            &gpu,
-            log,
-            random_vec(n, &mut r),
-            random_vec(n, &mut r),
-            random_vec(n, &mut r),
-        );
-        // PoRep-like and shorter than the domain (zero padding).
-        let m = n - n / 4;
-        let (a, b) = (porep_scalars(m, r.gen()), porep_scalars(m, r.gen()));
-        let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
-        check_h(&gpu, log, a, b, c);
+        check_h_random_and_porep(&gpu, log, &mut r);
         eprintln!("compute_h 2^{log}: ok");
     }
     check_h(&gpu, 12, vec![], vec![], vec![]);
@@ -99,13 +109,7 @@ fn ntt_matches_domain() {
     let Some(gpu) = gpu() else { return };
     let mut r = rng(2);
     for log in [1u32, 2, 9, 10, 11, 17, 18, 20] {
-        let d = Domain::for_size(1 << log).unwrap();
-        let v = random_vec(1 << log, &mut r);
-        let mut want = v.clone();
-        d.ntt(&mut want).unwrap();
-        let mut got = v;
-        gpu.ntt(&mut got).unwrap();
-        assert!(got == want, "NTT 2^{log} differs");
+        check_ntt(&gpu, log, &mut r);
     }
 }
 
@@ -131,27 +135,12 @@ fn split_twiddles_give_the_cpus_ntt_and_h() {
         "2^24's split table is small"
     );
     let mut r = rng(3);
+    // The table is made for 2^24 first; the smaller transforms read it at a stride.
     for log in [24u32, 20, 22, 21, 17, 10, 1] {
-        let d = Domain::for_size(1 << log).unwrap();
-        let v = random_vec(1 << log, &mut r);
-        let mut want = v.clone();
-        d.ntt(&mut want).unwrap();
-        let mut got = v;
-        split.ntt(&mut got).unwrap();
-        assert!(got == want, "split twiddles: NTT 2^{log} differs");
+        check_ntt(&split, log, &mut r);
     }
     for log in [24u32, 20] {
-        let n = 1usize << log;
-        let (a, b, c) = (
-            random_vec(n, &mut r),
-            random_vec(n, &mut r),
-            random_vec(n, &mut r),
-        );
-        check_h(&split, log, a, b, c);
-        let m = n - n / 4;
-        let (a, b) = (porep_scalars(m, r.gen()), porep_scalars(m, r.gen()));
-        let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
-        check_h(&split, log, a, b, c);
+        check_h_random_and_porep(&split, log, &mut r);
     }
     assert_eq!(split.fallbacks(), 0, "nothing ran on the CPU");
 }

@@ -253,8 +253,9 @@ mod tests {
         );
         // With split twiddles a 2^27 call and the least room its streamed sets need fit a
         // 16 GiB card less the memory policy's margin (a 64th); the whole table does not.
-        let least = plan::streamed_minimum::<G1>(1 << 27, rule, plan::Streams::Points)
-            .max(plan::streamed_minimum::<G2>(1 << 27, rule, plan::Streams::Points));
+        let least = plan::streamed_minimum::<G1>(1 << 27, rule, plan::Streams::Points).max(
+            plan::streamed_minimum::<G2>(1 << 27, rule, plan::Streams::Points),
+        );
         let beside = lean27 + plan::H_TABLES_BYTES + least;
         let card = 16 * gib - gib / 4;
         let split = plan::twiddle_bytes(27, plan::twiddle_split(27, true));
