@@ -260,3 +260,27 @@ fn memory_limit_is_an_operators_gpu_key() {
     let e = Config::from_toml("[gpu]\nmemory_limit = \"lots\"\n");
     assert!(e.is_err_and(|e| e.to_string().contains("gpu.memory_limit")));
 }
+
+#[test]
+fn ntt_twiddles_is_an_operators_gpu_key_and_auto_splits_small_devices() {
+    use crate::gpu::options::NttTwiddles;
+    assert_eq!(GpuOptions::default().ntt_twiddles, NttTwiddles::Auto);
+    let c = Config::from_toml("[gpu]\nntt_twiddles = \"split\"\n").expect("valid");
+    assert_eq!(c.gpu.ntt_twiddles, NttTwiddles::Split);
+    let e = Config::from_toml("[gpu]\nntt_twiddles = \"half\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.ntt_twiddles")));
+    let e = Config::from_toml("[gpu.experimental]\nntt_twiddles = \"full\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.ntt_twiddles")));
+    // "auto": split on a 16, 24 or 32 GiB card or limit, whole on an H100 or H200.
+    for (gib, split) in [
+        (16u64, true),
+        (24, true),
+        (32, true),
+        (80, false),
+        (139, false),
+    ] {
+        assert_eq!(NttTwiddles::Auto.split(gib << 30), split, "{gib} GiB");
+    }
+    assert!(!NttTwiddles::Full.split(16 << 30));
+    assert!(NttTwiddles::Split.split(139 << 30));
+}
