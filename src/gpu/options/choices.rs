@@ -315,7 +315,10 @@ impl Choice for HStream {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttTwiddles {
     /// `Split` on a device whose memory (or `gpu.memory_limit`) is below
-    /// [`NttTwiddles::AUTO_SPLIT_BELOW`], `Full` on larger ones.
+    /// [`NttTwiddles::AUTO_SPLIT_BELOW`], `Full` on larger ones: the split table costs the NTT
+    /// 1.12-1.13x at 2^26-2^27 and frees 4 GiB at 2^27, which on a 16 GiB card is the device
+    /// path against the per-call one (1.22x against 2.86x the uncapped partition on the H100;
+    /// BENCHMARKS.md, "H100 — partition under gpu.memory_limit").
     Auto,
     /// One table of the whole circle: 4 GiB at 2^27, each twiddle one load.
     Full,
