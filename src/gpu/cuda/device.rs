@@ -168,12 +168,14 @@ pub(crate) struct Device {
 }
 
 impl Device {
+    /// Where this device splits a twiddle table of 2^log_tw (0: one part).
+    pub(crate) fn twiddle_split(&self, log_tw: u32) -> u32 {
+        crate::gpu::plan::twiddle_split(log_tw, self.twiddles_split)
+    }
+
     /// Device bytes of the twiddle table serving NTTs up to 2^log_tw, in this device's layout.
     pub(crate) fn twiddle_bytes(&self, log_tw: u32) -> u64 {
-        crate::gpu::plan::twiddle_bytes(
-            log_tw,
-            crate::gpu::plan::twiddle_split(log_tw, self.twiddles_split),
-        )
+        crate::gpu::plan::twiddle_bytes(log_tw, self.twiddle_split(log_tw))
     }
 
     /// Opens `ordinal`, compiles (or loads from the cache) the kernels for its architecture with

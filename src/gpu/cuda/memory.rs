@@ -322,7 +322,7 @@ impl State {
         if self.needs_twiddles(log_n) {
             self.twiddles = None;
             self.make_room(dev, cap, dev.twiddle_bytes(log_n) + extra, &[], "twiddles")?;
-            self.twiddles = Some(dev.twiddles(log_n, dev.twiddles_split)?);
+            self.twiddles = Some(dev.twiddles(log_n)?);
         }
         self.twiddles
             .as_ref()

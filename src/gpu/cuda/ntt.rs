@@ -70,23 +70,33 @@ impl Device {
         })
     }
 
-    /// The twiddle table for every NTT up to 2^log_tw, split in two parts when `split`
-    /// (`gpu.ntt_twiddles`) and the table is large enough ([`plan::twiddle_split`]).
-    pub(crate) fn twiddles(&self, log_tw: u32, split: bool) -> GpuResult<Twiddles> {
-        let k = plan::twiddle_split(log_tw, split);
+    /// `c·q^i` for i < `lo` into the first `lo` entries of `t`, then `q^(lo·j)` for j < `hi`
+    /// after them: a table whose entry x is the product of one entry of each part (the scale
+    /// tables, and the twiddles split in two).
+    fn two_level_into(
+        &self,
+        t: &mut CudaSlice<u64>,
+        (lo, hi): (usize, usize),
+        q: Scalar,
+        c: Option<Scalar>,
+    ) -> GpuResult<()> {
+        let (mut low, mut high) = t.split_at_mut(lo * FR_LIMBS);
+        self.powers_into(&mut low, lo, q, c)?;
+        self.powers_into(&mut high, hi, q.pow_vartime([lo as u64]), None)
+    }
+
+    /// The twiddle table for every NTT up to 2^log_tw, in two parts where this device splits
+    /// it (`gpu.ntt_twiddles`, [`Device::twiddle_split`]).
+    pub(crate) fn twiddles(&self, log_tw: u32) -> GpuResult<Twiddles> {
+        let k = self.twiddle_split(log_tw);
         let count = plan::twiddle_entries(log_tw, k);
         // Written whole by the `fr_powers` launches below.
         let mut table = self.alloc_scratch::<u64>(count * FR_LIMBS, "twiddles")?;
         let w = host::root_of_unity(log_tw);
         match k {
             0 => self.powers_into(&mut table.slice_mut(..), count, w, None)?,
-            k => {
-                // W^i for i < 2^k, then W^(j·2^k) for j < 2^(log_tw − k).
-                let (mut lo, mut hi) = table.split_at_mut((1usize << k) * FR_LIMBS);
-                self.powers_into(&mut lo, 1 << k, w, None)?;
-                let step = w.pow_vartime([1u64 << k]);
-                self.powers_into(&mut hi, 1 << (log_tw - k), step, None)?;
-            }
+            // W^i for i < 2^k, then W^(j·2^k) for j < 2^(log_tw − k).
+            k => self.two_level_into(&mut table, (1 << k, 1 << (log_tw - k)), w, None)?,
         }
         Ok(Twiddles {
             log_tw,
@@ -97,14 +107,9 @@ impl Device {
 
     /// A scale table multiplying position x by c·q^x (x < 2^28).
     fn scale_table(&self, c: Scalar, q: Scalar) -> GpuResult<CudaSlice<u64>> {
-        // Both halves are written by the two `fr_powers` launches below.
+        // Both halves are written by the two `fr_powers` launches of `two_level_into`.
         let mut t = self.alloc_scratch::<u64>(2 * SCALE_HALF * FR_LIMBS, "scale table")?;
-        {
-            let (mut lo, mut hi) = t.split_at_mut(SCALE_HALF * FR_LIMBS);
-            self.powers_into(&mut lo, SCALE_HALF, q, Some(c))?;
-            let q_half = q.pow_vartime([SCALE_HALF as u64]);
-            self.powers_into(&mut hi, SCALE_HALF, q_half, None)?;
-        }
+        self.two_level_into(&mut t, (SCALE_HALF, SCALE_HALF), q, Some(c))?;
         Ok(t)
     }
 
