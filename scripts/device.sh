@@ -35,7 +35,10 @@
 #   partition-tests  cuda_partition and cuda_capped: the conformance of a change to the
 #                partition call that leaves the MSM and NTT kernels alone
 #   capped       the partition under gpu.memory_limit: CAPPED_LOGS (26) at CAPS GiB (0,32,24,16;
-#                0: none), each limit on its own backend, checked against the uncapped run
+#                0: none), each limit on its own backend, checked against the uncapped run;
+#                a/b/c from CAPPED_ABC ("host,device": uploaded, or evaluated on the device from
+#                the recording); GPU_BIN names another build of bench_gpu beside this script,
+#                GPU_TAG suffixes its log's name (before and after in one call)
 #   partp        one partition run per PARTP_LOGS size with every MSM's phases, and the G2
 #                MSMs of G2_LOGS alone
 #   trace        the 2^26 partition's uploads chunk by chunk (BATON_UPLOAD_TRACE)
@@ -184,7 +187,7 @@ bench() { # label usual, then env assignments: one run of the GPU bench
     shift 2
     run "bench-$label" "$usual" "$(( $(left) - 10 ))" env BATON_BENCH_G2= BATON_BENCH_PART_BEFORE=0 \
         BATON_BENCH_SPARSE=none BATON_BENCH_REPS="$REPS" BATON_BENCH_CPU_MAX_LOG=20 "$@" \
-        "$here/bench_gpu"
+        "$here/${GPU_BIN:-bench_gpu}"
 }
 
 engine() { # log workers budget usual [gpu knobs [tag]]
@@ -336,9 +339,9 @@ for step in "${steps[@]}"; do
         BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched capped 45 "$here/cuda_capped" \
             --test-threads 1 --nocapture ;;
     capped)
-        bench capped 60 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none BATON_BENCH_NTT=none \
-            BATON_BENCH_PARTITION=none BATON_BENCH_CAPPED="${CAPPED_LOGS:-26}" \
-            BATON_BENCH_CAPS="${CAPS:-0,32,24,16}" ;;
+        bench "capped${GPU_TAG:-}" 60 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none \
+            BATON_BENCH_NTT=none BATON_BENCH_PARTITION=none BATON_BENCH_CAPPED="${CAPPED_LOGS:-26}" \
+            BATON_BENCH_CAPS="${CAPS:-0,32,24,16}" BATON_BENCH_CAPPED_ABC="${CAPPED_ABC:-host,device}" ;;
     partc)
         [ -n "$CANDIDATE" ] && bench partc 40 "${cand_env[@]}" BATON_MSM_VARIANTS=default \
             BATON_BENCH_MSM= BATON_BENCH_NTT= BATON_BENCH_PARTITION="$PART_LOGS" ;;

@@ -6,7 +6,8 @@
 //! nothing on the CPU, the pool's peak stays under the limit, engine proofs under a limit
 //! verify (a wrong input fails), a limit below a partition's minimum is refused by name while
 //! another job proves, a request that no eviction could serve evicts nothing, and a
-//! partition from device a/b/c asks no room for them twice. Without a
+//! partition from device a/b/c asks no room for them twice, and H's MSM streamed between B_G2's
+//! streamed pieces equals the CPU's. Without a
 //! GPU every test passes with a note. The tests run one at a time (the pool's peak is the
 //! device's).
 #![cfg(feature = "cuda")]
@@ -296,6 +297,50 @@ fn a_partition_whose_key_does_not_fit_streams_its_bases_in_one_device_call() {
 /// equals the CPU. Asking room for a, b, c again (the call's whole peak beside those already
 /// allocated) streamed a set that fits (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2
 /// through the engine": L on 80 GB).
+/// A limit that keeps L, A and B_G1 resident beside the call (lean pieces) and its full
+/// streaming room, and neither H's set nor B_G2's: both stream, and H's MSM runs between
+/// B_G2's pieces (the filler of the lean cut). Random and PoRep-like witnesses equal the CPU,
+/// and the peak stays under the limit.
+#[test]
+fn h_streamed_between_b_g2s_pieces_matches_the_cpu() {
+    let Some(_one) = serial() else { return };
+    use baton::stages::partition::{AbcInput, PartitionProver};
+    let n = 1usize << 21;
+    let random = sample_witness(4, n / 2 + 11, 0.45, 71);
+    let mut porep = sample_witness(4, n / 2 + 11, 0.45, 71);
+    porep.aux = porep_scalars(porep.aux.len(), 73);
+    let pk = shaped_key(n, &random, &distinct_bases(4096, 74), &g2_points(256, 75));
+    let call = backend(None)
+        .partition_call_bytes(&pk, Some(&random), true)
+        .expect("the witness fits the key");
+    let kept = (size_of_val(&pk.l[..]) + size_of_val(&pk.a[..]) + size_of_val(&pk.b_g1[..])) as u64;
+    let slack = 24u64 << 20;
+    assert!(
+        slack < size_of_val(&pk.b_g2[..]) as u64 && slack < size_of_val(&pk.h[..]) as u64,
+        "the slack must not hold B_G2's or H's set"
+    );
+    let limit = twiddle_bytes(21) + (4 << 20) + call + kept + plan::STREAM_ROOM + slack;
+    let gpu = backend(Some(limit));
+    gpu.reset_peak_device_bytes().expect("reset peak");
+    for (i, w) in [&random, &porep].into_iter().enumerate() {
+        let abc = sample_abc(n - 9, 76 + i as u64);
+        let cpu = cpu_partition(&pk, &abc, w);
+        let mut host = copy_abc(&abc);
+        let s = gpu
+            .prove_partition(&pk, AbcInput::Host(&mut host), w, true, &mut |_| {})
+            .unwrap_or_else(|e| panic!("partition {i} under {} MiB: {e}", limit >> 20));
+        assert_eq!(s.streamed_sets, 2, "partition {i}: H and B_G2 streamed");
+        assert_eq!(sums_of(&s.g1), sums_of(&cpu.0), "partition {i}: G1 sums");
+        assert_eq!(s.b_g2, Some(cpu.1), "partition {i}: B_G2");
+    }
+    assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
+    peak_within(
+        &gpu,
+        limit,
+        "partition 2^21 with H streamed between B_G2's pieces",
+    );
+}
+
 #[test]
 fn a_partition_from_device_abc_asks_no_room_for_them_twice() {
     let Some(_one) = serial() else { return };

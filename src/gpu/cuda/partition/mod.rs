@@ -126,13 +126,18 @@ impl CudaBackend {
             let done = match (host_abc.take(), dev.h_own) {
                 (Some(abc), _) => {
                     let t = Instant::now();
+                    // Each buffer goes to the coset as soon as its copy is done (its kernels
+                    // wait for that copy), so a's and b's transforms run while b and c upload:
+                    // nothing else is on the device yet.
+                    let coset =
+                        |d: &mut CudaSlice<u64>| dev.h_to_coset(Lane::H, d, tw, tabs, log_n);
                     clock.0 += dev
-                        .abc_upload(staging_of(staging, dev), abc, &mut three, |_| Ok(()))
+                        .abc_upload(staging_of(staging, dev), abc, &mut three, coset)
                         .map_err(no_fallback)?;
                     abc_upload = t.elapsed();
                     // The device no longer reads host a, b, c.
                     abc_done(std::mem::take(abc));
-                    HDone::Nothing
+                    HDone::Coset
                 }
                 (None, true) => HDone::All,
                 (None, false) => HDone::Nothing,
@@ -214,6 +219,7 @@ impl CudaBackend {
                 &words,
                 &g1q,
                 g2q.as_ref(),
+                h_first.as_ref(),
             );
             let witness_done = start.elapsed();
             let uploaded = up.map(|t| {
@@ -260,9 +266,12 @@ impl CudaBackend {
                 .map_err(|e| no_fallback(drv("synchronize")(e)))?;
         }
         let h_done = start.elapsed();
-        let hs = self
-            .device_msm::<G1>(&sets, &g1q[0], &h.slice(..), sh.n - 1)
-            .map_err(no_fallback)?;
+        let hs = match wit.h {
+            Some(hs) => hs,
+            None => self
+                .device_msm::<G1>(&sets, &g1q[0], &h.slice(..), sh.n - 1, None)
+                .map_err(no_fallback)?,
+        };
         drop(h);
         let msms = (witness_done - witness_up) + (start.elapsed() - h_done);
         // The public-input terms: a handful of points, on the CPU.
