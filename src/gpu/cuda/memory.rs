@@ -117,7 +117,7 @@ impl State {
 
     /// Whether `need` more bytes fit now without evicting anything: under the device's free
     /// memory (the driver's and the pool's idle bytes) less [`margin_bytes`], and under `cap`
-    /// counting what is resident. `Err(usable)`: they do not; the bytes that could be had.
+    /// counting every buffer in use (the pool's used bytes, at least what is resident). `Err(usable)`: they do not; the bytes that could be had.
     pub fn fits(&self, dev: &Device, cap: u64, need: u64) -> GpuResult<Result<(), u64>> {
         // The pool's rule is this backend's again (another backend of the device may have
         // set its own).
@@ -139,7 +139,16 @@ impl State {
             );
         }
         let (free, total) = dev.memory()?;
-        let under_cap = cap.saturating_sub(self.resident_bytes());
+        // Under the cap counts every buffer in use, not only what is resident: a partition's
+        // a, b, c evaluated on the device before its call are (its call asks no room for
+        // them), and counting the resident bytes alone let that call's peak pass a 32 GiB
+        // limit by 0.9 GB (docs/bench-log/2026-12-06.md, "Closing session").
+        let in_use = dev
+            .pool
+            .used_bytes()
+            .unwrap_or(0)
+            .max(self.resident_bytes());
+        let under_cap = cap.saturating_sub(in_use);
         // The pool's idle bytes count as free ([`Device::memory`]), kept in the pool: the
         // call's buffers reuse its blocks (a partition of the last one's shape reuses them
         // exactly) and the pool grows from the driver's free bytes for the rest. Handing them

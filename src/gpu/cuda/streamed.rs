@@ -91,6 +91,7 @@ impl CudaBackend {
             },
         )?;
         check_lengths(bases.len(), scalars.len(), n)?;
+        let t = std::time::Instant::now();
         let mut s =
             Streamer::<G>::new(&self.dev, &bases[..n], Scalars::Device(scalars), n, pieces)?;
         let point = (G::AFFINE_LIMBS * 8) as u64;
@@ -100,10 +101,25 @@ impl CudaBackend {
                 f.catch_up(s.queued_points() as u64 * point)?;
             }
         }
+        let with_h = filler.as_ref().map_or(0, |f| f.s.next);
         if let Some(f) = filler {
             f.done += n as u64 * point;
         }
-        s.sum()
+        let sum = s.sum()?;
+        // Where a capped partition's time goes (BATON_LOG=...,baton::gpu::cuda::streamed=debug):
+        // each streamed MSM's wall time from its counts to its sum, and H's pieces queued
+        // between its own by then.
+        tracing::debug!(
+            group = G::NAME,
+            points = n,
+            pieces,
+            room,
+            h_pieces_by_then = with_h,
+            seconds = t.elapsed().as_secs_f64(),
+            gb_per_s = (n as u64 * point) as f64 / t.elapsed().as_secs_f64().max(1e-9) / 1e9,
+            "streamed MSM of a partition"
+        );
+        Ok(sum)
     }
 
     /// H's MSM over its streamed bases (`h` its n scalars, on the device) as the [`Filler`] of
@@ -195,10 +211,17 @@ impl Filler<'_, '_, '_> {
 
     /// H's MSM: its remaining pieces queued, then its sum.
     pub(super) fn finish(mut self) -> GpuResult<blstrs::G1Projective> {
+        let (t, left) = (std::time::Instant::now(), self.s.bounds.len() - self.s.next);
         while !self.s.done() {
             self.s.queue_next(None)?;
         }
-        self.s.sum()
+        let sum = self.s.sum()?;
+        tracing::debug!(
+            pieces_left = left,
+            seconds = t.elapsed().as_secs_f64(),
+            "H's streamed MSM finished after the witness's"
+        );
+        Ok(sum)
     }
 }
 

@@ -56,9 +56,12 @@ impl CudaBackend {
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
         self.dev.peak_used.store(0, Ordering::Relaxed);
-        // a, b, c evaluated on the device are there already: the call asks room for the rest.
+        // a, b, c evaluated on the device (and the witness kept with them) are there already:
+        // the call asks room for the rest.
         let on_device = match &input {
-            AbcInput::Device(_) => sh.abc_bytes(),
+            AbcInput::Device(any) => any
+                .downcast_ref::<upload::DeviceAbc>()
+                .map_or(sh.abc_bytes(), |d| d.bytes_for(sh.m_aux)),
             AbcInput::Host(_) => 0,
         };
         let prep = self.prepare(st, &sh, (&g1q, g2q.as_ref()), with_b_g2, on_device)?;
