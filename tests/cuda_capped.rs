@@ -6,8 +6,8 @@
 //! nothing on the CPU, the pool's peak stays under the limit, engine proofs under a limit
 //! verify (a wrong input fails), a limit below a partition's minimum is refused by name while
 //! another job proves, a request that no eviction could serve evicts nothing, and a
-//! partition from device a/b/c asks no room for them twice, and H's MSM streamed between the
-//! witness's streamed pieces equals the CPU's. Without a
+//! partition from device a/b/c asks no room for them twice, and a partition with every set
+//! streamed equals the CPU's. Without a
 //! GPU every test passes with a note. The tests run one at a time (the pool's peak is the
 //! device's).
 #![cfg(feature = "cuda")]
@@ -299,11 +299,12 @@ fn a_partition_whose_key_does_not_fit_streams_its_bases_in_one_device_call() {
 /// through the engine": L on 80 GB).
 /// A limit with room for the call (lean pieces) and a streaming room three times the
 /// largest of the smallest streamed pieces of H and of the witness's MSMs, far below the
-/// room a set needs beside it to stay resident: every set streams, and H's MSM runs between
-/// the witness's streamed pieces in a third of that room (the lean cut's filler). Random and
-/// PoRep-like witnesses equal the CPU, and the peak stays under the limit.
+/// room a set needs beside the call to stay resident: every set streams in the one device
+/// call, B_G2's G2 pieces among them, with H computed first (the lean cut) and a, b, c sent
+/// to the coset as each arrives. Random and PoRep-like witnesses equal the CPU, and the peak
+/// stays under the limit.
 #[test]
-fn h_streamed_between_the_witness_pieces_matches_the_cpu() {
+fn every_set_streamed_in_one_call_matches_the_cpu() {
     let Some(_one) = serial() else { return };
     use baton::gpu::host::{G1, G2};
     use baton::stages::partition::{AbcInput, PartitionProver};

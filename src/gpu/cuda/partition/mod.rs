@@ -56,12 +56,11 @@ impl CudaBackend {
         let mut guard = self.state()?;
         let st: &mut State = &mut guard;
         self.dev.peak_used.store(0, Ordering::Relaxed);
-        // a, b, c evaluated on the device (and the witness kept with them) are there already:
-        // the call asks room for the rest.
+        // a, b, c evaluated on the device are there already: the call asks room for the rest.
+        // (A witness kept with them is still asked for again: conservative, and left as it
+        // was until a device run measures the change on the uncapped C2 path.)
         let on_device = match &input {
-            AbcInput::Device(any) => any
-                .downcast_ref::<upload::DeviceAbc>()
-                .map_or(sh.abc_bytes(), |d| d.bytes_for(sh.m_aux)),
+            AbcInput::Device(_) => sh.abc_bytes(),
             AbcInput::Host(_) => 0,
         };
         let prep = self.prepare(st, &sh, (&g1q, g2q.as_ref()), with_b_g2, on_device)?;
@@ -222,7 +221,6 @@ impl CudaBackend {
                 &words,
                 &g1q,
                 g2q.as_ref(),
-                h_first.as_ref(),
             );
             let witness_done = start.elapsed();
             let uploaded = up.map(|t| {
@@ -269,12 +267,9 @@ impl CudaBackend {
                 .map_err(|e| no_fallback(drv("synchronize")(e)))?;
         }
         let h_done = start.elapsed();
-        let hs = match wit.h {
-            Some(hs) => hs,
-            None => self
-                .device_msm::<G1>(&sets, &g1q[0], &h.slice(..), sh.n - 1, None)
-                .map_err(no_fallback)?,
-        };
+        let hs = self
+            .device_msm::<G1>(&sets, &g1q[0], &h.slice(..), sh.n - 1)
+            .map_err(no_fallback)?;
         drop(h);
         let msms = (witness_done - witness_up) + (start.elapsed() - h_done);
         // The public-input terms: a handful of points, on the CPU.

@@ -17,7 +17,6 @@ use crate::gpu::cuda::device::{drv, DeviceGroup, Lane};
 use crate::gpu::cuda::memory::{BaseSets, BasesKey};
 use crate::gpu::cuda::pieces::Pieces;
 use crate::gpu::cuda::staging::Staging;
-use crate::gpu::cuda::streamed::Filler;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS, G1, G2};
 use crate::gpu::options::MsmFirstPiece;
@@ -38,17 +37,15 @@ pub(super) struct Sets<'a> {
 impl CudaBackend {
     /// The MSM of the first `k` scalars of `scalars` over the bases of `q` (from its `skip`-th
     /// point on): resident, or streamed from the host when its set is not.
-    /// `filler`: H's streamed MSM, queued between the pieces of this one where it streams.
     pub(super) fn device_msm<G: DeviceGroup>(
         &self,
         sets: &Sets<'_>,
         q: &QueryBases<'_, G::Affine>,
         scalars: &CudaView<'_, u64>,
         k: usize,
-        filler: Option<&mut Filler<'_, '_, '_>>,
     ) -> GpuResult<G::Proj> {
         let Some(points) = sets.bases.get(&q.key()).map(|r| &r.points) else {
-            return self.msm_streamed_device::<G>(sets.stream_room, q.points(), scalars, k, filler);
+            return self.msm_streamed_device::<G>(sets.stream_room, q.points(), scalars, k);
         };
         let skip = q.skip;
         // The window from k is the largest a count-chosen one can be.
@@ -80,7 +77,6 @@ impl CudaBackend {
 
     /// Σ over the aux variables present in `density` with the bases of `q`:
     /// filtered on the device, or on the CPU below the GPU threshold.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn aux_msm<G: DeviceGroup>(
         &self,
         sets: &Sets<'_>,
@@ -89,7 +85,6 @@ impl CudaBackend {
         filtered: Option<&CudaSlice<u64>>,
         host_aux: &HostAux<'_>,
         cpu: CpuMsm<G>,
-        filler: Option<&mut Filler<'_, '_, '_>>,
     ) -> Result<G::Proj> {
         let kept = density.count();
         if kept < MIN_GPU_MSM {
@@ -97,7 +92,7 @@ impl CudaBackend {
         }
         let f = filtered.ok_or_else(|| GpuError::Internal("filtered scalars missing".into()))?;
         Ok(self
-            .device_msm::<G>(sets, q, &f.slice(..), kept, filler)
+            .device_msm::<G>(sets, q, &f.slice(..), kept)
             .map_err(no_fallback)?)
     }
 
@@ -174,10 +169,7 @@ impl CudaBackend {
     /// when `g2q` is there) over the variables their densities keep, filtered on the device
     /// (`words`: the A and B density bitmaps), each over the resident bases of its query in
     /// `g1q` and `g2q` ([`super::shape::queries`]). `l_pieces`: L already queued with the
-    /// witness's upload ([`CudaBackend::witness_with_l`]). `h`: H's coefficients when they
-    /// are done already (the lean cut computes H first); where H's set streams and some of the
-    /// witness's do too, H's MSM runs between their pieces ([`Filler`]) and its sum comes back
-    /// with the witness's.
+    /// witness's upload ([`CudaBackend::witness_with_l`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn witness_msms(
         &self,
@@ -190,7 +182,6 @@ impl CudaBackend {
         words: &[Vec<u32>; 2],
         g1q: &[QueryBases<'_, G1Affine>; 4],
         g2q: Option<&QueryBases<'_, G2Affine>>,
-        h: Option<&CudaSlice<u64>>,
     ) -> Result<WitnessSums> {
         let filter = |d: &Density, w: &[u32]| -> Result<Option<CudaSlice<u64>>> {
             if d.count() < MIN_GPU_MSM {
@@ -200,73 +191,13 @@ impl CudaBackend {
             let f = self.dev.filter(&aux.slice(..), &words, sh.m_aux, d.count());
             Ok(Some(f.map_err(no_fallback)?))
         };
-        // H done already and its set streaming: its MSM is the filler of the witness's
-        // streamed MSMs (a third of the streaming room; they share the rest).
-        let streams = |key: &BasesKey| !sets.bases.contains_key(key);
-        let g1_bytes = (host::AFFINE_LIMBS * 8) as u64;
-        let on_gpu = |k: usize| if k >= MIN_GPU_MSM { k as u64 } else { 0 };
-        let (a_kept, b_kept) = (w.a_aux_density.count(), w.b_aux_density.count());
-        let witness_bytes = [
-            (
-                g1q[1].key(),
-                on_gpu(sh.m_aux) * g1_bytes * u64::from(l_pieces.is_none()),
-            ),
-            (g1q[2].key(), on_gpu(a_kept) * g1_bytes),
-            (g1q[3].key(), on_gpu(b_kept) * g1_bytes),
-        ]
-        .into_iter()
-        .chain(g2q.map(|q| (q.key(), on_gpu(b_kept) * g1_bytes * 2)))
-        .filter(|(key, _)| streams(key))
-        .map(|(_, bytes)| bytes)
-        .sum::<u64>();
-        // The witness's streamed MSMs must still find their smallest pieces in the rest.
-        let rule = self.dev.msm_window;
-        let least = |k: usize, g2: bool| match g2 {
-            false => plan::streamed_minimum::<G1>(k, rule, plan::Streams::Points),
-            true => plan::streamed_minimum::<G2>(k, rule, plan::Streams::Points),
-        };
-        let witness_least = [
-            (g1q[1].key(), least(sh.m_aux, false)),
-            (g1q[2].key(), least(a_kept, false)),
-            (g1q[3].key(), least(b_kept, false)),
-        ]
-        .into_iter()
-        .chain(g2q.map(|q| (q.key(), least(b_kept, true))))
-        .filter(|(key, _)| streams(key))
-        .map(|(_, bytes)| bytes)
-        .max()
-        .unwrap_or(0);
-        let h_room = sets.stream_room / 3;
-        let n_h = sh.n - 1;
-        let h_view = h.map(|h| h.slice(..));
-        let mut filler = match &h_view {
-            Some(hv)
-                if streams(&g1q[0].key())
-                    && n_h >= MIN_GPU_MSM
-                    && witness_bytes > 0
-                    && sets.stream_room - h_room >= witness_least =>
-            {
-                self.filler(h_room, g1q[0].points(), hv, n_h, witness_bytes)
-                    .map_err(no_fallback)?
-            }
-            _ => None,
-        };
-        let rest = Sets {
-            bases: sets.bases,
-            stream_room: match filler {
-                Some(_) => sets.stream_room - h_room,
-                None => sets.stream_room,
-            },
-            cut: sets.cut,
-        };
-        let sets = &rest;
         let l = match l_pieces {
             Some(p) => self.dev.pieces_sum::<G1>(p).map_err(no_fallback)?,
             None if sh.m_aux < MIN_GPU_MSM => {
                 crate::groth16::msm::msm_g1(g1q[1].points(), host_aux.get(), None)?
             }
             None => self
-                .device_msm::<G1>(sets, &g1q[1], &aux.slice(..), sh.m_aux, filler.as_mut())
+                .device_msm::<G1>(sets, &g1q[1], &aux.slice(..), sh.m_aux)
                 .map_err(no_fallback)?,
         };
         let fa = filter(&w.a_aux_density, &words[0])?;
@@ -277,7 +208,6 @@ impl CudaBackend {
             fa.as_ref(),
             host_aux,
             crate::groth16::msm::msm_g1,
-            filler.as_mut(),
         )?;
         drop(fa);
         let fb = filter(&w.b_aux_density, &words[1])?;
@@ -288,7 +218,6 @@ impl CudaBackend {
             fb.as_ref(),
             host_aux,
             crate::groth16::msm::msm_g1,
-            filler.as_mut(),
         )?;
         let b2 = match g2q {
             Some(q) => Some(self.aux_msm::<G2>(
@@ -298,15 +227,10 @@ impl CudaBackend {
                 fb.as_ref(),
                 host_aux,
                 crate::groth16::msm::msm_g2,
-                filler.as_mut(),
             )?),
             None => None,
         };
-        let hs = match filler {
-            Some(f) => Some(f.finish().map_err(no_fallback)?),
-            None => None,
-        };
-        Ok(WitnessSums { l, a, b, b2, h: hs })
+        Ok(WitnessSums { l, a, b, b2 })
     }
 }
 
@@ -324,6 +248,4 @@ pub(super) struct WitnessSums {
     pub a: G1Projective,
     pub b: G1Projective,
     pub b2: Option<G2Projective>,
-    /// H's MSM, where it ran with B_G2's.
-    pub h: Option<G1Projective>,
 }

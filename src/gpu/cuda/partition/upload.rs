@@ -63,18 +63,6 @@ impl DeviceAbc {
         (self.bufs, self.aux)
     }
 
-    /// Device bytes a partition of `m_aux` private variables finds here already: the three
-    /// buffers, and the witness when kept for that partition (the call's own witness buffer
-    /// takes its place).
-    pub(crate) fn bytes_for(&self, m_aux: usize) -> u64 {
-        let abc: usize = self.bufs.iter().map(|b| b.num_bytes()).sum();
-        let aux = match &self.aux {
-            Some(a) if a.scalars == m_aux => a.limbs.num_bytes(),
-            _ => 0,
-        };
-        (abc + aux) as u64
-    }
-
     /// The three buffers.
     pub(crate) fn buffers(&self) -> [&CudaSlice<u64>; 3] {
         [&self.bufs[0], &self.bufs[1], &self.bufs[2]]
