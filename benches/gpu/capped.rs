@@ -35,13 +35,15 @@ enum From {
 /// One run: wall ms, path, sums, phase times (None on the per-call path).
 type Run = (f64, String, G1Sums, G2Projective, Option<PartitionTimes>);
 
-/// One partition as the GPU stage runs it under `gpu`'s limit, a, b, c from `from`.
+/// One partition as the GPU stage runs it under `gpu`'s limit, a, b, c from `from`; `Err`
+/// (the reason) where the device refuses device a/b/c for memory, as the engine's GPU stage
+/// sees it before it retries the partition with host a/b/c.
 fn run(
     gpu: &CudaBackend,
     abc: &mut Abc,
     (rec, pk, w): (&Recording, &ProvingKey, &Witness),
     from: From,
-) -> Run {
+) -> Result<Run, String> {
     let clock = Instant::now();
     let (r, device_abc) = match from {
         From::Host => {
@@ -53,9 +55,11 @@ fn run(
             (r, None)
         }
         From::Device => {
-            let d = gpu
-                .evaluate_abc(rec, &w.inputs, w.aux_scalars())
-                .unwrap_or_else(|e| panic!("device a/b/c: {e}"));
+            let d = match gpu.evaluate_abc(rec, &w.inputs, w.aux_scalars()) {
+                Ok(d) => d,
+                Err(e) if e.is_out_of_memory() => return Err(format!("device a/b/c: {e}")),
+                Err(e) => panic!("device a/b/c: {e}"),
+            };
             let evaluated = clock.elapsed();
             let r = gpu.prove_partition(pk, AbcInput::Device(Box::new(d)), w, true, &mut |_| {});
             (r, Some(evaluated))
@@ -73,7 +77,10 @@ fn run(
                 1 => "device, 1 set streamed".to_string(),
                 k => format!("device, {k} sets streamed"),
             };
-            (ms(clock.elapsed()), path, s.g1, b_g2, Some(s.times))
+            Ok((ms(clock.elapsed()), path, s.g1, b_g2, Some(s.times)))
+        }
+        Err(e) if e.is_out_of_memory() && from == From::Device => {
+            Err(format!("partition from device a/b/c: {e}"))
         }
         Err(baton::Error::Device(e)) if e.is_out_of_memory() && from == From::Host => {
             let refused = ms(clock.elapsed());
@@ -86,7 +93,7 @@ fn run(
             let g1 = prover::g1_msms(gpu, pk, w, &h).expect("G1 MSMs");
             let b_g2 = prover::b_g2_msm(gpu, pk, w).expect("B_G2");
             let t = refused + ms(clock.elapsed());
-            (t, "per-call".into(), g1, b_g2, None)
+            Ok((t, "per-call".into(), g1, b_g2, None))
         }
         Err(e) => panic!("capped partition: {e}"),
     }
@@ -163,11 +170,30 @@ pub fn bench_capped(opts: &GpuOptions, bases: &DistinctBases, reps: usize) {
                 };
                 let gpu = CudaBackend::with_options(0, &o).expect("backend");
                 let one = (&rec, &pk, &w);
+                let limit_name = limit.map_or("none".into(), |_| format!("{cap} GiB"));
+                let refused = |why: String| {
+                    format!("| 2^{log} | {limit_name} | device | refused, the engine retries with host a/b/c: {why} |")
+                };
                 // Warm-up: whatever fits made resident, kernels loaded.
-                let (_, path, g1, g2, _) = run(&gpu, &mut abc, one, from);
+                let (_, path, g1, g2, _) = match run(&gpu, &mut abc, one, from) {
+                    Ok(r) => r,
+                    Err(why) => {
+                        eprintln!("{}", refused(why.clone()));
+                        lines.push(refused(why));
+                        continue;
+                    }
+                };
                 gpu.reset_peak_device_bytes().expect("reset peak");
                 let up0 = gpu.uploaded_bytes();
-                let runs: Vec<Run> = (0..reps).map(|_| run(&gpu, &mut abc, one, from)).collect();
+                let runs: Result<Vec<Run>, String> =
+                    (0..reps).map(|_| run(&gpu, &mut abc, one, from)).collect();
+                let runs = match runs {
+                    Ok(r) => r,
+                    Err(why) => {
+                        lines.push(refused(why));
+                        continue;
+                    }
+                };
                 let times: Vec<f64> = runs.iter().map(|r| r.0).collect();
                 let spans: Vec<Option<PartitionTimes>> = runs.iter().map(|r| r.4).collect();
                 // Host-to-device bytes a partition moved, its rate over the partition's wall
@@ -202,8 +228,7 @@ pub fn bench_capped(opts: &GpuOptions, bases: &DistinctBases, reps: usize) {
                     assert!(peak <= l, "2^{log}: peak {peak} above the limit {l}");
                 }
                 let line = format!(
-                    "| 2^{log} | {} | {} | {path} | {t:.1} ms | {:.0?} | {ratio} | {} | {:.1} GiB | {:.1} GiB, {:.1} GB/s, {:.0} ms at 25 GB/s | {fallbacks} |",
-                    limit.map_or("none".into(), |_| format!("{cap} GiB")),
+                    "| 2^{log} | {limit_name} | {} | {path} | {t:.1} ms | {:.0?} | {ratio} | {} | {:.1} GiB | {:.1} GiB, {:.1} GB/s, {:.0} ms at 25 GB/s | {fallbacks} |",
                     match from {
                         From::Host => "host",
                         From::Device => "device",
