@@ -37,6 +37,8 @@ use baton::filecoin::{parse_sector_size, seal_proof_for, CircuitId, CircuitKind,
 use baton::{Check, Config, Engine, KeyStore, ProvingKey};
 use rayon::prelude::*;
 
+#[path = "common/log.rs"]
+mod bench_log;
 #[path = "filecoin/shape_c2.rs"]
 mod shape_c2;
 #[path = "filecoin/synth.rs"]

@@ -18,6 +18,8 @@
 
 use std::time::{Duration, Instant};
 
+#[path = "common/log.rs"]
+mod bench_log;
 #[path = "gpu/capped.rs"]
 mod capped;
 #[path = "gpu/msm.rs"]
@@ -273,14 +275,8 @@ fn main() {
         eprintln!("no CUDA driver: nothing to benchmark");
         return;
     }
-    // The backend's debug lines (the memory policy, streamed MSMs) where BATON_LOG asks for
-    // them, as `baton` prints them (default warn).
-    let filter = std::env::var("BATON_LOG").unwrap_or_else(|_| "warn".into());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+    // The backend's debug lines (the memory policy, streamed MSMs) where BATON_LOG asks.
+    bench_log::init_from_env();
     // The `[gpu]` knobs come from baton.toml / BATON_GPU_* as in the engine.
     let opts = match baton::Config::load() {
         Ok(c) => c.gpu,

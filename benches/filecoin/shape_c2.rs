@@ -98,14 +98,8 @@ fn phase(engine: &Engine, name: &str, requests: Vec<Request>) -> Duration {
 }
 
 pub fn run(size: u64, size_name: &str, steady: usize) {
-    // The engine's warnings (a refused route, a retry) in the bench's log, as `baton` prints
-    // them; BATON_LOG as there (default warn).
-    let filter = std::env::var("BATON_LOG").unwrap_or_else(|_| "warn".into());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+    // The engine's warnings (a refused route, a retry) in the bench's log.
+    super::bench_log::init_from_env();
     let t = Instant::now();
     let key = shape_key(size).expect("the shape key");
     let pk = key.unverifiable_key();
