@@ -117,7 +117,8 @@ impl State {
 
     /// Whether `need` more bytes fit now without evicting anything: under the device's free
     /// memory (the driver's and the pool's idle bytes) less [`margin_bytes`], and under `cap`
-    /// counting every buffer in use (the pool's used bytes, at least what is resident). `Err(usable)`: they do not; the bytes that could be had.
+    /// counting every buffer in use (the pool's used bytes, at least what is resident).
+    /// `Err(usable)`: they do not; the bytes that could be had.
     pub fn fits(&self, dev: &Device, cap: u64, need: u64) -> GpuResult<Result<(), u64>> {
         // The pool's rule is this backend's again (another backend of the device may have
         // set its own).

@@ -46,8 +46,9 @@ impl CudaBackend {
     /// own buffers, then room for those buffers (and for streaming the other sets' bases).
     /// `on_device`: bytes of those buffers that are on the device already (a, b, c evaluated
     /// there, [`Shape::abc_bytes`]): the room asked is the call's peak less them, else a
-    /// partition from device a/b/c would ask for them twice and stream a set that fits. Out of memory here (the call's own buffers do not fit
-    /// even with no set resident) leaves everything of the caller's untouched.
+    /// partition from device a/b/c would ask for them twice and stream a set that fits. Out of
+    /// memory here (the call's own buffers do not fit even with no set resident) leaves
+    /// everything of the caller's untouched.
     pub(super) fn prepare(
         &self,
         st: &mut State,
