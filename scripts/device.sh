@@ -38,7 +38,8 @@
 #                0: none), each limit on its own backend, checked against the uncapped run;
 #                a/b/c from CAPPED_ABC ("host,device": uploaded, or evaluated on the device from
 #                the recording); GPU_BIN names another build of bench_gpu beside this script,
-#                GPU_TAG suffixes its log's name (before and after in one call)
+#                GPU_TAG suffixes its log's name (before and after in one call); CANDIDATE's
+#                knobs apply (e.g. CANDIDATE=capped_cut=knob GPU_TAG=-knob)
 #   partp        one partition run per PARTP_LOGS size with every MSM's phases, and the G2
 #                MSMs of G2_LOGS alone
 #   trace        the 2^26 partition's uploads chunk by chunk (BATON_UPLOAD_TRACE)
@@ -339,7 +340,7 @@ for step in "${steps[@]}"; do
         BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched capped 45 "$here/cuda_capped" \
             --test-threads 1 --nocapture ;;
     capped)
-        bench "capped${GPU_TAG:-}" 60 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none \
+        bench "capped${GPU_TAG:-}" 60 "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none \
             BATON_BENCH_NTT=none BATON_BENCH_PARTITION=none BATON_BENCH_CAPPED="${CAPPED_LOGS:-26}" \
             BATON_BENCH_CAPS="${CAPS:-0,32,24,16}" BATON_BENCH_CAPPED_ABC="${CAPPED_ABC:-host,device}" ;;
     partc)

@@ -94,6 +94,7 @@ pub(super) struct RawGpu {
     pub(super) ntt_columns: Option<String>,
     pub(super) ntt_regs: Option<String>,
     pub(super) ntt_twiddles: Option<String>,
+    pub(super) capped_cut: Option<String>,
     pub(super) memory_limit: Option<String>,
     /// `[gpu.experimental]`: the settled experiments' knobs ([`EXPERIMENTAL`]).
     pub(super) experimental: Option<Box<RawGpu>>,
@@ -185,7 +186,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// default is the measured best (BENCHMARKS.md, "H200 — GPU knob defaults"; one line each in
 /// `baton.example.toml`). They are still read under `[gpu]` (and from `BATON_GPU_<KEY>`, which
 /// the device runner sets).
-pub const EXPERIMENTAL: [&str; 22] = [
+pub const EXPERIMENTAL: [&str; 23] = [
     "msm_acc_minb",
     "msm_prefetch",
     "msm_mul",
@@ -208,13 +209,14 @@ pub const EXPERIMENTAL: [&str; 22] = [
     "ntt_radix",
     "ntt_columns",
     "ntt_regs",
+    "capped_cut",
 ];
 
 /// Every knob of a `[gpu]` table: its key, its names under `[gpu]` and `[gpu.experimental]`,
 /// and its value.
 type Knob<'a> = (&'static str, &'static str, &'static str, &'a Option<String>);
 
-fn knobs(raw: &RawGpu) -> [Knob<'_>; 27] {
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 28] {
     [
         (
             "host_threads",
@@ -371,6 +373,12 @@ fn knobs(raw: &RawGpu) -> [Knob<'_>; 27] {
             "gpu.ntt_twiddles",
             "gpu.experimental.ntt_twiddles",
             &raw.ntt_twiddles,
+        ),
+        (
+            "capped_cut",
+            "gpu.capped_cut",
+            "gpu.experimental.capped_cut",
+            &raw.capped_cut,
         ),
         (
             "memory_limit",

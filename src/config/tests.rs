@@ -262,6 +262,21 @@ fn memory_limit_is_an_operators_gpu_key() {
 }
 
 #[test]
+fn capped_cut_is_an_experiment_lean_by_default() {
+    use crate::gpu::options::CappedCut;
+    assert_eq!(GpuOptions::default().capped_cut, CappedCut::Lean);
+    let c = Config::from_toml("[gpu.experimental]\ncapped_cut = \"knob\"\n").expect("valid");
+    assert_eq!(c.gpu.capped_cut, CappedCut::Knob);
+    assert_eq!(c.gpu.msm_label(), "capped_cut=knob");
+    let e = Config::from_toml("[gpu.experimental]\ncapped_cut = \"tight\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.capped_cut")));
+    let e = Config::from_toml(
+        "[gpu]\ncapped_cut = \"lean\"\n[gpu.experimental]\ncapped_cut = \"knob\"\n",
+    );
+    assert!(e.is_err(), "set in both tables");
+}
+
+#[test]
 fn ntt_twiddles_is_an_operators_gpu_key_and_auto_splits_small_devices() {
     use crate::gpu::options::NttTwiddles;
     assert_eq!(GpuOptions::default().ntt_twiddles, NttTwiddles::Auto);

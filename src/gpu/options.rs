@@ -60,9 +60,9 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, Choice, FieldKara, FieldLazy, FieldSqr, HStream, MemoryPool,
-    MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits, MsmScatterOrder,
-    MsmWindow, NttTwiddles, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, CappedCut, Choice, FieldKara, FieldLazy, FieldSqr, HStream,
+    MemoryPool, MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits,
+    MsmScatterOrder, MsmWindow, NttTwiddles, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -139,6 +139,8 @@ pub struct GpuOptions {
     pub ntt_regs: u32,
     /// The twiddle table's layout (host side: the table and a kernel argument).
     pub ntt_twiddles: NttTwiddles,
+    /// How a partition whose key's sets do not all fit resident beside it cuts its MSMs.
+    pub capped_cut: CappedCut,
     /// The most device memory the backend takes on each device (`gpu.memory_limit`, bytes or
     /// "24GiB"): resident bases, twiddles and tables plus a call's buffers; `None`: the
     /// device's memory (less a margin).
@@ -174,13 +176,14 @@ impl Default for GpuOptions {
             ntt_columns: DEFAULT_NTT_COLUMNS,
             ntt_regs: DEFAULT_NTT_REGS,
             ntt_twiddles: NttTwiddles::Auto,
+            capped_cut: CappedCut::Lean,
             memory_limit: None,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 27] = [
+pub const KNOBS: [&str; 28] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -207,6 +210,7 @@ pub const KNOBS: [&str; 27] = [
     "ntt_columns",
     "ntt_regs",
     "ntt_twiddles",
+    "capped_cut",
     "memory_limit",
 ];
 
@@ -273,6 +277,7 @@ impl GpuOptions {
             }
             "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
             "ntt_twiddles" => self.ntt_twiddles = parse_choice(v)?,
+            "capped_cut" => self.capped_cut = parse_choice(v)?,
             "memory_limit" if v.trim().eq_ignore_ascii_case("device") => self.memory_limit = None,
             "memory_limit" => {
                 self.memory_limit = match crate::units::parse_bytes(v) {

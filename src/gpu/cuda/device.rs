@@ -130,6 +130,9 @@ pub(crate) struct Device {
     pub msm_window: WindowRule,
     /// Pieces an MSM of host scalars is cut into (`gpu.msm_pieces`).
     pub msm_pieces: u32,
+    /// How a partition whose key's sets do not all fit resident beside it cuts its MSMs
+    /// (`gpu.capped_cut`).
+    pub capped_cut: crate::gpu::options::CappedCut,
     /// Whether every MSM prints its steps' times (`BATON_MSM_PHASES` set when it opened).
     pub msm_phases: bool,
     /// `BATON_UPLOAD_TRACE`: every staged upload prints its DMA and host times (clock.rs).
@@ -287,6 +290,7 @@ impl Device {
             sms: sms.max(1) as u32,
             msm_window: opts.window_rule(),
             msm_pieces: opts.msm_pieces,
+            capped_cut: opts.capped_cut,
             msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
             upload_trace: std::env::var_os("BATON_UPLOAD_TRACE").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,

@@ -311,6 +311,26 @@ impl Choice for HStream {
         &[("compute", HStream::Compute), ("own", HStream::Own)];
 }
 
+/// How a device partition's MSMs are cut when its key's sets do not all fit resident beside it
+/// (`gpu.capped_cut`, an experiment of issue 38; host side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CappedCut {
+    /// Lean pieces, H computed before the witness's MSMs, so that a, b, c and the witness are
+    /// never on the device together: the smallest call, the most sets resident, but the a/b/c
+    /// upload and H no longer overlap the MSMs (266 against 63 ms before the witness is up at
+    /// 2^26 under 32 GiB on the H100; bench-log 2026-12-06, "Closing session").
+    Lean,
+    /// The cut of `gpu.msm_pieces`, with the overlaps of an uncapped call, and whichever sets do
+    /// not fit beside that larger call streamed; lean where even it does not fit with every set
+    /// streamed. Not yet measured.
+    Knob,
+}
+
+impl Choice for CappedCut {
+    const ALL: &'static [(&'static str, Self)] =
+        &[("lean", CappedCut::Lean), ("knob", CappedCut::Knob)];
+}
+
 /// The layout of the NTT's twiddle table (`gpu.ntt_twiddles`; kernels/ntt/ntt.cuh).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttTwiddles {

@@ -78,6 +78,9 @@ impl GpuOptions {
         if self.h_stream != d.h_stream {
             parts.push(format!("h_stream={}", choice_name(self.h_stream)));
         }
+        if self.capped_cut != d.capped_cut {
+            parts.push(format!("capped_cut={}", choice_name(self.capped_cut)));
+        }
         if self.msm_prefetch != d.msm_prefetch {
             parts.push(format!("msm_prefetch={}", self.msm_prefetch));
         }

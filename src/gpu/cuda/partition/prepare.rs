@@ -10,6 +10,7 @@ use crate::gpu::cuda::device::Device;
 use crate::gpu::cuda::memory::{BasesKey, State};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{GpuGroup, G1, G2};
+use crate::gpu::options::CappedCut;
 use crate::gpu::plan::{self, Cut, Streams, STREAM_ROOM};
 use crate::groth16::domain::Domain;
 use crate::groth16::key::ProvingKey;
@@ -74,8 +75,13 @@ impl CudaBackend {
                 return Ok(p);
             }
         }
-        // Short of memory: lean pieces, whose smaller scratch may keep more sets resident.
-        let cut = Cut::Lean;
+        // Short of memory: lean pieces, whose smaller scratch may keep more sets resident
+        // (`gpu.capped_cut = "lean"`); "knob" keeps the knob's cut and its overlaps where that
+        // call fits with every set streamed.
+        let cut = match dev.capped_cut {
+            CappedCut::Knob if self.fits_streaming(st, sh, (g1, g2), knob_call)? => knob,
+            _ => Cut::Lean,
+        };
         let call = call_of(cut);
         // When some set must stream, the resident ones leave its slots their full room: a
         // set kept in the slots' room cuts every streamed MSM into small pieces, which cost
@@ -162,6 +168,36 @@ impl CudaBackend {
         Ok(match st.fits(&self.dev, self.cap(), call + missing)? {
             Ok(()) => true,
             Err(usable) => usable + st.evictable_bytes(&own_keys(g1, g2)) >= call + missing,
+        })
+    }
+
+    /// Whether a call of `call` bytes fits with every set of `g1` and `g2` streamed (beside the
+    /// smallest pieces of the largest, and `sh`'s twiddles and H tables if missing), in what is
+    /// free now and what evicting any set or idle recording would give back. A count only.
+    fn fits_streaming(
+        &self,
+        st: &mut State,
+        sh: &Shape,
+        (g1, g2): (
+            &[QueryBases<'_, G1Affine>],
+            Option<&QueryBases<'_, G2Affine>>,
+        ),
+        call: u64,
+    ) -> GpuResult<bool> {
+        let rule = self.dev.msm_window;
+        let least = g1
+            .iter()
+            .map(|q| plan::streamed_minimum::<G1>(q.points().len(), rule, Streams::Points))
+            .chain(
+                g2.map(|q| plan::streamed_minimum::<G2>(q.points().len(), rule, Streams::Points)),
+            )
+            .max()
+            .unwrap_or(0);
+        let (_, tables) = absent(&self.dev, st, sh, g1, g2);
+        let need = call + least + tables;
+        Ok(match st.fits(&self.dev, self.cap(), need)? {
+            Ok(()) => true,
+            Err(usable) => usable + st.evictable_bytes(&[]) >= need,
         })
     }
 
