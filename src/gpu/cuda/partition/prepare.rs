@@ -26,6 +26,12 @@ const H_TABLES_ROOM: u64 = crate::gpu::plan::H_TABLES_BYTES;
 /// B_G2, then H, whose dense scalars keep the device busy longest per byte streamed.
 const KEEP_ORDER: [usize; 5] = [1, 2, 3, 4, 0];
 
+/// A call's G1 queries and its B_G2 query, when asked for.
+type Queries<'q, 'a> = (
+    &'q [QueryBases<'a, G1Affine>],
+    Option<&'q QueryBases<'a, G2Affine>>,
+);
+
 /// What [`CudaBackend::prepare`] left the call: the resident sets it reads, the bytes kept
 /// free for the MSMs whose bases stream (0 when every set is resident), and how its MSMs are
 /// cut (`gpu.msm_pieces`, or lean where the device is short of memory).
@@ -54,10 +60,7 @@ impl CudaBackend {
         &self,
         st: &mut State,
         sh: &Shape,
-        (g1, g2): (
-            &[QueryBases<'_, G1Affine>],
-            Option<&QueryBases<'_, G2Affine>>,
-        ),
+        (g1, g2): Queries<'_, '_>,
         with_b_g2: bool,
         on_device: u64,
     ) -> GpuResult<Prepared> {
@@ -98,18 +101,7 @@ impl CudaBackend {
         // Some sets stream: the call needs room for their slots too, up to [`STREAM_ROOM`],
         // at least the smallest pieces of the largest set that streams. Other keys' sets go
         // for that least room only; then this call's resident sets, the last kept first.
-        let rule = dev.msm_window;
-        let least =
-            |keys: &[BasesKey]| {
-                g1.iter()
-                    .filter(|q| !keys.contains(&q.key()))
-                    .map(|q| plan::streamed_minimum::<G1>(q.points().len(), rule, Streams::Points))
-                    .chain(g2.filter(|q| !keys.contains(&q.key())).map(|q| {
-                        plan::streamed_minimum::<G2>(q.points().len(), rule, Streams::Points)
-                    }))
-                    .max()
-                    .unwrap_or(0)
-            };
+        let least = |keys: &[BasesKey]| least_streamed(dev, (g1, g2), keys);
         let want = call + STREAM_ROOM;
         loop {
             if st.fits(dev, cap, want)?.is_ok() {
@@ -178,21 +170,10 @@ impl CudaBackend {
         &self,
         st: &mut State,
         sh: &Shape,
-        (g1, g2): (
-            &[QueryBases<'_, G1Affine>],
-            Option<&QueryBases<'_, G2Affine>>,
-        ),
+        (g1, g2): Queries<'_, '_>,
         call: u64,
     ) -> GpuResult<bool> {
-        let rule = self.dev.msm_window;
-        let least = g1
-            .iter()
-            .map(|q| plan::streamed_minimum::<G1>(q.points().len(), rule, Streams::Points))
-            .chain(
-                g2.map(|q| plan::streamed_minimum::<G2>(q.points().len(), rule, Streams::Points)),
-            )
-            .max()
-            .unwrap_or(0);
+        let least = least_streamed(&self.dev, (g1, g2), &[]);
         let (_, tables) = absent(&self.dev, st, sh, g1, g2);
         let need = call + least + tables;
         Ok(match st.fits(&self.dev, self.cap(), need)? {
@@ -208,10 +189,7 @@ impl CudaBackend {
         &self,
         st: &mut State,
         sh: &Shape,
-        (g1, g2): (
-            &[QueryBases<'_, G1Affine>],
-            Option<&QueryBases<'_, G2Affine>>,
-        ),
+        (g1, g2): Queries<'_, '_>,
         call: u64,
         cut: Cut,
     ) -> GpuResult<Result<Prepared, Vec<BasesKey>>> {
@@ -342,6 +320,21 @@ fn absent(
         false => H_TABLES_ROOM,
     };
     (bases, twiddles + tables)
+}
+
+/// Device bytes the smallest streamed pieces of the largest set of `g1` and `g2` not among
+/// `resident` need: the least room a call that streams them must keep.
+fn least_streamed(dev: &Device, (g1, g2): Queries<'_, '_>, resident: &[BasesKey]) -> u64 {
+    let rule = dev.msm_window;
+    g1.iter()
+        .filter(|q| !resident.contains(&q.key()))
+        .map(|q| plan::streamed_minimum::<G1>(q.points().len(), rule, Streams::Points))
+        .chain(
+            g2.filter(|q| !resident.contains(&q.key()))
+                .map(|q| plan::streamed_minimum::<G2>(q.points().len(), rule, Streams::Points)),
+        )
+        .max()
+        .unwrap_or(0)
 }
 
 /// The keys of a call's own base sets.
