@@ -124,15 +124,13 @@ fn phases(runs: &[Option<PartitionTimes>]) -> String {
 /// ("host,device", the default).
 fn sources() -> Vec<From> {
     let v = std::env::var("BATON_BENCH_CAPPED_ABC").unwrap_or_else(|_| "host,device".into());
-    let mut out = Vec::new();
-    for s in v.split(',').map(str::trim) {
-        match s {
-            "host" => out.push(From::Host),
-            "device" => out.push(From::Device),
-            _ => {}
-        }
-    }
-    out
+    v.split(',')
+        .filter_map(|s| match s.trim() {
+            "host" => Some(From::Host),
+            "device" => Some(From::Device),
+            _ => None,
+        })
+        .collect()
 }
 
 fn caps() -> Vec<u64> {

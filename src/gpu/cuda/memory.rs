@@ -164,6 +164,22 @@ impl State {
         Ok(Err(usable.min(under_cap)))
     }
 
+    /// Whether `need` more bytes fit now or would after evicting every set and idle recording
+    /// not in `keep` ([`State::evictable_bytes`]): what [`State::make_room`] could serve. A
+    /// count only; nothing is evicted.
+    pub fn could_fit(
+        &self,
+        dev: &Device,
+        cap: u64,
+        need: u64,
+        keep: &[BasesKey],
+    ) -> GpuResult<bool> {
+        Ok(match self.fits(dev, cap, need)? {
+            Ok(()) => true,
+            Err(usable) => usable.saturating_add(self.evictable_bytes(keep)) >= need,
+        })
+    }
+
     /// Evicts least recently used bases (never those in `keep`) until `need` more bytes fit
     /// ([`State::fits`]). Evicts nothing when even every evictable set would not make room:
     /// a set given up for a request that fails anyway is uploaded again by the next call

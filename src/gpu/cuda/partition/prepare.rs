@@ -156,11 +156,12 @@ impl CudaBackend {
         call: u64,
     ) -> GpuResult<bool> {
         let (bases, tables) = absent(&self.dev, st, sh, g1, g2);
-        let missing = bases + tables;
-        Ok(match st.fits(&self.dev, self.cap(), call + missing)? {
-            Ok(()) => true,
-            Err(usable) => usable + st.evictable_bytes(&own_keys(g1, g2)) >= call + missing,
-        })
+        st.could_fit(
+            &self.dev,
+            self.cap(),
+            call + bases + tables,
+            &own_keys(g1, g2),
+        )
     }
 
     /// Whether a call of `call` bytes fits with every set of `g1` and `g2` streamed (beside the
@@ -175,11 +176,7 @@ impl CudaBackend {
     ) -> GpuResult<bool> {
         let least = least_streamed(&self.dev, (g1, g2), &[]);
         let (_, tables) = absent(&self.dev, st, sh, g1, g2);
-        let need = call + least + tables;
-        Ok(match st.fits(&self.dev, self.cap(), need)? {
-            Ok(()) => true,
-            Err(usable) => usable + st.evictable_bytes(&[]) >= need,
-        })
+        st.could_fit(&self.dev, self.cap(), call + least + tables, &[])
     }
 
     /// The sets [`CudaBackend::key_resident`] keeps beside a call of `call` bytes cut as `cut`:
