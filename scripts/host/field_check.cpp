@@ -1,5 +1,6 @@
 // Host check of the kernels' field code (no GPU): kernels/field/{mont,fp,fr}.cuh compiled as
-// C++ with the PTX carry-chain wrappers of common.cuh emulated in plain C++ (one carry flag).
+// C++ with the PTX carry-chain wrappers of common.cuh emulated in plain C++ (one carry flag,
+// emulation.h).
 // Compares f_mul_rolled (the plain CIOS rows) with f_mul (the rows in limb pairs), and the
 // squaring f_sqr_pairs with f_mul(a, a), and the once-reduced sum f_mul_sum(a, b, c, d) with
 // f_add(f_mul(a, b), f_mul(c, d)) and, as the curve formulas use it, f_mul_sum(a, b, c, f_neg(d))
@@ -11,34 +12,7 @@
 #include <cstdint>
 #include <random>
 
-typedef unsigned int u32;
-typedef unsigned long long u64;
-#define DEVI static inline
-#define __device__
-#define __host__
-#define __noinline__
-#define __forceinline__ inline
-#define __constant__
-#define BATON_COMMON_CUH  // common.cuh's definitions are the ones below
-struct uint4 { u32 x, y, z, w; };
-static inline uint4 make_uint4(u32 x, u32 y, u32 z, u32 w) { return uint4{x, y, z, w}; }
-template <class T> static inline T __ldg(const T* p) { return *p; }
-
-static u32 CF = 0;  // the carry flag of the emulated carry chain
-static inline u32 ptx_add_cc(u32 a, u32 b) { u64 s = (u64)a + b; CF = s >> 32; return (u32)s; }
-static inline u32 ptx_addc_cc(u32 a, u32 b) { u64 s = (u64)a + b + CF; CF = s >> 32; return (u32)s; }
-static inline u32 ptx_addc(u32 a, u32 b) { return a + b + CF; }
-static inline u32 ptx_sub_cc(u32 a, u32 b) { u64 d = (u64)a - b; CF = (d >> 32) & 1; return (u32)d; }
-static inline u32 ptx_subc_cc(u32 a, u32 b) { u64 d = (u64)a - b - CF; CF = (d >> 32) & 1; return (u32)d; }
-static inline u32 ptx_subc(u32 a, u32 b) { return a - b - CF; }
-static inline u32 lo(u32 a, u32 b) { return (u32)((u64)a * b); }
-static inline u32 hi(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
-static inline u32 __umulhi(u32 a, u32 b) { return hi(a, b); }
-static inline u32 ptx_mad_lo_cc(u32 a, u32 b, u32 c) { u64 s = (u64)lo(a, b) + c; CF = s >> 32; return (u32)s; }
-static inline u32 ptx_madc_lo_cc(u32 a, u32 b, u32 c) { u64 s = (u64)lo(a, b) + c + CF; CF = s >> 32; return (u32)s; }
-static inline u32 ptx_mad_hi_cc(u32 a, u32 b, u32 c) { u64 s = (u64)hi(a, b) + c; CF = s >> 32; return (u32)s; }
-static inline u32 ptx_madc_hi_cc(u32 a, u32 b, u32 c) { u64 s = (u64)hi(a, b) + c + CF; CF = s >> 32; return (u32)s; }
-static inline u32 ptx_madc_hi(u32 a, u32 b, u32 c) { return hi(a, b) + c + CF; }
+#include "emulation.h"  // the qualifiers, vector types and carry chain of the GPU side
 
 #include "../../kernels/field/mont.cuh"
 #include "../../kernels/field/fp.cuh"
