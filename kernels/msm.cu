@@ -45,6 +45,18 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_add(u32* data, u
     scan_add_dev(data, m, block_sums);
 }
 
+// Batch-affine halving rounds of the sorted entries (G1; msm/pairs.cuh): the new buckets'
+// counts for the scan, then one round (blocks of MSM_PAIRS_THREADS).
+extern "C" __global__ void msm_pairs_count(const u32* starts, u32 nbk, u32* ncounts) {
+    msm_pairs_count_dev(starts, nbk, ncounts);
+}
+
+extern "C" __global__ void __launch_bounds__(MSM_PAIRS_THREADS)
+    msm_pairs_round(const g1_affine* src, const u32* vals, const u32* starts, const u32* nstarts, u32 nbk,
+                    g1_affine* dst, u32* nkeys, u32* nvals) {
+    msm_pairs_round_dev(src, vals, starts, nstarts, nbk, dst, nkeys, nvals);
+}
+
 // The curve-specific kernels, once per group: G1 (suffix-less names, the
 // hot path) and G2 (`_g2`, the optional B query in G2).
 // COMPACT: msm_ones compacts the ones per warp first (MSM_ONES_COMPACT, both groups).

@@ -69,6 +69,8 @@ const PRODUCTION: &[&str] = &[
     "ntt_pass_r4",
     "msm_nontrivial",
     "msm_seg_keys",
+    "msm_pairs_count",
+    "msm_pairs_round",
     "scan_block",
     "scan_add",
     "msm_accumulate",

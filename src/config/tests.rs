@@ -277,6 +277,18 @@ fn capped_cut_is_an_experiment_lean_by_default() {
 }
 
 #[test]
+fn msm_affine_rounds_is_an_experiment_off_by_default_and_bounded() {
+    assert_eq!(GpuOptions::default().msm_affine_rounds, 0);
+    let c = Config::from_toml("[gpu.experimental]\nmsm_affine_rounds = \"2\"\n").expect("valid");
+    assert_eq!(c.gpu.msm_affine_rounds, 2);
+    assert_eq!(c.gpu.msm_label(), "msm_affine_rounds=2");
+    let e = Config::from_toml("[gpu.experimental]\nmsm_affine_rounds = \"5\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.msm_affine_rounds")));
+    let e = Config::from_toml("[gpu.experimental]\nmsm_affine_rounds = \"two\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.msm_affine_rounds")));
+}
+
+#[test]
 fn ntt_twiddles_is_an_operators_gpu_key_and_auto_splits_small_devices() {
     use crate::gpu::options::NttTwiddles;
     assert_eq!(GpuOptions::default().ntt_twiddles, NttTwiddles::Auto);

@@ -12,7 +12,7 @@ pub enum KernelSet {
 }
 
 /// The production files, in concatenation order (each depends only on earlier ones).
-const PRODUCTION: [(&str, &str); 15] = [
+const PRODUCTION: [(&str, &str); 18] = [
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     (
         "field/mont.cuh",
@@ -20,11 +20,14 @@ const PRODUCTION: [(&str, &str); 15] = [
     ),
     ("field/fp.cuh", include_str!("../../kernels/field/fp.cuh")),
     ("field/fr.cuh", include_str!("../../kernels/field/fr.cuh")),
+    ("field/inv.cuh", include_str!("../../kernels/field/inv.cuh")),
     ("ec/xyzz.cuh", include_str!("../../kernels/ec/xyzz.cuh")),
     ("ec/g1.cuh", include_str!("../../kernels/ec/g1.cuh")),
     ("ec/g2.cuh", include_str!("../../kernels/ec/g2.cuh")),
+    ("ec/affine.cuh", include_str!("../../kernels/ec/affine.cuh")),
     ("ntt/ntt.cuh", include_str!("../../kernels/ntt/ntt.cuh")),
     ("msm/msm.cuh", include_str!("../../kernels/msm/msm.cuh")),
+    ("msm/pairs.cuh", include_str!("../../kernels/msm/pairs.cuh")),
     (
         "witness/density.cuh",
         include_str!("../../kernels/witness/density.cuh"),

@@ -45,6 +45,9 @@ pub const NTT_RADIXES: [u32; 2] = [2, 4];
 /// where one window set of buckets (2^(c−1) of 192 bytes each, ⌈256/c⌉ sets) passes 18 GiB.
 pub const MSM_WINDOWS_LARGE: std::ops::RangeInclusive<u32> = 16..=23;
 
+/// The most batch-affine rounds `gpu.experimental.msm_affine_rounds` runs before a G1
+/// accumulation (each halves the entries).
+pub const MAX_AFFINE_ROUNDS: u32 = 4;
 /// The most pieces `gpu.msm_pieces` cuts an MSM into.
 pub const MAX_MSM_PIECES: u32 = 8;
 /// Scalars below which an MSM stays whole whatever `gpu.msm_pieces` says (2^20 each piece).
@@ -141,6 +144,9 @@ pub struct GpuOptions {
     pub ntt_twiddles: NttTwiddles,
     /// How a partition whose key's sets do not all fit resident beside it cuts its MSMs.
     pub capped_cut: CappedCut,
+    /// Batch-affine rounds before each G1 accumulation (0 to [`MAX_AFFINE_ROUNDS`]; 0: none,
+    /// the default): an experiment, kernels/msm/pairs.cuh.
+    pub msm_affine_rounds: u32,
     /// The most device memory the backend takes on each device (`gpu.memory_limit`, bytes or
     /// "24GiB"): resident bases, twiddles and tables plus a call's buffers; `None`: the
     /// device's memory (less a margin).
@@ -177,13 +183,14 @@ impl Default for GpuOptions {
             ntt_regs: DEFAULT_NTT_REGS,
             ntt_twiddles: NttTwiddles::Auto,
             capped_cut: CappedCut::Lean,
+            msm_affine_rounds: 0,
             memory_limit: None,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 28] = [
+pub const KNOBS: [&str; 29] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -211,6 +218,7 @@ pub const KNOBS: [&str; 28] = [
     "ntt_regs",
     "ntt_twiddles",
     "capped_cut",
+    "msm_affine_rounds",
     "memory_limit",
 ];
 
@@ -278,6 +286,9 @@ impl GpuOptions {
             "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
             "ntt_twiddles" => self.ntt_twiddles = parse_choice(v)?,
             "capped_cut" => self.capped_cut = parse_choice(v)?,
+            "msm_affine_rounds" => {
+                self.msm_affine_rounds = whole(v, 0)?.min(u32::MAX as usize) as u32
+            }
             "memory_limit" if v.trim().eq_ignore_ascii_case("device") => self.memory_limit = None,
             "memory_limit" => {
                 self.memory_limit = match crate::units::parse_bytes(v) {
@@ -319,6 +330,12 @@ impl GpuOptions {
                 0..=MAX_MSM_PIECES,
                 "pieces per MSM",
                 self.msm_pieces,
+            ),
+            (
+                "gpu.msm_affine_rounds",
+                0..=MAX_AFFINE_ROUNDS,
+                "batch-affine rounds before a G1 accumulation",
+                self.msm_affine_rounds,
             ),
             (
                 "gpu.msm_window_large",

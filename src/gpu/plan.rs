@@ -180,6 +180,17 @@ impl MsmShape {
             == (other.c, other.nwin, other.nbk, other.xyzz_limbs)
     }
 
+    /// The shape after one batch-affine round (kernels/msm/pairs.cuh): every bucket's entries
+    /// halved, rounded up, so at most (entries + the buckets that hold one) / 2 of them.
+    pub fn paired(&self) -> Self {
+        let entries = ((self.entries + (self.nbk as usize).min(self.entries)) / 2).max(1);
+        MsmShape {
+            entries,
+            nseg: (entries as u64).div_ceil(MSM_SEGMENT as u64) as u32,
+            ..*self
+        }
+    }
+
     /// The same shape with the scatter a window at a time, or not.
     pub fn scattered_by_window(self, by_window: bool) -> Self {
         MsmShape { by_window, ..self }

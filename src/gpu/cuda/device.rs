@@ -42,6 +42,9 @@ pub(crate) struct Kernels {
     pub msm_scatter_stored: CudaFunction,
     pub msm_nontrivial: CudaFunction,
     pub msm_seg_keys: CudaFunction,
+    /// Batch-affine rounds of G1's sorted entries (`gpu.experimental.msm_affine_rounds`).
+    pub msm_pairs_count: CudaFunction,
+    pub msm_pairs_round: CudaFunction,
     pub scan_block: CudaFunction,
     pub scan_add: CudaFunction,
     pub density_popc: CudaFunction,
@@ -139,6 +142,9 @@ pub(crate) struct Device {
     pub upload_trace: bool,
     /// Whether the kernels were compiled for the keyless scatter (`gpu.msm_scatter`).
     pub keyless: bool,
+    /// Batch-affine rounds before a G1 accumulation (`gpu.experimental.msm_affine_rounds`;
+    /// none under `gpu.memory_limit`, whose counts leave their buffers out).
+    pub affine_rounds: u32,
     /// The order of the bucket sort's scatter (`gpu.msm_scatter_order`).
     pub scatter_order: MsmScatterOrder,
     /// Where the window-order scatter takes its digits from (`gpu.msm_scatter_digits`).
@@ -238,6 +244,8 @@ impl Device {
             msm_scatter_stored: f("msm_scatter_stored")?,
             msm_nontrivial: f("msm_nontrivial")?,
             msm_seg_keys: f("msm_seg_keys")?,
+            msm_pairs_count: f("msm_pairs_count")?,
+            msm_pairs_round: f("msm_pairs_round")?,
             scan_block: f("scan_block")?,
             scan_add: f("scan_add")?,
             density_popc: f("density_popc")?,
@@ -294,6 +302,10 @@ impl Device {
             msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
             upload_trace: std::env::var_os("BATON_UPLOAD_TRACE").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,
+            affine_rounds: match opts.memory_limit {
+                Some(_) => 0,
+                None => opts.msm_affine_rounds,
+            },
             scatter_order: opts.msm_scatter_order,
             scatter_digits: opts.msm_scatter_digits,
             scatter_parts: opts.msm_scatter_parts,

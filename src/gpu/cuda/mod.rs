@@ -13,6 +13,7 @@ mod memory;
 mod msm;
 mod msm_finish;
 mod ntt;
+mod pairs;
 mod partition;
 mod pieces;
 mod pinned;

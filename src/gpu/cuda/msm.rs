@@ -10,6 +10,7 @@ use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 use super::clock::{phase, PhaseClock};
 use super::device::{drv, Device, DeviceGroup, Lane};
 use crate::gpu::error::{GpuError, GpuResult};
+use crate::gpu::host::XYZZ_LIMBS as G1_XYZZ_LIMBS;
 use crate::gpu::launch::{self, AccKeys, SCAN_SPAN};
 use crate::gpu::options::{MsmPieceBuckets, MsmScatterDigits};
 use crate::gpu::plan::{self, MsmShape, MSM_SEGMENT};
@@ -350,10 +351,27 @@ impl Device {
             }
         })?;
         phase(clock, "scatter");
+        // Batch-affine rounds (G1, `gpu.experimental.msm_affine_rounds`): the accumulation then
+        // walks the rounds' points, values, starts (and keys) under their shape.
+        let mut paired = match self.affine_rounds > 0 && sh.xyzz_limbs == G1_XYZZ_LIMBS {
+            true => self.msm_pairs(bases, &vals, &counts, sh)?,
+            false => None,
+        };
+        phase(clock, "pairs");
+        let mut pkeys = paired.as_mut().and_then(|p| p.keys.take());
+        let pview = paired.as_ref().map(|p| p.points.as_view());
+        let (n, bases, vals, counts, sh) = match (&paired, &pview) {
+            (Some(p), Some(v)) => (p.shape.entries, v, &p.vals, &p.counts, &p.shape),
+            _ => (n, bases, &vals, &counts, sh),
+        };
+        let keys = match pkeys.as_mut() {
+            Some(k) => k,
+            None => &mut keys,
+        };
         let acc_keys = if self.keyless {
             let l = launch::msm_seg_keys(sh, counts.len(), keys.len());
             self.launch(&self.k.msm_seg_keys, l, |b| {
-                b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut keys);
+                b.arg(counts).arg(&nbk).arg(&seg).arg(&mut *keys);
             })?;
             AccKeys::Segments(keys.len())
         } else {
@@ -380,9 +398,9 @@ impl Device {
         );
         self.launch(accumulate, l, |b| {
             b.arg(bases)
-                .arg(&keys)
-                .arg(&vals)
-                .arg(&counts)
+                .arg(&*keys)
+                .arg(vals)
+                .arg(counts)
                 .arg(&nbk)
                 .arg(&seg);
             b.arg(&mut *buckets).arg(&mut pfirst).arg(&mut plast);
@@ -393,14 +411,14 @@ impl Device {
         for span in launch::msm_chain_spans(sh) {
             let l = launch::msm_chains(sh, span, acc_keys, counts.len(), seg_lens[0]);
             self.launch(&gk.chains, l, |b| {
-                b.arg(&counts).arg(&nbk).arg(&seg).arg(&keys).arg(&span);
+                b.arg(counts).arg(&nbk).arg(&seg).arg(&*keys).arg(&span);
                 b.arg(&mut pfirst);
             })?;
         }
         phase(clock, "chains");
         let l = launch::msm_finalize(sh, counts.len(), buckets.len(), seg_lens);
         self.launch(finalize, l, |b| {
-            b.arg(&counts).arg(&nbk).arg(&seg).arg(&mut *buckets);
+            b.arg(counts).arg(&nbk).arg(&seg).arg(&mut *buckets);
             b.arg(&mut pfirst).arg(&mut plast);
         })?;
         phase(clock, "finalize");

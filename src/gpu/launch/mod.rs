@@ -15,7 +15,8 @@ pub use check::{
 pub use fr::{density_gather, density_popc, elementwise, ntt_pass, packed_expand, scan};
 pub use msm::{
     ec_sum, msm_accumulate, msm_chain_spans, msm_chains, msm_count_store, msm_digits, msm_finalize,
-    msm_nontrivial, msm_ones, msm_reduce_level, msm_scatter_stored, msm_seg_keys, AccKeys,
+    msm_nontrivial, msm_ones, msm_pairs_count, msm_pairs_round, msm_reduce_level,
+    msm_scatter_stored, msm_seg_keys, AccKeys, PAIRS_POINT_LIMBS,
 };
 pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 
@@ -35,6 +36,39 @@ mod tests {
             Ok(())
         });
         (r, count.get())
+    }
+
+    #[test]
+    fn a_paired_round_needs_room_for_half_the_entries_and_every_odd_bucket() {
+        let sh = MsmShape::new(1 << 16, 12);
+        let out = sh.paired();
+        // Every bucket may hold an odd count: half the entries plus half the buckets.
+        assert_eq!(out.entries, (sh.entries + sh.nbk as usize) / 2);
+        assert_eq!(
+            out.nseg as usize,
+            out.entries.div_ceil(crate::gpu::plan::MSM_SEGMENT)
+        );
+        assert_eq!((out.nbk, out.c, out.nwin), (sh.nbk, sh.c, sh.nwin));
+        let m = sh.nbk as usize + 1;
+        let limbs = out.entries * PAIRS_POINT_LIMBS;
+        let args = |dst: usize, nkeys: Option<usize>, nvals: usize| {
+            msm_pairs_round(&sh, 12, sh.entries, m, m, dst, nkeys, nvals)
+        };
+        assert!(args(limbs, Some(out.entries), out.entries).is_ok());
+        assert!(
+            args(limbs, None, out.entries).is_ok(),
+            "keys may be left out"
+        );
+        assert!(args(limbs - 1, None, out.entries).is_err());
+        assert!(args(limbs, Some(out.entries - 1), out.entries).is_err());
+        assert!(args(limbs, None, out.entries - 1).is_err());
+        let g2 = MsmShape::for_group::<crate::gpu::host::G2>(1 << 16, 12);
+        assert!(msm_pairs_round(&g2, 24, g2.entries, m, m, limbs, None, out.entries).is_err());
+        assert!(msm_pairs_count(&sh, m, m).is_ok());
+        assert!(msm_pairs_count(&sh, m, m - 1).is_err());
+        // A few entries in many buckets: never more entries after a round than before.
+        let few = MsmShape::new(3, 16).paired();
+        assert!(few.entries <= MsmShape::new(3, 16).entries);
     }
 
     #[test]

@@ -8,6 +8,13 @@ use crate::gpu::error::GpuResult;
 use crate::gpu::host::FR_LIMBS;
 use crate::gpu::plan::{scatter_parts_ok, MsmShape, MSM_CHAIN_LEVELS, MSM_CHAIN_SPAN, MSM_SEGMENT};
 
+/// u64 limbs of the G1 affine points a batch-affine round writes (`msm_pairs_round`).
+pub const PAIRS_POINT_LIMBS: usize = crate::gpu::host::AFFINE_LIMBS;
+/// Entries one thread of `msm_pairs_round` takes (`MSM_PAIRS_PER`, kernels/msm/pairs.cuh).
+const PAIRS_PER_THREAD: usize = 16;
+/// Threads of a `msm_pairs_round` block: the kernel's shared inversion needs exactly these.
+const PAIRS_BLOCK: u32 = 128;
+
 /// Blocks of `msm_nontrivial` (a grid-stride loop: enough to fill the device).
 const NONTRIVIAL_BLOCKS: usize = 4096;
 
@@ -125,6 +132,52 @@ pub fn msm_seg_keys(sh: &MsmShape, counts: usize, segkeys: usize) -> GpuResult<L
     .buf("counts", counts, sh.nbk as usize + 1)
     .buf("segkeys", segkeys, sh.nseg as usize)
     .done()
+}
+
+/// `msm_pairs_count`: every bucket's entries after a batch-affine round, from its starts.
+pub fn msm_pairs_count(sh: &MsmShape, counts: usize, ncounts: usize) -> GpuResult<Launch> {
+    let m = sh.nbk as usize + 1;
+    Check::new(
+        "msm_pairs_count",
+        blocks(sh.nbk as usize, ELEMENTWISE_BLOCK),
+        ELEMENTWISE_BLOCK,
+    )
+    .buf("starts", counts, m)
+    .buf("ncounts", ncounts, m)
+    .done()
+}
+
+/// `msm_pairs_round`: one batch-affine round over the entries of `sh` (their values index the
+/// `src` points, u64 limbs) into the entries of `sh.paired()`: points, keys (`None`: not
+/// written, the keyless accumulation) and values. One thread per [`PAIRS_PER_THREAD`] entries.
+#[allow(clippy::too_many_arguments)]
+pub fn msm_pairs_round(
+    sh: &MsmShape,
+    src: usize,
+    vals: usize,
+    counts: usize,
+    ncounts: usize,
+    points: usize,
+    nkeys: Option<usize>,
+    nvals: usize,
+) -> GpuResult<Launch> {
+    let m = sh.nbk as usize + 1;
+    let out = sh.paired().entries;
+    let threads = sh.entries.div_ceil(PAIRS_PER_THREAD);
+    Check::new("msm_pairs_round", blocks(threads, PAIRS_BLOCK), PAIRS_BLOCK)
+        .rule(sh.xyzz_limbs == crate::gpu::host::XYZZ_LIMBS, || {
+            "G1 only".into()
+        })
+        .rule(src >= PAIRS_POINT_LIMBS, || {
+            format!("{src} limbs of points")
+        })
+        .buf("vals", vals, sh.entries)
+        .buf("starts", counts, m)
+        .buf("nstarts", ncounts, m)
+        .buf("dst", points, out * PAIRS_POINT_LIMBS)
+        .opt("nkeys", nkeys, out)
+        .buf("nvals", nvals, out)
+        .done()
 }
 
 /// The accumulation's bucket keys: one per entry, or (keyless scatter) one per segment.

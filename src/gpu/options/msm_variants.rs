@@ -78,6 +78,9 @@ impl GpuOptions {
         if self.h_stream != d.h_stream {
             parts.push(format!("h_stream={}", choice_name(self.h_stream)));
         }
+        if self.msm_affine_rounds != d.msm_affine_rounds {
+            parts.push(format!("msm_affine_rounds={}", self.msm_affine_rounds));
+        }
         if self.capped_cut != d.capped_cut {
             parts.push(format!("capped_cut={}", choice_name(self.capped_cut)));
         }
