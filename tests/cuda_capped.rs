@@ -297,9 +297,10 @@ fn a_partition_whose_key_does_not_fit_streams_its_bases_in_one_device_call() {
 /// equals the CPU. Asking room for a, b, c again (the call's whole peak beside those already
 /// allocated) streamed a set that fits (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2
 /// through the engine": L on 80 GB).
-/// A limit with room for the call (lean pieces) and a streaming room three times the
-/// largest of the smallest streamed pieces of H and of the witness's MSMs, far below the
-/// room a set needs beside the call to stay resident: every set streams in the one device
+/// A limit with room for the call (lean pieces) and a streaming room of the largest of the
+/// smallest streamed pieces of H and of the witness's MSMs (24 MiB over), below the sets'
+/// bytes together and far below the room a set needs beside the call to stay resident
+/// (the call and [`plan::STREAM_ROOM`]): every set streams in the one device
 /// call, B_G2's G2 pieces among them, with H computed first (the lean cut) and a, b, c sent
 /// to the coset as each arrives. Random and PoRep-like witnesses equal the CPU, and the peak
 /// stays under the limit.
@@ -328,10 +329,14 @@ fn every_set_streamed_in_one_call_matches_the_cpu() {
     .into_iter()
     .max()
     .unwrap_or(0);
-    let room = 3 * least + (24 << 20);
+    // Room for the least streamed pieces and no more: every set together must not fit in it
+    // (else the lean call keeps them all resident, as three times the least did on an H100).
+    let room = least + (24 << 20);
     assert!(
-        room < plan::STREAM_ROOM,
-        "no set may stay resident beside the call's room"
+        room < plan::STREAM_ROOM && room < set_bytes(&pk, true),
+        "no set may stay resident beside the call's room ({} MiB, sets {} MiB)",
+        room >> 20,
+        set_bytes(&pk, true) >> 20
     );
     let limit = twiddle_bytes(21) + (4 << 20) + call + room;
     let gpu = backend(Some(limit));
