@@ -18,9 +18,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ${CXX:-g++} -O3 -std=c++20 -pthread -DFIELD_SQR=1 -DFIELD_LAZY=1 -o "$tmp/affine_check_11" scripts/host/affine_check.cpp
 ${CXX:-g++} -O3 -std=c++20 -pthread -o "$tmp/affine_check_00" scripts/host/affine_check.cpp
+# The round kernel at 32 entries a thread (gpu.experimental.msm_affine_per): its lines only.
+${CXX:-g++} -O3 -std=c++20 -pthread -DFIELD_SQR=1 -DFIELD_LAZY=1 -DMSM_PAIRS_PER=32u -o "$tmp/affine_check_32" scripts/host/affine_check.cpp
 #           Fp inversions, Fr inversions, G1 pairs per batch size
 "$tmp/affine_check_11" 200000 100000 4096 >"$tmp/out_11.txt"
 "$tmp/affine_check_00" 100000 100000 4096 >"$tmp/out_00.txt"
+"$tmp/affine_check_32" 1000 1000 16 2>&1 >/dev/null | grep ' pairs ' >&2
 python3 - "$tmp/out_11.txt" "$tmp/out_00.txt" <<'PY'
 import sys
 P = 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab

@@ -80,13 +80,15 @@ fn kernel_batch_affine_additions_match_xyzz_and_python() {
         let want = [
             format!("{build} g1: 20480 pair additions in 7936 batches"),
             format!("{build} g1: 0 differ from the XYZZ sums, 0 points off the curve"),
-            format!("{build} pairs: round 3, 1756 entries to 959 in 308 buckets"),
-            format!("{build} pairs: 924 bucket checks after 3 rounds, 0 wrong"),
+            format!("{build} pairs (16 a thread): round 3, 1756 entries to 959 in 308 buckets"),
+            format!("{build} pairs (16 a thread): 924 bucket checks after 3 rounds, 0 wrong"),
         ];
         for line in want {
             assert!(text.contains(&line), "missing \"{line}\":\n{text}");
         }
     }
+    let per32 = "sqr=1 lazy=1 pairs (32 a thread): 924 bucket checks after 3 rounds, 0 wrong";
+    assert!(text.contains(per32), "missing \"{per32}\":\n{text}");
     assert_eq!(
         text.matches("Python agrees: 26 inversions, 20 pair additions")
             .count(),

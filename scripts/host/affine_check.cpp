@@ -447,9 +447,11 @@ static int check_pairs_round(const std::vector<g1_affine>& pts) {
         src = dst;
         starts = ncounts;
         vals = nvals;
-        fprintf(stderr, "%s pairs: round %d, %u entries to %u in %u buckets\n", TAG, round + 1, total, out, nbk);
+        fprintf(stderr, "%s pairs (%u a thread): round %d, %u entries to %u in %u buckets\n", TAG, MSM_PAIRS_PER,
+                round + 1, total, out, nbk);
     }
-    fprintf(stderr, "%s pairs: %d bucket checks after 3 rounds, %d wrong\n", TAG, checked, bad);
+    fprintf(stderr, "%s pairs (%u a thread): %d bucket checks after 3 rounds, %d wrong\n", TAG, MSM_PAIRS_PER,
+            checked, bad);
     return bad;
 }
 

@@ -96,6 +96,7 @@ pub(super) struct RawGpu {
     pub(super) ntt_twiddles: Option<String>,
     pub(super) capped_cut: Option<String>,
     pub(super) msm_affine_rounds: Option<String>,
+    pub(super) msm_affine_per: Option<String>,
     pub(super) memory_limit: Option<String>,
     /// `[gpu.experimental]`: the settled experiments' knobs ([`EXPERIMENTAL`]).
     pub(super) experimental: Option<Box<RawGpu>>,
@@ -187,7 +188,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// default is the measured best (BENCHMARKS.md, "H200 — GPU knob defaults"; one line each in
 /// `baton.example.toml`). They are still read under `[gpu]` (and from `BATON_GPU_<KEY>`, which
 /// the device runner sets).
-pub const EXPERIMENTAL: [&str; 24] = [
+pub const EXPERIMENTAL: [&str; 25] = [
     "msm_acc_minb",
     "msm_prefetch",
     "msm_mul",
@@ -212,13 +213,14 @@ pub const EXPERIMENTAL: [&str; 24] = [
     "ntt_regs",
     "capped_cut",
     "msm_affine_rounds",
+    "msm_affine_per",
 ];
 
 /// Every knob of a `[gpu]` table: its key, its names under `[gpu]` and `[gpu.experimental]`,
 /// and its value.
 type Knob<'a> = (&'static str, &'static str, &'static str, &'a Option<String>);
 
-fn knobs(raw: &RawGpu) -> [Knob<'_>; 29] {
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 30] {
     [
         (
             "host_threads",
@@ -387,6 +389,12 @@ fn knobs(raw: &RawGpu) -> [Knob<'_>; 29] {
             "gpu.msm_affine_rounds",
             "gpu.experimental.msm_affine_rounds",
             &raw.msm_affine_rounds,
+        ),
+        (
+            "msm_affine_per",
+            "gpu.msm_affine_per",
+            "gpu.experimental.msm_affine_per",
+            &raw.msm_affine_per,
         ),
         (
             "memory_limit",

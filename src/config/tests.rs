@@ -286,6 +286,11 @@ fn msm_affine_rounds_is_an_experiment_off_by_default_and_bounded() {
     assert!(e.is_err_and(|e| e.to_string().contains("gpu.msm_affine_rounds")));
     let e = Config::from_toml("[gpu.experimental]\nmsm_affine_rounds = \"two\"\n");
     assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.msm_affine_rounds")));
+    assert_eq!(GpuOptions::default().msm_affine_per, 16);
+    let c = Config::from_toml("[gpu.experimental]\nmsm_affine_per = \"32\"\n").expect("valid");
+    assert_eq!(c.gpu.msm_affine_per, 32);
+    let e = Config::from_toml("[gpu.experimental]\nmsm_affine_per = \"24\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.msm_affine_per")));
 }
 
 #[test]

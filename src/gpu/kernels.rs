@@ -117,6 +117,7 @@ pub fn nvrtc_options(arch: &str, opts: &GpuOptions) -> Vec<String> {
             }
         ),
         format!("-DNTT_R4_MAXREG={}", opts.ntt_regs),
+        format!("-DMSM_PAIRS_PER={}u", opts.msm_affine_per),
         format!("-DMSM_CHAIN_SPAN={}u", MSM_CHAIN_SPAN),
         format!("-DMSM_CHAIN_LEVELS={}", MSM_CHAIN_LEVELS),
     ]

@@ -48,6 +48,8 @@ pub const MSM_WINDOWS_LARGE: std::ops::RangeInclusive<u32> = 16..=23;
 /// The most batch-affine rounds `gpu.experimental.msm_affine_rounds` runs before a G1
 /// accumulation (each halves the entries).
 pub const MAX_AFFINE_ROUNDS: u32 = 4;
+/// The entries one thread of a batch-affine round may take (`gpu.experimental.msm_affine_per`).
+pub const AFFINE_PER: [u32; 4] = [8, 16, 32, 64];
 /// The most pieces `gpu.msm_pieces` cuts an MSM into.
 pub const MAX_MSM_PIECES: u32 = 8;
 /// Scalars below which an MSM stays whole whatever `gpu.msm_pieces` says (2^20 each piece).
@@ -147,6 +149,9 @@ pub struct GpuOptions {
     /// Batch-affine rounds before each G1 accumulation (0 to [`MAX_AFFINE_ROUNDS`]; 0: none,
     /// the default): an experiment, kernels/msm/pairs.cuh.
     pub msm_affine_rounds: u32,
+    /// Entries one thread of a batch-affine round takes (one of [`AFFINE_PER`]; 16): a block
+    /// shares one inversion over up to 64 times this many pairs (compiled in).
+    pub msm_affine_per: u32,
     /// The most device memory the backend takes on each device (`gpu.memory_limit`, bytes or
     /// "24GiB"): resident bases, twiddles and tables plus a call's buffers; `None`: the
     /// device's memory (less a margin).
@@ -184,13 +189,14 @@ impl Default for GpuOptions {
             ntt_twiddles: NttTwiddles::Auto,
             capped_cut: CappedCut::Lean,
             msm_affine_rounds: 0,
+            msm_affine_per: 16,
             memory_limit: None,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 29] = [
+pub const KNOBS: [&str; 30] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -219,6 +225,7 @@ pub const KNOBS: [&str; 29] = [
     "ntt_twiddles",
     "capped_cut",
     "msm_affine_rounds",
+    "msm_affine_per",
     "memory_limit",
 ];
 
@@ -289,6 +296,7 @@ impl GpuOptions {
             "msm_affine_rounds" => {
                 self.msm_affine_rounds = whole(v, 0)?.min(u32::MAX as usize) as u32
             }
+            "msm_affine_per" => self.msm_affine_per = whole(v, 1)?.min(u32::MAX as usize) as u32,
             "memory_limit" if v.trim().eq_ignore_ascii_case("device") => self.memory_limit = None,
             "memory_limit" => {
                 self.memory_limit = match crate::units::parse_bytes(v) {
@@ -363,6 +371,16 @@ impl GpuOptions {
                 format!(
                     "expected 1, 2, 4 or {MAX_SCATTER_PARTS} (slices each window of the bucket \
                      sort's scatter is written in), got {parts}"
+                ),
+            ));
+        }
+        if !AFFINE_PER.contains(&self.msm_affine_per) {
+            return Some((
+                "gpu.msm_affine_per",
+                format!(
+                    "expected one of {AFFINE_PER:?} (entries a thread of a batch-affine round), \
+                     got {}",
+                    self.msm_affine_per
                 ),
             ));
         }

@@ -145,6 +145,8 @@ pub(crate) struct Device {
     /// Batch-affine rounds before a G1 accumulation (`gpu.experimental.msm_affine_rounds`;
     /// none under `gpu.memory_limit`, whose counts leave their buffers out).
     pub affine_rounds: u32,
+    /// Entries a thread of those rounds takes (`gpu.experimental.msm_affine_per`, compiled in).
+    pub affine_per: u32,
     /// The order of the bucket sort's scatter (`gpu.msm_scatter_order`).
     pub scatter_order: MsmScatterOrder,
     /// Where the window-order scatter takes its digits from (`gpu.msm_scatter_digits`).
@@ -306,6 +308,7 @@ impl Device {
                 Some(_) => 0,
                 None => opts.msm_affine_rounds,
             },
+            affine_per: opts.msm_affine_per,
             scatter_order: opts.msm_scatter_order,
             scatter_digits: opts.msm_scatter_digits,
             scatter_parts: opts.msm_scatter_parts,

@@ -87,6 +87,7 @@ impl Device {
         self.scan(&mut ncounts, m)?;
         let l = launch::msm_pairs_round(
             sh,
+            self.affine_per as usize,
             src.len(),
             vals.len(),
             counts.len(),

@@ -52,7 +52,7 @@ mod tests {
         let m = sh.nbk as usize + 1;
         let limbs = out.entries * PAIRS_POINT_LIMBS;
         let args = |dst: usize, nkeys: Option<usize>, nvals: usize| {
-            msm_pairs_round(&sh, 12, sh.entries, m, m, dst, nkeys, nvals)
+            msm_pairs_round(&sh, 16, 12, sh.entries, m, m, dst, nkeys, nvals)
         };
         assert!(args(limbs, Some(out.entries), out.entries).is_ok());
         assert!(
@@ -63,7 +63,12 @@ mod tests {
         assert!(args(limbs, Some(out.entries - 1), out.entries).is_err());
         assert!(args(limbs, None, out.entries - 1).is_err());
         let g2 = MsmShape::for_group::<crate::gpu::host::G2>(1 << 16, 12);
-        assert!(msm_pairs_round(&g2, 24, g2.entries, m, m, limbs, None, out.entries).is_err());
+        assert!(msm_pairs_round(&g2, 16, 24, g2.entries, m, m, limbs, None, out.entries).is_err());
+        // Fewer entries a thread, more blocks: 2^16 · 22 entries, 16 a thread, 128 a block.
+        let grid = |per| msm_pairs_round(&sh, per, 12, sh.entries, m, m, limbs, None, out.entries);
+        let blocks = |per| grid(per).map(|l| l.dims().0).unwrap_or(0) as usize;
+        assert_eq!(blocks(16), sh.entries.div_ceil(16).div_ceil(128));
+        assert_eq!(blocks(32), sh.entries.div_ceil(32).div_ceil(128));
         assert!(msm_pairs_count(&sh, m, m).is_ok());
         assert!(msm_pairs_count(&sh, m, m - 1).is_err());
         // A few entries in many buckets: never more entries after a round than before.

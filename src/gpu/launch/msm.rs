@@ -10,8 +10,6 @@ use crate::gpu::plan::{scatter_parts_ok, MsmShape, MSM_CHAIN_LEVELS, MSM_CHAIN_S
 
 /// u64 limbs of the G1 affine points a batch-affine round writes (`msm_pairs_round`).
 pub const PAIRS_POINT_LIMBS: usize = crate::gpu::host::AFFINE_LIMBS;
-/// Entries one thread of `msm_pairs_round` takes (`MSM_PAIRS_PER`, kernels/msm/pairs.cuh).
-const PAIRS_PER_THREAD: usize = 16;
 /// Threads of a `msm_pairs_round` block: the kernel's shared inversion needs exactly these.
 const PAIRS_BLOCK: u32 = 128;
 
@@ -149,10 +147,12 @@ pub fn msm_pairs_count(sh: &MsmShape, counts: usize, ncounts: usize) -> GpuResul
 
 /// `msm_pairs_round`: one batch-affine round over the entries of `sh` (their values index the
 /// `src` points, u64 limbs) into the entries of `sh.paired()`: points, keys (`None`: not
-/// written, the keyless accumulation) and values. One thread per [`PAIRS_PER_THREAD`] entries.
+/// written, the keyless accumulation) and values. One thread per `per` entries (the kernels'
+/// `MSM_PAIRS_PER`, `gpu.experimental.msm_affine_per`).
 #[allow(clippy::too_many_arguments)]
 pub fn msm_pairs_round(
     sh: &MsmShape,
+    per: usize,
     src: usize,
     vals: usize,
     counts: usize,
@@ -163,7 +163,7 @@ pub fn msm_pairs_round(
 ) -> GpuResult<Launch> {
     let m = sh.nbk as usize + 1;
     let out = sh.paired().entries;
-    let threads = sh.entries.div_ceil(PAIRS_PER_THREAD);
+    let threads = sh.entries.div_ceil(per.max(1));
     Check::new("msm_pairs_round", blocks(threads, PAIRS_BLOCK), PAIRS_BLOCK)
         .rule(sh.xyzz_limbs == crate::gpu::host::XYZZ_LIMBS, || {
             "G1 only".into()

@@ -81,6 +81,9 @@ impl GpuOptions {
         if self.msm_affine_rounds != d.msm_affine_rounds {
             parts.push(format!("msm_affine_rounds={}", self.msm_affine_rounds));
         }
+        if self.msm_affine_per != d.msm_affine_per {
+            parts.push(format!("msm_affine_per={}", self.msm_affine_per));
+        }
         if self.capped_cut != d.capped_cut {
             parts.push(format!("capped_cut={}", choice_name(self.capped_cut)));
         }
@@ -98,7 +101,7 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 22] = [
+pub const MSM_VARIANTS: [&str; 23] = [
     "default",
     "memory_pool=release",
     "msm_scatter_digits=recompute",
@@ -121,6 +124,7 @@ pub const MSM_VARIANTS: [&str; 22] = [
     "msm_window=nontrivial",
     "msm_mul=rolled,msm_acc_minb=4",
     "msm_scatter=keys",
+    "msm_affine_rounds=1,msm_affine_per=32",
 ];
 
 /// `base` with the knobs of `spec` (`"default"`, or `key=value` pairs separated by commas,
