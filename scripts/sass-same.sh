@@ -21,7 +21,7 @@ for tool in ptxas cuobjdump nvdisasm; do
     command -v "$tool" >/dev/null || { echo "$tool not found (see the header of $0)" >&2; exit 2; }
 done
 DEFINES=${DEFINES:-"MSM_ACC_MINB=3 MSM_PREFETCH=0 MSM_ACC_MUL=1 MSM_KEYLESS=1 MSM_ONES_COMPACT=1
-FIELD_SQR=1 FIELD_LAZY=1 FIELD_KARA=0 NTT_R4_MAXREG=96 MSM_CHAIN_SPAN=32u MSM_CHAIN_LEVELS=3"}
+FIELD_SQR=1 FIELD_LAZY=1 FIELD_KARA=0 NTT_R4_MAXREG=96 MSM_PAIRS_PER=16u MSM_CHAIN_SPAN=32u MSM_CHAIN_LEVELS=3"}
 args=()
 for d in $DEFINES; do args+=(-D "$d"); done
 
