@@ -72,7 +72,8 @@ impl Device {
         let out = sh.paired();
         let nbk = sh.nbk;
         let m = nbk as usize + 1;
-        let mut ncounts = self.alloc_zeros::<u32>(m, "MSM paired counts")?;
+        // Not zeroed: msm_pairs_count writes every one of the nbk + 1 counts.
+        let mut ncounts = self.alloc_scratch::<u32>(m, "MSM paired counts")?;
         let mut points = self
             .alloc_scratch::<u64>(out.entries * launch::PAIRS_POINT_LIMBS, "MSM paired points")?;
         let mut nvals = self.alloc_scratch::<u32>(out.entries, "MSM paired values")?;
