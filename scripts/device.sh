@@ -27,7 +27,9 @@
 #   bench        the whole GPU bench once: BENCH_MSM, BENCH_NTT, BENCH_G2, BENCH_PART,
 #                BENCH_SPARSE (sizes; "none" for none), BENCH_CPU_MAX_LOG (CPU reference rows)
 #   ncu          counters of the first dense 2^24 MSM's scatter and accumulation, or with
-#                NCU_WHAT=ntt of the first 2^27 NTT's passes; NCU_KNOBS profiles other [gpu]
+#                NCU_WHAT=ntt of the first 2^27 NTT's passes, NCU_WHAT=pairs of the first
+#                batch-affine round and accumulation (with NCU_KNOBS=msm_affine_rounds=1);
+#                NCU_KNOBS profiles other [gpu]
 #                knobs, NCU_TAG names the log (ncu$NCU_TAG.log)
 #   part         (aliases partition, bench-partition) the device partition, H + 4 G1 MSMs +
 #                B_G2, at PART_LOGS: staged, from device a/b/c, from registered host memory
@@ -271,6 +273,9 @@ ncu_step() {
     if [ "${NCU_WHAT:-msm}" = ntt ]; then
         sel=(BATON_BENCH_MSM=none BATON_BENCH_NTT=27 BATON_BENCH_NTT_BLOCKS=9 BATON_BENCH_NTT_RADIX=4)
         k=(-k regex:'^ntt_pass_r4$' -c 4)
+    elif [ "${NCU_WHAT:-msm}" = pairs ]; then # give NCU_KNOBS=msm_affine_rounds=1 with it
+        sel=(BATON_BENCH_MSM=24 BATON_BENCH_NTT=none)
+        k=(-k regex:'^msm_(pairs_round|accumulate)$' -c 2)
     else
         sel=(BATON_BENCH_MSM=24 BATON_BENCH_NTT=none)
         k=(-k regex:'^msm_(scatter|accumulate)$' -c 2)
