@@ -57,6 +57,23 @@ extern "C" __global__ void __launch_bounds__(MSM_PAIRS_THREADS)
     msm_pairs_round_dev(src, vals, starts, nstarts, nbk, dst, nkeys, nvals);
 }
 
+// The same round in three kernels (`gpu.experimental.msm_affine_split`): a thread an output for
+// the denominators and the sums, blocks of MSM_PAIRS_THREADS for the inversion between them.
+extern "C" __global__ void msm_pairs_den(const g1_affine* src, const u32* vals, const u32* starts,
+                                         const u32* nstarts, u32 nbk, fp_t* den, u32* nkeys, u32* nvals) {
+    msm_pairs_den_dev(src, vals, starts, nstarts, nbk, den, nkeys, nvals);
+}
+
+extern "C" __global__ void __launch_bounds__(MSM_PAIRS_THREADS)
+    msm_batch_inverse(fp_t* den, const u32* nstarts, u32 nbk) {
+    msm_batch_inverse_dev(den, nstarts, nbk);
+}
+
+extern "C" __global__ void msm_pairs_finish(const g1_affine* src, const u32* vals, const u32* nstarts, u32 nbk,
+                                            const fp_t* inv, g1_affine* dst, u32* nvals) {
+    msm_pairs_finish_dev(src, vals, nstarts, nbk, inv, dst, nvals);
+}
+
 // The curve-specific kernels, once per group: G1 (suffix-less names, the
 // hot path) and G2 (`_g2`, the optional B query in G2).
 // COMPACT: msm_ones compacts the ones per warp first (MSM_ONES_COMPACT, both groups).

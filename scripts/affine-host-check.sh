@@ -9,7 +9,8 @@
 # printed inversions and pair additions must then agree with Python's integers: the inverse, the
 # curve equation, and the chord and tangent formulas computed here from scratch. Last, the round
 # kernel of kernels/msm/pairs.cuh runs three rounds as the GPU would (each block's threads as CPU
-# threads at a barrier): every bucket keeps its sum (C++20 for std::barrier).
+# threads at a barrier): every bucket keeps its sum (C++20 for std::barrier); then the same
+# round as its three split kernels (msm_pairs_den, msm_batch_inverse, msm_pairs_finish).
 # -O3: the emulated products are the run time (485 products an Fp inversion), and -O3 takes a
 # quarter off -O2's; the code checked is the same.
 set -euo pipefail

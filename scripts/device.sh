@@ -28,7 +28,8 @@
 #                BENCH_SPARSE (sizes; "none" for none), BENCH_CPU_MAX_LOG (CPU reference rows)
 #   ncu          counters of the first dense 2^24 MSM's scatter and accumulation, or with
 #                NCU_WHAT=ntt of the first 2^27 NTT's passes, NCU_WHAT=pairs of the first
-#                batch-affine round and accumulation (with NCU_KNOBS=msm_affine_rounds=1);
+#                batch-affine round's kernels (1 or 3) and then the accumulation (with
+#                NCU_KNOBS=msm_affine_rounds=1, and msm_affine_split=true for the 3);
 #                NCU_KNOBS profiles other [gpu]
 #                knobs, NCU_TAG names the log (ncu$NCU_TAG.log)
 #   part         (aliases partition, bench-partition) the device partition, H + 4 G1 MSMs +
@@ -275,7 +276,7 @@ ncu_step() {
         k=(-k regex:'^ntt_pass_r4$' -c 4)
     elif [ "${NCU_WHAT:-msm}" = pairs ]; then # give NCU_KNOBS=msm_affine_rounds=1 with it
         sel=(BATON_BENCH_MSM=24 BATON_BENCH_NTT=none)
-        k=(-k regex:'^msm_(pairs_round|accumulate)$' -c 2)
+        k=(-k regex:'^msm_(pairs_round|pairs_den|batch_inverse|pairs_finish|accumulate)$' -c 4)
     else
         sel=(BATON_BENCH_MSM=24 BATON_BENCH_NTT=none)
         k=(-k regex:'^msm_(scatter|accumulate)$' -c 2)

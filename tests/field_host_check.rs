@@ -60,7 +60,9 @@ fn kernel_field_products_match_python_and_the_plain_rows() {
 /// affine and lie on y² = x³ + 4; printed inversions and additions are checked against Python
 /// integers. Then kernels/msm/pairs.cuh's round kernel, each block's threads run as CPU threads
 /// meeting at a barrier: three rounds over buckets of every length and case, each bucket's
-/// count halved (rounded up), its keys and values right and its sum kept.
+/// count halved (rounded up), its keys and values right and its sum kept; the same for the
+/// round split in three kernels (`gpu.experimental.msm_affine_split`), its denominators
+/// buffer filled with garbage first and past the outputs.
 #[test]
 fn kernel_batch_affine_additions_match_xyzz_and_python() {
     let Some(text) = run_host_check("scripts/affine-host-check.sh") else {
@@ -82,13 +84,20 @@ fn kernel_batch_affine_additions_match_xyzz_and_python() {
             format!("{build} g1: 0 differ from the XYZZ sums, 0 points off the curve"),
             format!("{build} pairs (16 a thread): round 3, 1756 entries to 959 in 308 buckets"),
             format!("{build} pairs (16 a thread): 924 bucket checks after 3 rounds, 0 wrong"),
+            format!(
+                "{build} pairs split (16 a thread): round 3, 1756 entries to 959 in 308 buckets"
+            ),
+            format!("{build} pairs split (16 a thread): 924 bucket checks after 3 rounds, 0 wrong"),
         ];
         for line in want {
             assert!(text.contains(&line), "missing \"{line}\":\n{text}");
         }
     }
-    let per32 = "sqr=1 lazy=1 pairs (32 a thread): 924 bucket checks after 3 rounds, 0 wrong";
-    assert!(text.contains(per32), "missing \"{per32}\":\n{text}");
+    for mode in ["pairs", "pairs split"] {
+        let per32 =
+            format!("sqr=1 lazy=1 {mode} (32 a thread): 924 bucket checks after 3 rounds, 0 wrong");
+        assert!(text.contains(&per32), "missing \"{per32}\":\n{text}");
+    }
     assert_eq!(
         text.matches("Python agrees: 26 inversions, 20 pair additions")
             .count(),

@@ -157,4 +157,81 @@ DEVI void msm_pairs_round_dev(const g1_affine* src, const u32* vals, const u32* 
     }
 }
 
+// ---- The same round in three kernels (`gpu.experimental.msm_affine_split`) -------------------
+// The fused round above waits on each thread's chain of dependent gathers twice (forward and
+// back) at three blocks a multiprocessor, and stalls its block for thread 0's inversion. Split,
+// each step runs at its own occupancy: msm_pairs_den (a thread an output: the pair's gathers and
+// its denominator), msm_batch_inverse (every denominator inverted in place, one inversion a
+// block over coalesced loads and stores) and msm_pairs_finish (a thread an output: the gathers
+// again and the sum). Between them, nvals[o] holds the pair's first entry j with bit 31 set when
+// j + 1 is in the same bucket; msm_pairs_finish writes o there.
+
+// Output o < nstarts[nbk]: its bucket b (a binary search over nstarts), its pair's first entry j,
+// the pair's denominator into den[o] (1 for an odd last entry or a pair without a division),
+// nkeys[o] = b where keys are kept, and j with bit 31 for a pair into nvals[o].
+DEVI void msm_pairs_den_dev(const g1_affine* src, const u32* vals, const u32* starts, const u32* nstarts, u32 nbk,
+                            fp_t* den, u32* nkeys, u32* nvals) {
+    const u32 o = blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= nstarts[nbk]) return;
+    const u32 b = msm_pairs_bucket(nstarts, nbk, o);
+    const u32 j = starts[b] + 2 * (o - nstarts[b]);
+    const bool two = j + 1 < starts[b + 1];
+    fp_t d = FpOps::one();
+    if (two) {
+        const g1_affine pa = msm_pairs_load(src, vals[j]), pb = msm_pairs_load(src, vals[j + 1]);
+        ec_pair_den<FpOps>(pa, pb, d);  // 1 for the cases without a division
+    }
+    FpOps::store(&den[o], d);
+    if (nkeys) nkeys[o] = b;
+    nvals[o] = j | (two ? 0x80000000u : 0u);
+}
+
+// den[e] = 1 / den[e] for the outputs e < nstarts[nbk] (no zeros: msm_pairs_den puts 1 where a
+// pair has no division; past the outputs den is not read). A block takes MSM_PAIRS_THREADS *
+// MSM_PAIRS_PER consecutive residues, thread t those at t + i * MSM_PAIRS_THREADS (coalesced),
+// and shares one inversion (msm_pairs_block_inverse).
+DEVI void msm_batch_inverse_dev(fp_t* den, const u32* nstarts, u32 nbk) {
+    __shared__ fp_t tree[2 * MSM_PAIRS_THREADS];
+    const u32 n = nstarts[nbk];
+    const u64 base = (u64)blockIdx.x * MSM_PAIRS_THREADS * MSM_PAIRS_PER + threadIdx.x;
+    fp_t pre[MSM_PAIRS_PER];
+    fp_t prod = FpOps::one();
+    u32 k = 0;
+    for (u32 i = 0; i < MSM_PAIRS_PER; i++) {
+        const u64 e = base + (u64)i * MSM_PAIRS_THREADS;
+        if (e >= n) break;
+        const fp_t d = FpOps::ldg(&den[e]);
+        prod = k == 0 ? d : fpm<false>(prod, d);
+        pre[k++] = prod;
+    }
+    fp_t inv = msm_pairs_block_inverse(prod, tree);
+    while (k > 0) {
+        k--;
+        const u64 e = base + (u64)k * MSM_PAIRS_THREADS;
+        const fp_t d = FpOps::ldg(&den[e]);
+        const fp_t mine = k == 0 ? inv : fpm<false>(inv, pre[k - 1]);
+        if (k != 0) inv = fpm<false>(inv, d);
+        FpOps::store(&den[e], mine);
+    }
+}
+
+// dst[o] = the pair's sum (or the odd entry) from msm_pairs_den's nvals and the inverted den;
+// nvals[o] = o. n: the outputs (nstarts[nbk]).
+DEVI void msm_pairs_finish_dev(const g1_affine* src, const u32* vals, const u32* nstarts, u32 nbk, const fp_t* inv,
+                               g1_affine* dst, u32* nvals) {
+    const u32 o = blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= nstarts[nbk]) return;
+    const u32 w = nvals[o], j = w & 0x7fffffffu;
+    g1_affine r = msm_pairs_load(src, vals[j]);
+    if (w >> 31) {
+        const g1_affine pb = msm_pairs_load(src, vals[j + 1]);
+        fp_t d;
+        const u32 k = ec_pair_den<FpOps>(r, pb, d);
+        r = ec_pair_finish<FpOps, false>(r, pb, k, FpOps::ldg(&inv[o]));
+    }
+    FpOps::store(&dst[o].x, r.x);
+    FpOps::store(&dst[o].y, r.y);
+    nvals[o] = o;
+}
+
 #endif // BATON_MSM_PAIRS_CUH

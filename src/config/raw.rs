@@ -97,6 +97,7 @@ pub(super) struct RawGpu {
     pub(super) capped_cut: Option<String>,
     pub(super) msm_affine_rounds: Option<String>,
     pub(super) msm_affine_per: Option<String>,
+    pub(super) msm_affine_split: Option<String>,
     pub(super) memory_limit: Option<String>,
     /// `[gpu.experimental]`: the settled experiments' knobs ([`EXPERIMENTAL`]).
     pub(super) experimental: Option<Box<RawGpu>>,
@@ -188,7 +189,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// default is the measured best (BENCHMARKS.md, "H200 — GPU knob defaults"; one line each in
 /// `baton.example.toml`). They are still read under `[gpu]` (and from `BATON_GPU_<KEY>`, which
 /// the device runner sets).
-pub const EXPERIMENTAL: [&str; 25] = [
+pub const EXPERIMENTAL: [&str; 26] = [
     "msm_acc_minb",
     "msm_prefetch",
     "msm_mul",
@@ -214,194 +215,58 @@ pub const EXPERIMENTAL: [&str; 25] = [
     "capped_cut",
     "msm_affine_rounds",
     "msm_affine_per",
+    "msm_affine_split",
 ];
 
 /// Every knob of a `[gpu]` table: its key, its names under `[gpu]` and `[gpu.experimental]`,
 /// and its value.
 type Knob<'a> = (&'static str, &'static str, &'static str, &'a Option<String>);
 
-fn knobs(raw: &RawGpu) -> [Knob<'_>; 30] {
+/// A knob's entry: its key, `gpu.` and `gpu.experimental.` before it, and its raw value.
+macro_rules! knob {
+    ($raw:ident, $k:ident) => {
+        (
+            stringify!($k),
+            concat!("gpu.", stringify!($k)),
+            concat!("gpu.experimental.", stringify!($k)),
+            &$raw.$k,
+        )
+    };
+}
+
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 31] {
     [
-        (
-            "host_threads",
-            "gpu.host_threads",
-            "gpu.experimental.host_threads",
-            &raw.host_threads,
-        ),
-        (
-            "msm_acc_minb",
-            "gpu.msm_acc_minb",
-            "gpu.experimental.msm_acc_minb",
-            &raw.msm_acc_minb,
-        ),
-        (
-            "msm_prefetch",
-            "gpu.msm_prefetch",
-            "gpu.experimental.msm_prefetch",
-            &raw.msm_prefetch,
-        ),
-        (
-            "msm_mul",
-            "gpu.msm_mul",
-            "gpu.experimental.msm_mul",
-            &raw.msm_mul,
-        ),
-        (
-            "msm_window",
-            "gpu.msm_window",
-            "gpu.experimental.msm_window",
-            &raw.msm_window,
-        ),
-        (
-            "msm_window_large",
-            "gpu.msm_window_large",
-            "gpu.experimental.msm_window_large",
-            &raw.msm_window_large,
-        ),
-        (
-            "msm_scatter",
-            "gpu.msm_scatter",
-            "gpu.experimental.msm_scatter",
-            &raw.msm_scatter,
-        ),
-        (
-            "msm_scatter_order",
-            "gpu.msm_scatter_order",
-            "gpu.experimental.msm_scatter_order",
-            &raw.msm_scatter_order,
-        ),
-        (
-            "msm_scatter_digits",
-            "gpu.msm_scatter_digits",
-            "gpu.experimental.msm_scatter_digits",
-            &raw.msm_scatter_digits,
-        ),
-        (
-            "msm_scatter_parts",
-            "gpu.msm_scatter_parts",
-            "gpu.experimental.msm_scatter_parts",
-            &raw.msm_scatter_parts,
-        ),
-        (
-            "msm_pieces",
-            "gpu.msm_pieces",
-            "gpu.experimental.msm_pieces",
-            &raw.msm_pieces,
-        ),
-        (
-            "msm_piece_buckets",
-            "gpu.msm_piece_buckets",
-            "gpu.experimental.msm_piece_buckets",
-            &raw.msm_piece_buckets,
-        ),
-        (
-            "msm_first_piece",
-            "gpu.msm_first_piece",
-            "gpu.experimental.msm_first_piece",
-            &raw.msm_first_piece,
-        ),
-        (
-            "memory_pool",
-            "gpu.memory_pool",
-            "gpu.experimental.memory_pool",
-            &raw.memory_pool,
-        ),
-        (
-            "msm_ones",
-            "gpu.msm_ones",
-            "gpu.experimental.msm_ones",
-            &raw.msm_ones,
-        ),
-        (
-            "field_sqr",
-            "gpu.field_sqr",
-            "gpu.experimental.field_sqr",
-            &raw.field_sqr,
-        ),
-        (
-            "field_lazy",
-            "gpu.field_lazy",
-            "gpu.experimental.field_lazy",
-            &raw.field_lazy,
-        ),
-        (
-            "field_karatsuba",
-            "gpu.field_karatsuba",
-            "gpu.experimental.field_karatsuba",
-            &raw.field_karatsuba,
-        ),
-        (
-            "partition",
-            "gpu.partition",
-            "gpu.experimental.partition",
-            &raw.partition,
-        ),
-        (
-            "h_stream",
-            "gpu.h_stream",
-            "gpu.experimental.h_stream",
-            &raw.h_stream,
-        ),
-        (
-            "warm_keys",
-            "gpu.warm_keys",
-            "gpu.experimental.warm_keys",
-            &raw.warm_keys,
-        ),
-        (
-            "ntt_block",
-            "gpu.ntt_block",
-            "gpu.experimental.ntt_block",
-            &raw.ntt_block,
-        ),
-        (
-            "ntt_radix",
-            "gpu.ntt_radix",
-            "gpu.experimental.ntt_radix",
-            &raw.ntt_radix,
-        ),
-        (
-            "ntt_columns",
-            "gpu.ntt_columns",
-            "gpu.experimental.ntt_columns",
-            &raw.ntt_columns,
-        ),
-        (
-            "ntt_regs",
-            "gpu.ntt_regs",
-            "gpu.experimental.ntt_regs",
-            &raw.ntt_regs,
-        ),
-        (
-            "ntt_twiddles",
-            "gpu.ntt_twiddles",
-            "gpu.experimental.ntt_twiddles",
-            &raw.ntt_twiddles,
-        ),
-        (
-            "capped_cut",
-            "gpu.capped_cut",
-            "gpu.experimental.capped_cut",
-            &raw.capped_cut,
-        ),
-        (
-            "msm_affine_rounds",
-            "gpu.msm_affine_rounds",
-            "gpu.experimental.msm_affine_rounds",
-            &raw.msm_affine_rounds,
-        ),
-        (
-            "msm_affine_per",
-            "gpu.msm_affine_per",
-            "gpu.experimental.msm_affine_per",
-            &raw.msm_affine_per,
-        ),
-        (
-            "memory_limit",
-            "gpu.memory_limit",
-            "gpu.experimental.memory_limit",
-            &raw.memory_limit,
-        ),
+        knob!(raw, host_threads),
+        knob!(raw, msm_acc_minb),
+        knob!(raw, msm_prefetch),
+        knob!(raw, msm_mul),
+        knob!(raw, msm_window),
+        knob!(raw, msm_window_large),
+        knob!(raw, msm_scatter),
+        knob!(raw, msm_scatter_order),
+        knob!(raw, msm_scatter_digits),
+        knob!(raw, msm_scatter_parts),
+        knob!(raw, msm_pieces),
+        knob!(raw, msm_piece_buckets),
+        knob!(raw, msm_first_piece),
+        knob!(raw, memory_pool),
+        knob!(raw, msm_ones),
+        knob!(raw, field_sqr),
+        knob!(raw, field_lazy),
+        knob!(raw, field_karatsuba),
+        knob!(raw, partition),
+        knob!(raw, h_stream),
+        knob!(raw, warm_keys),
+        knob!(raw, ntt_block),
+        knob!(raw, ntt_radix),
+        knob!(raw, ntt_columns),
+        knob!(raw, ntt_regs),
+        knob!(raw, ntt_twiddles),
+        knob!(raw, capped_cut),
+        knob!(raw, msm_affine_rounds),
+        knob!(raw, msm_affine_per),
+        knob!(raw, msm_affine_split),
+        knob!(raw, memory_limit),
     ]
 }
 

@@ -291,6 +291,12 @@ fn msm_affine_rounds_is_an_experiment_off_by_default_and_bounded() {
     assert_eq!(c.gpu.msm_affine_per, 32);
     let e = Config::from_toml("[gpu.experimental]\nmsm_affine_per = \"24\"\n");
     assert!(e.is_err_and(|e| e.to_string().contains("gpu.msm_affine_per")));
+    assert!(!GpuOptions::default().msm_affine_split);
+    let c = Config::from_toml("[gpu.experimental]\nmsm_affine_split = \"on\"\n").expect("valid");
+    assert!(c.gpu.msm_affine_split);
+    assert_eq!(c.gpu.msm_label(), "msm_affine_split=true");
+    let e = Config::from_toml("[gpu.experimental]\nmsm_affine_split = \"maybe\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.msm_affine_split")));
 }
 
 #[test]

@@ -152,6 +152,9 @@ pub struct GpuOptions {
     /// Entries one thread of a batch-affine round takes (one of [`AFFINE_PER`]; 16): a block
     /// shares one inversion over up to 64 times this many pairs (compiled in).
     pub msm_affine_per: u32,
+    /// Each batch-affine round as three kernels (the denominators, their batch inversion, the
+    /// sums) instead of one: an experiment, kernels/msm/pairs.cuh.
+    pub msm_affine_split: bool,
     /// The most device memory the backend takes on each device (`gpu.memory_limit`, bytes or
     /// "24GiB"): resident bases, twiddles and tables plus a call's buffers; `None`: the
     /// device's memory (less a margin).
@@ -190,13 +193,14 @@ impl Default for GpuOptions {
             capped_cut: CappedCut::Lean,
             msm_affine_rounds: 0,
             msm_affine_per: 16,
+            msm_affine_split: false,
             memory_limit: None,
         }
     }
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 30] = [
+pub const KNOBS: [&str; 31] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -226,6 +230,7 @@ pub const KNOBS: [&str; 30] = [
     "capped_cut",
     "msm_affine_rounds",
     "msm_affine_per",
+    "msm_affine_split",
     "memory_limit",
 ];
 
@@ -297,6 +302,7 @@ impl GpuOptions {
                 self.msm_affine_rounds = whole(v, 0)?.min(u32::MAX as usize) as u32
             }
             "msm_affine_per" => self.msm_affine_per = whole(v, 1)?.min(u32::MAX as usize) as u32,
+            "msm_affine_split" => self.msm_affine_split = flag(v)?,
             "memory_limit" if v.trim().eq_ignore_ascii_case("device") => self.memory_limit = None,
             "memory_limit" => {
                 self.memory_limit = match crate::units::parse_bytes(v) {

@@ -45,6 +45,9 @@ pub(crate) struct Kernels {
     /// Batch-affine rounds of G1's sorted entries (`gpu.experimental.msm_affine_rounds`).
     pub msm_pairs_count: CudaFunction,
     pub msm_pairs_round: CudaFunction,
+    pub msm_pairs_den: CudaFunction,
+    pub msm_batch_inverse: CudaFunction,
+    pub msm_pairs_finish: CudaFunction,
     pub scan_block: CudaFunction,
     pub scan_add: CudaFunction,
     pub density_popc: CudaFunction,
@@ -147,6 +150,8 @@ pub(crate) struct Device {
     pub affine_rounds: u32,
     /// Entries a thread of those rounds takes (`gpu.experimental.msm_affine_per`, compiled in).
     pub affine_per: u32,
+    /// Whether each round runs as three kernels (`gpu.experimental.msm_affine_split`).
+    pub affine_split: bool,
     /// The order of the bucket sort's scatter (`gpu.msm_scatter_order`).
     pub scatter_order: MsmScatterOrder,
     /// Where the window-order scatter takes its digits from (`gpu.msm_scatter_digits`).
@@ -248,6 +253,9 @@ impl Device {
             msm_seg_keys: f("msm_seg_keys")?,
             msm_pairs_count: f("msm_pairs_count")?,
             msm_pairs_round: f("msm_pairs_round")?,
+            msm_pairs_den: f("msm_pairs_den")?,
+            msm_batch_inverse: f("msm_batch_inverse")?,
+            msm_pairs_finish: f("msm_pairs_finish")?,
             scan_block: f("scan_block")?,
             scan_add: f("scan_add")?,
             density_popc: f("density_popc")?,
@@ -309,6 +317,7 @@ impl Device {
                 None => opts.msm_affine_rounds,
             },
             affine_per: opts.msm_affine_per,
+            affine_split: opts.msm_affine_split,
             scatter_order: opts.msm_scatter_order,
             scatter_digits: opts.msm_scatter_digits,
             scatter_parts: opts.msm_scatter_parts,

@@ -2,7 +2,8 @@
 //! msm_affine_rounds`, kernels/msm/pairs.cuh): after the scatter, each round adds every
 //! bucket's entries in pairs in affine coordinates, one field inversion per block of the
 //! kernel, and the accumulation then walks half as many entries per round. An experiment of
-//! issue 39, off by default and not yet measured on a GPU.
+//! issue 39, off by default: correct on an H100 but slower (BENCHMARKS.md, "H200 — GPU knob
+//! defaults"). `gpu.experimental.msm_affine_split` runs a round as three kernels instead.
 
 use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 
@@ -61,7 +62,7 @@ impl Device {
     }
 
     /// One round: the new bucket starts (`msm_pairs_count`, then the scan), then the pairs'
-    /// sums (`msm_pairs_round`).
+    /// sums (`msm_pairs_round`, or with `affine_split` its three kernels).
     fn msm_pairs_round(
         &self,
         src: &CudaView<'_, u64>,
@@ -86,6 +87,73 @@ impl Device {
             b.arg(counts).arg(&nbk).arg(&mut ncounts);
         })?;
         self.scan(&mut ncounts, m)?;
+        if self.affine_split {
+            let den_len = out.entries * launch::PAIRS_DEN_LIMBS;
+            let mut den = self.alloc_scratch::<u64>(den_len, "MSM paired denominators")?;
+            let [den_l, inv_l, fin_l] = launch::msm_pairs_split(
+                sh,
+                self.affine_per as usize,
+                src.len(),
+                vals.len(),
+                counts.len(),
+                ncounts.len(),
+                den.len(),
+                points.len(),
+                nkeys.as_ref().map(|k| k.len()),
+                nvals.len(),
+            )?;
+            let null = 0u64;
+            self.launch(&self.k.msm_pairs_den, Ok(den_l), |b| {
+                b.arg(src).arg(vals).arg(counts).arg(&ncounts).arg(&nbk);
+                b.arg(&mut den);
+                match nkeys.as_mut() {
+                    Some(k) => b.arg(k),
+                    None => b.arg(&null),
+                };
+                b.arg(&mut nvals);
+            })?;
+            self.launch(&self.k.msm_batch_inverse, Ok(inv_l), |b| {
+                b.arg(&mut den).arg(&ncounts).arg(&nbk);
+            })?;
+            self.launch(&self.k.msm_pairs_finish, Ok(fin_l), |b| {
+                b.arg(src).arg(vals).arg(&ncounts).arg(&nbk);
+                b.arg(&den).arg(&mut points).arg(&mut nvals);
+            })?;
+        } else {
+            self.msm_pairs_fused(
+                src,
+                vals,
+                counts,
+                sh,
+                &ncounts,
+                &mut points,
+                &mut nkeys,
+                &mut nvals,
+            )?;
+        }
+        Ok(Paired {
+            points,
+            vals: nvals,
+            counts: ncounts,
+            keys: nkeys,
+            shape: out,
+        })
+    }
+
+    /// The round in one kernel (`msm_pairs_round`).
+    #[allow(clippy::too_many_arguments)]
+    fn msm_pairs_fused(
+        &self,
+        src: &CudaView<'_, u64>,
+        vals: &CudaSlice<u32>,
+        counts: &CudaSlice<u32>,
+        sh: &MsmShape,
+        ncounts: &CudaSlice<u32>,
+        points: &mut CudaSlice<u64>,
+        nkeys: &mut Option<CudaSlice<u32>>,
+        nvals: &mut CudaSlice<u32>,
+    ) -> GpuResult<()> {
+        let nbk = sh.nbk;
         let l = launch::msm_pairs_round(
             sh,
             self.affine_per as usize,
@@ -99,20 +167,13 @@ impl Device {
         );
         let null = 0u64;
         self.launch(&self.k.msm_pairs_round, l, |b| {
-            b.arg(src).arg(vals).arg(counts).arg(&ncounts).arg(&nbk);
-            b.arg(&mut points);
+            b.arg(src).arg(vals).arg(counts).arg(ncounts).arg(&nbk);
+            b.arg(points);
             match nkeys.as_mut() {
                 Some(k) => b.arg(k),
                 None => b.arg(&null),
             };
-            b.arg(&mut nvals);
-        })?;
-        Ok(Paired {
-            points,
-            vals: nvals,
-            counts: ncounts,
-            keys: nkeys,
-            shape: out,
+            b.arg(nvals);
         })
     }
 }

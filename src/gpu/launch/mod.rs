@@ -15,8 +15,8 @@ pub use check::{
 pub use fr::{density_gather, density_popc, elementwise, ntt_pass, packed_expand, scan};
 pub use msm::{
     ec_sum, msm_accumulate, msm_chain_spans, msm_chains, msm_count_store, msm_digits, msm_finalize,
-    msm_nontrivial, msm_ones, msm_pairs_count, msm_pairs_round, msm_reduce_level,
-    msm_scatter_stored, msm_seg_keys, AccKeys, PAIRS_POINT_LIMBS,
+    msm_nontrivial, msm_ones, msm_pairs_count, msm_pairs_round, msm_pairs_split, msm_reduce_level,
+    msm_scatter_stored, msm_seg_keys, AccKeys, PAIRS_DEN_LIMBS, PAIRS_POINT_LIMBS,
 };
 pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 
@@ -71,6 +71,27 @@ mod tests {
         assert_eq!(blocks(32), sh.entries.div_ceil(32).div_ceil(128));
         assert!(msm_pairs_count(&sh, m, m).is_ok());
         assert!(msm_pairs_count(&sh, m, m - 1).is_err());
+        // The split round: a thread an output for its first and last kernels, `per`
+        // denominators a thread for the inversion; every buffer checked.
+        let den = out.entries * PAIRS_DEN_LIMBS;
+        let split = |den: usize, dst: usize, nkeys: Option<usize>| {
+            msm_pairs_split(&sh, 16, 12, sh.entries, m, m, den, dst, nkeys, out.entries)
+        };
+        let [d, i, f] = split(den, limbs, Some(out.entries)).expect("fits");
+        assert_eq!(
+            d.dims().0 as usize,
+            out.entries.div_ceil(ELEMENTWISE_BLOCK as usize)
+        );
+        assert_eq!(f.dims().0, d.dims().0);
+        assert_eq!(i.dims().0 as usize, out.entries.div_ceil(16 * 128));
+        assert!(split(den, limbs, None).is_ok(), "keys may be left out");
+        assert!(split(den - 1, limbs, None).is_err());
+        assert!(split(den, limbs - 1, None).is_err());
+        assert!(split(den, limbs, Some(out.entries - 1)).is_err());
+        let g2 = MsmShape::for_group::<crate::gpu::host::G2>(1 << 16, 12);
+        let g2_split =
+            msm_pairs_split(&g2, 16, 24, g2.entries, m, m, den, limbs, None, out.entries);
+        assert!(g2_split.is_err());
         // A few entries in many buckets: never more entries after a round than before.
         let few = MsmShape::new(3, 16).paired();
         assert!(few.entries <= MsmShape::new(3, 16).entries);

@@ -180,6 +180,62 @@ pub fn msm_pairs_round(
         .done()
 }
 
+/// u64 limbs of one Fp residue: a denominator of the split round.
+pub const PAIRS_DEN_LIMBS: usize = PAIRS_POINT_LIMBS / 2;
+
+/// The split round's three launches over the outputs of `sh.paired()`: `msm_pairs_den` (a thread
+/// an output: its denominator into `den`, u64 limbs, and its keys and values), then
+/// `msm_batch_inverse` (`per` denominators a thread, `MSM_PAIRS_PER`), then `msm_pairs_finish`
+/// (a thread an output: the points). The values carry an entry index with a flag in bit 31
+/// between the kernels, so the entries must be fewer than 2^31.
+#[allow(clippy::too_many_arguments)]
+pub fn msm_pairs_split(
+    sh: &MsmShape,
+    per: usize,
+    src: usize,
+    vals: usize,
+    counts: usize,
+    ncounts: usize,
+    den: usize,
+    points: usize,
+    nkeys: Option<usize>,
+    nvals: usize,
+) -> GpuResult<[Launch; 3]> {
+    let m = sh.nbk as usize + 1;
+    let out = sh.paired().entries;
+    let per_thread = |name| {
+        Check::new(name, blocks(out, ELEMENTWISE_BLOCK), ELEMENTWISE_BLOCK)
+            .rule(sh.xyzz_limbs == crate::gpu::host::XYZZ_LIMBS, || {
+                "G1 only".into()
+            })
+            .rule(sh.entries < 1 << 31, || format!("{} entries", sh.entries))
+            .rule(src >= PAIRS_POINT_LIMBS, || {
+                format!("{src} limbs of points")
+            })
+            .buf("vals", vals, sh.entries)
+            .buf("nstarts", ncounts, m)
+            .buf("den", den, out * PAIRS_DEN_LIMBS)
+            .buf("nvals", nvals, out)
+    };
+    let den_l = per_thread("msm_pairs_den")
+        .buf("starts", counts, m)
+        .opt("nkeys", nkeys, out)
+        .done()?;
+    let per_block = PAIRS_BLOCK as usize * per.max(1);
+    let inv_l = Check::new(
+        "msm_batch_inverse",
+        blocks(out, per_block as u32),
+        PAIRS_BLOCK,
+    )
+    .buf("den", den, out * PAIRS_DEN_LIMBS)
+    .buf("nstarts", ncounts, m)
+    .done()?;
+    let fin_l = per_thread("msm_pairs_finish")
+        .buf("dst", points, out * PAIRS_POINT_LIMBS)
+        .done()?;
+    Ok([den_l, inv_l, fin_l])
+}
+
 /// The accumulation's bucket keys: one per entry, or (keyless scatter) one per segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AccKeys {

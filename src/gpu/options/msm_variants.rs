@@ -84,6 +84,9 @@ impl GpuOptions {
         if self.msm_affine_per != d.msm_affine_per {
             parts.push(format!("msm_affine_per={}", self.msm_affine_per));
         }
+        if self.msm_affine_split != d.msm_affine_split {
+            parts.push(format!("msm_affine_split={}", self.msm_affine_split));
+        }
         if self.capped_cut != d.capped_cut {
             parts.push(format!("capped_cut={}", choice_name(self.capped_cut)));
         }
@@ -101,7 +104,7 @@ impl GpuOptions {
 /// The MSM variants the GPU bench and the variant conformance test compare side by side, the
 /// default first: each a spec of `key=value` knobs (comma-separated) over the base options.
 /// `BATON_MSM_VARIANTS` replaces the list (specs separated by `;`).
-pub const MSM_VARIANTS: [&str; 23] = [
+pub const MSM_VARIANTS: [&str; 24] = [
     "default",
     "memory_pool=release",
     "msm_scatter_digits=recompute",
@@ -125,6 +128,7 @@ pub const MSM_VARIANTS: [&str; 23] = [
     "msm_mul=rolled,msm_acc_minb=4",
     "msm_scatter=keys",
     "msm_affine_rounds=1,msm_affine_per=32",
+    "msm_affine_rounds=2,msm_affine_split=true",
 ];
 
 /// `base` with the knobs of `spec` (`"default"`, or `key=value` pairs separated by commas,
