@@ -57,7 +57,8 @@
 #                CRIT_USUAL (200) the seconds it must have left to start; CRIT_HOST_THREADS
 #                puts the GPU actor's host copies on that many threads of the device's own;
 #                its third table: CPU time, run-queue wait, minor faults and sleeps by thread
-#                group per CRITICAL job; CRIT_SETTINGS ("1on,1off,0on") picks the settings
+#                group per CRITICAL job; CRIT_SETTINGS ("1on,1off,0on") picks the settings;
+#                CRIT_ON (e.g. H200) runs it only on a card whose name holds that
 #   engine26-nice  ENGINE26_NICE (2) pairs of 10 x 2^26 engine runs, synthesis.nice 0 then 10
 #   multi-gpu    proofs per hour with 1 and 2 GPU actors on one stream (a 2-GPU machine):
 #                MULTI_LOG (24), MULTI_REQUESTS (8), MULTI_CONCURRENT (4), MULTI_WORKERS (28),
@@ -370,6 +371,11 @@ for step in "${steps[@]}"; do
             engine 26 10 84GiB 100 "" "-warm$i"
         done ;;
     critical)
+        # CRIT_ON (e.g. H200): only on a card whose name has it (a bound measured elsewhere already).
+        if [ -n "${CRIT_ON:-}" ] && ! grep -q "$CRIT_ON" "$OUT/gpu.txt"; then
+            table+=("$(printf '%-18s skipped (not on %s)' critical "$CRIT_ON")")
+            continue
+        fi
         run "critical${CRIT_TAG:-}" "${CRIT_USUAL:-200}" 400 env CRIT_BUSY_LOG="${CRIT_BUSY_LOG:-24}" \
             CRIT_LOG="${CRIT_LOG:-20}" CRIT_PARTS=10 CRIT_JOBS=2 CRIT_RUNS="${CRIT_RUNS:-5}" \
             CRIT_BUDGET=100GiB "$here/${CRIT_BIN:-bench_critical}" ;;
