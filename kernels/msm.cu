@@ -58,15 +58,16 @@ extern "C" __global__ void __launch_bounds__(MSM_PAIRS_THREADS)
 }
 
 // The same round in three kernels (`gpu.experimental.msm_affine_split`): a thread an output for
-// the denominators and the sums, blocks of MSM_PAIRS_THREADS for the inversion between them.
+// the denominators and the sums, a few blocks of MSM_PAIRS_THREADS a multiprocessor for the
+// inversion between them (pre: the points buffer, as scratch).
 extern "C" __global__ void msm_pairs_den(const g1_affine* src, const u32* vals, const u32* starts,
                                          const u32* nstarts, u32 nbk, fp_t* den, u32* nkeys, u32* nvals) {
     msm_pairs_den_dev(src, vals, starts, nstarts, nbk, den, nkeys, nvals);
 }
 
 extern "C" __global__ void __launch_bounds__(MSM_PAIRS_THREADS)
-    msm_batch_inverse(fp_t* den, const u32* nstarts, u32 nbk) {
-    msm_batch_inverse_dev(den, nstarts, nbk);
+    msm_batch_inverse(fp_t* den, fp_t* pre, const u32* nstarts, u32 nbk) {
+    msm_batch_inverse_dev(den, pre, nstarts, nbk);
 }
 
 extern "C" __global__ void msm_pairs_finish(const g1_affine* src, const u32* vals, const u32* nstarts, u32 nbk,

@@ -35,6 +35,8 @@
 #   part         (aliases partition, bench-partition) the device partition, H + 4 G1 MSMs +
 #                B_G2, at PART_LOGS: staged, from device a/b/c, from registered host memory
 #   capped-tests cuda_capped alone (the conformance step runs it too)
+#   variants     cuda_msm_variants alone over CHECK_VARIANTS (else VARIANTS): a change to
+#                a variant's kernels only (the conformance step runs it too)
 #   partition-tests  cuda_partition and cuda_capped: the conformance of a change to the
 #                partition call that leaves the MSM and NTT kernels alone
 #   capped       the partition under gpu.memory_limit: CAPPED_LOGS (26) at CAPS GiB (0,32,24,16;
@@ -147,7 +149,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g sparse "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g sparse "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -338,6 +340,9 @@ for step in "${steps[@]}"; do
     part | partition | bench-partition)
         bench part 40 BATON_MSM_VARIANTS=default BATON_BENCH_MSM= BATON_BENCH_NTT= \
             BATON_BENCH_PARTITION="$PART_LOGS" ;;
+    variants)
+        BATON_MSM_VARIANTS="${CHECK_VARIANTS:-$VARIANTS}" watched variants 60 \
+            "$here/cuda_msm_variants" --test-threads 1 --nocapture ;;
     capped-tests)
         BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched capped 45 "$here/cuda_capped" \
             --test-threads 1 --nocapture ;;

@@ -187,31 +187,33 @@ DEVI void msm_pairs_den_dev(const g1_affine* src, const u32* vals, const u32* st
 }
 
 // den[e] = 1 / den[e] for the outputs e < nstarts[nbk] (no zeros: msm_pairs_den puts 1 where a
-// pair has no division; past the outputs den is not read). A block takes MSM_PAIRS_THREADS *
-// MSM_PAIRS_PER consecutive residues, thread t those at t + i * MSM_PAIRS_THREADS (coalesced),
-// and shares one inversion (msm_pairs_block_inverse).
-DEVI void msm_batch_inverse_dev(fp_t* den, const u32* nstarts, u32 nbk) {
+// pair has no division; past the outputs den is not read). Thread g of the grid's S threads takes
+// the residues g, g + S, g + 2S, ... (coalesced), keeps their running products in pre[] (global:
+// the points buffer msm_pairs_finish fills later), and its block shares one inversion
+// (msm_pairs_block_inverse). One inversion a block: the grid is a few blocks a multiprocessor, so
+// the inversions (485 products on one thread each) are a few hundred, not one per 2,048 residues
+// (that version spent ~97 % of its instructions inverting: ncu, 2026-12-07).
+DEVI void msm_batch_inverse_dev(fp_t* __restrict__ den, fp_t* __restrict__ pre, const u32* nstarts, u32 nbk) {
     __shared__ fp_t tree[2 * MSM_PAIRS_THREADS];
-    const u32 n = nstarts[nbk];
-    const u64 base = (u64)blockIdx.x * MSM_PAIRS_THREADS * MSM_PAIRS_PER + threadIdx.x;
-    fp_t pre[MSM_PAIRS_PER];
+    const u64 n = nstarts[nbk];
+    const u64 g = (u64)blockIdx.x * MSM_PAIRS_THREADS + threadIdx.x;
+    const u64 S = (u64)gridDim.x * MSM_PAIRS_THREADS;
     fp_t prod = FpOps::one();
-    u32 k = 0;
-    for (u32 i = 0; i < MSM_PAIRS_PER; i++) {
-        const u64 e = base + (u64)i * MSM_PAIRS_THREADS;
-        if (e >= n) break;
+    for (u64 e = g; e < n; e += S) {
         const fp_t d = FpOps::ldg(&den[e]);
-        prod = k == 0 ? d : fpm<false>(prod, d);
-        pre[k++] = prod;
+        prod = e == g ? d : fpm<false>(prod, d);
+        pre[e] = prod;
     }
     fp_t inv = msm_pairs_block_inverse(prod, tree);
-    while (k > 0) {
-        k--;
-        const u64 e = base + (u64)k * MSM_PAIRS_THREADS;
+    if (g >= n) return;
+    for (u64 e = g + (n - 1 - g) / S * S;; e -= S) {
         const fp_t d = FpOps::ldg(&den[e]);
-        const fp_t mine = k == 0 ? inv : fpm<false>(inv, pre[k - 1]);
-        if (k != 0) inv = fpm<false>(inv, d);
-        FpOps::store(&den[e], mine);
+        if (e == g) {
+            FpOps::store(&den[e], inv);
+            break;
+        }
+        FpOps::store(&den[e], fpm<false>(inv, pre[e - S]));
+        inv = fpm<false>(inv, d);
     }
 }
 

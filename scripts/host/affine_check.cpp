@@ -44,7 +44,7 @@
 #include <barrier>
 struct dim1 { u32 x; };
 static thread_local dim1 threadIdx, blockIdx;
-static dim1 blockDim;
+static dim1 blockDim, gridDim;
 static std::barrier<>* block_barrier = nullptr;
 static void __syncthreads() { block_barrier->arrive_and_wait(); }
 static inline u32 min(u32 a, u32 b) { return a < b ? a : b; }
@@ -355,6 +355,7 @@ static int check_g1(int pairs_per_k) {
 // point is on the curve, and every bucket's points sum (XYZZ) to the same point as before.
 static void run_blocks(u32 blocks, u32 threads, const std::function<void()>& body) {
     blockDim.x = threads;
+    gridDim.x = blocks;
     for (u32 b = 0; b < blocks; b++) {
         std::barrier<> bar((std::ptrdiff_t)threads);
         block_barrier = &bar;
@@ -437,9 +438,10 @@ static int check_pairs_round(const std::vector<g1_affine>& pts, bool split) {
                 msm_pairs_den_dev(src.data(), vals.data(), starts.data(), ncounts.data(), nbk, den.data(),
                                   keyed ? nkeys.data() : nullptr, nvals.data());
             });
-            const u32 per_block = MSM_PAIRS_THREADS * MSM_PAIRS_PER;
-            run_blocks((out + 199 + per_block - 1) / per_block, MSM_PAIRS_THREADS,
-                       [&] { msm_batch_inverse_dev(den.data(), ncounts.data(), nbk); });
+            // The inversion's grid as the host sizes it (a few blocks a multiprocessor): here 1 to
+            // 3 blocks, so a thread takes 2 to 27 residues; its running products in dst.
+            run_blocks(1 + (u32)round, MSM_PAIRS_THREADS,
+                       [&] { msm_batch_inverse_dev(den.data(), (fp_t*)dst.data(), ncounts.data(), nbk); });
             run_blocks(grid, 64, [&] {
                 msm_pairs_finish_dev(src.data(), vals.data(), ncounts.data(), nbk, den.data(), dst.data(),
                                      nvals.data());

@@ -92,7 +92,7 @@ impl Device {
             let mut den = self.alloc_scratch::<u64>(den_len, "MSM paired denominators")?;
             let [den_l, inv_l, fin_l] = launch::msm_pairs_split(
                 sh,
-                self.affine_per as usize,
+                self.sms,
                 src.len(),
                 vals.len(),
                 counts.len(),
@@ -113,7 +113,7 @@ impl Device {
                 b.arg(&mut nvals);
             })?;
             self.launch(&self.k.msm_batch_inverse, Ok(inv_l), |b| {
-                b.arg(&mut den).arg(&ncounts).arg(&nbk);
+                b.arg(&mut den).arg(&mut points).arg(&ncounts).arg(&nbk);
             })?;
             self.launch(&self.k.msm_pairs_finish, Ok(fin_l), |b| {
                 b.arg(src).arg(vals).arg(&ncounts).arg(&nbk);

@@ -16,7 +16,8 @@ pub use fr::{density_gather, density_popc, elementwise, ntt_pass, packed_expand,
 pub use msm::{
     ec_sum, msm_accumulate, msm_chain_spans, msm_chains, msm_count_store, msm_digits, msm_finalize,
     msm_nontrivial, msm_ones, msm_pairs_count, msm_pairs_round, msm_pairs_split, msm_reduce_level,
-    msm_scatter_stored, msm_seg_keys, AccKeys, PAIRS_DEN_LIMBS, PAIRS_POINT_LIMBS,
+    msm_scatter_stored, msm_seg_keys, AccKeys, BATCH_INVERSE_BLOCKS_PER_SM, PAIRS_DEN_LIMBS,
+    PAIRS_POINT_LIMBS,
 };
 pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 
@@ -71,11 +72,11 @@ mod tests {
         assert_eq!(blocks(32), sh.entries.div_ceil(32).div_ceil(128));
         assert!(msm_pairs_count(&sh, m, m).is_ok());
         assert!(msm_pairs_count(&sh, m, m - 1).is_err());
-        // The split round: a thread an output for its first and last kernels, `per`
-        // denominators a thread for the inversion; every buffer checked.
+        // The split round: a thread an output for its first and last kernels, a few blocks a
+        // multiprocessor for the inversion; every buffer checked.
         let den = out.entries * PAIRS_DEN_LIMBS;
         let split = |den: usize, dst: usize, nkeys: Option<usize>| {
-            msm_pairs_split(&sh, 16, 12, sh.entries, m, m, den, dst, nkeys, out.entries)
+            msm_pairs_split(&sh, 8, 12, sh.entries, m, m, den, dst, nkeys, out.entries)
         };
         let [d, i, f] = split(den, limbs, Some(out.entries)).expect("fits");
         assert_eq!(
@@ -83,7 +84,20 @@ mod tests {
             out.entries.div_ceil(ELEMENTWISE_BLOCK as usize)
         );
         assert_eq!(f.dims().0, d.dims().0);
-        assert_eq!(i.dims().0 as usize, out.entries.div_ceil(16 * 128));
+        assert_eq!(
+            i.dims().0,
+            8 * BATCH_INVERSE_BLOCKS_PER_SM,
+            "a few blocks an SM"
+        );
+        // Fewer outputs than that many blocks' 2,048 each: a block a 2,048.
+        let few = MsmShape::new(1 << 10, 10);
+        let fm = few.nbk as usize + 1;
+        let (fo, fl) = (few.paired().entries, few.paired().entries * PAIRS_DEN_LIMBS);
+        let small = msm_pairs_split(&few, 132, 12, few.entries, fm, fm, fl, 2 * fl, None, fo);
+        assert_eq!(
+            small.expect("fits")[1].dims().0 as usize,
+            fo.div_ceil(16 * 128)
+        );
         assert!(split(den, limbs, None).is_ok(), "keys may be left out");
         assert!(split(den - 1, limbs, None).is_err());
         assert!(split(den, limbs - 1, None).is_err());

@@ -183,15 +183,20 @@ pub fn msm_pairs_round(
 /// u64 limbs of one Fp residue: a denominator of the split round.
 pub const PAIRS_DEN_LIMBS: usize = PAIRS_POINT_LIMBS / 2;
 
+/// Blocks a multiprocessor of `msm_batch_inverse`: each block inverts once (485 products on one
+/// thread while the rest wait), so a few resident blocks share the device's residues.
+pub const BATCH_INVERSE_BLOCKS_PER_SM: u32 = 4;
+
 /// The split round's three launches over the outputs of `sh.paired()`: `msm_pairs_den` (a thread
 /// an output: its denominator into `den`, u64 limbs, and its keys and values), then
-/// `msm_batch_inverse` (`per` denominators a thread, `MSM_PAIRS_PER`), then `msm_pairs_finish`
-/// (a thread an output: the points). The values carry an entry index with a flag in bit 31
-/// between the kernels, so the entries must be fewer than 2^31.
+/// `msm_batch_inverse` ([`BATCH_INVERSE_BLOCKS_PER_SM`] blocks on each of `sms`, at most one
+/// block a 2,048 outputs; its running products in `points`), then `msm_pairs_finish` (a thread
+/// an output: the points). The values carry an entry index with a flag in bit 31 between the
+/// kernels, so the entries must be fewer than 2^31.
 #[allow(clippy::too_many_arguments)]
 pub fn msm_pairs_split(
     sh: &MsmShape,
-    per: usize,
+    sms: u32,
     src: usize,
     vals: usize,
     counts: usize,
@@ -221,15 +226,13 @@ pub fn msm_pairs_split(
         .buf("starts", counts, m)
         .opt("nkeys", nkeys, out)
         .done()?;
-    let per_block = PAIRS_BLOCK as usize * per.max(1);
-    let inv_l = Check::new(
-        "msm_batch_inverse",
-        blocks(out, per_block as u32),
-        PAIRS_BLOCK,
-    )
-    .buf("den", den, out * PAIRS_DEN_LIMBS)
-    .buf("nstarts", ncounts, m)
-    .done()?;
+    let most = sms.max(1) as u64 * BATCH_INVERSE_BLOCKS_PER_SM as u64;
+    let grid = blocks(out, PAIRS_BLOCK * 16).clamp(1, most);
+    let inv_l = Check::new("msm_batch_inverse", grid, PAIRS_BLOCK)
+        .buf("den", den, out * PAIRS_DEN_LIMBS)
+        .buf("pre", points, out * PAIRS_DEN_LIMBS)
+        .buf("nstarts", ncounts, m)
+        .done()?;
     let fin_l = per_thread("msm_pairs_finish")
         .buf("dst", points, out * PAIRS_POINT_LIMBS)
         .done()?;
