@@ -87,7 +87,8 @@ impl Device {
             b.arg(counts).arg(&nbk).arg(&mut ncounts);
         })?;
         self.scan(&mut ncounts, m)?;
-        if self.affine_split {
+        // The split kernels flag a pair in bit 31 of an entry index: past 2^31 entries, fused.
+        if self.affine_split && sh.entries < 1 << 31 {
             let den_len = out.entries * launch::PAIRS_DEN_LIMBS;
             let mut den = self.alloc_scratch::<u64>(den_len, "MSM paired denominators")?;
             let [den_l, inv_l, fin_l] = launch::msm_pairs_split(
