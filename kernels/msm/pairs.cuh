@@ -161,8 +161,8 @@ DEVI void msm_pairs_round_dev(const g1_affine* src, const u32* vals, const u32* 
 // The fused round above waits on each thread's chain of dependent gathers twice (forward and
 // back) at three blocks a multiprocessor, and stalls its block for thread 0's inversion. Split,
 // each step runs at its own occupancy: msm_pairs_den (a thread an output: the pair's gathers and
-// its denominator), msm_batch_inverse (every denominator inverted in place, one inversion a
-// block over coalesced loads and stores) and msm_pairs_finish (a thread an output: the gathers
+// its denominator), msm_batch_inverse (every denominator inverted in place, a few inversions a
+// multiprocessor over coalesced loads and stores) and msm_pairs_finish (a thread an output: the gathers
 // again and the sum). Between them, nvals[o] holds the pair's first entry j with bit 31 set when
 // j + 1 is in the same bucket; msm_pairs_finish writes o there.
 
@@ -191,8 +191,8 @@ DEVI void msm_pairs_den_dev(const g1_affine* src, const u32* vals, const u32* st
 // the residues g, g + S, g + 2S, ... (coalesced), keeps their running products in pre[] (global:
 // the points buffer msm_pairs_finish fills later), and its block shares one inversion
 // (msm_pairs_block_inverse). One inversion a block: the grid is a few blocks a multiprocessor, so
-// the inversions (485 products on one thread each) are a few hundred, not one per 2,048 residues
-// (that version spent ~97 % of its instructions inverting: ncu, 2026-12-07).
+// the inversions (485 products on one thread each) are a few hundred; one per 2,048 residues cost
+// more than the residues' own products (kernels/NOTES.md, msm_affine_split).
 DEVI void msm_batch_inverse_dev(fp_t* __restrict__ den, fp_t* __restrict__ pre, const u32* nstarts, u32 nbk) {
     __shared__ fp_t tree[2 * MSM_PAIRS_THREADS];
     const u64 n = nstarts[nbk];

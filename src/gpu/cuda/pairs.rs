@@ -87,57 +87,78 @@ impl Device {
             b.arg(counts).arg(&nbk).arg(&mut ncounts);
         })?;
         self.scan(&mut ncounts, m)?;
-        // The split kernels flag a pair in bit 31 of an entry index: past 2^31 entries, fused.
-        if self.affine_split && sh.entries < 1 << 31 {
-            let den_len = out.entries * launch::PAIRS_DEN_LIMBS;
-            let mut den = self.alloc_scratch::<u64>(den_len, "MSM paired denominators")?;
-            let [den_l, inv_l, fin_l] = launch::msm_pairs_split(
-                sh,
-                self.sms,
-                src.len(),
-                vals.len(),
-                counts.len(),
-                ncounts.len(),
-                den.len(),
-                points.len(),
-                nkeys.as_ref().map(|k| k.len()),
-                nvals.len(),
-            )?;
-            let null = 0u64;
-            self.launch(&self.k.msm_pairs_den, Ok(den_l), |b| {
-                b.arg(src).arg(vals).arg(counts).arg(&ncounts).arg(&nbk);
-                b.arg(&mut den);
-                match nkeys.as_mut() {
-                    Some(k) => b.arg(k),
-                    None => b.arg(&null),
-                };
-                b.arg(&mut nvals);
-            })?;
-            self.launch(&self.k.msm_batch_inverse, Ok(inv_l), |b| {
-                b.arg(&mut den).arg(&mut points).arg(&ncounts).arg(&nbk);
-            })?;
-            self.launch(&self.k.msm_pairs_finish, Ok(fin_l), |b| {
-                b.arg(src).arg(vals).arg(&ncounts).arg(&nbk);
-                b.arg(&den).arg(&mut points).arg(&mut nvals);
-            })?;
-        } else {
-            self.msm_pairs_fused(
-                src,
-                vals,
-                counts,
-                sh,
-                &ncounts,
-                &mut points,
-                &mut nkeys,
-                &mut nvals,
-            )?;
-        }
+        // Past SPLIT_MAX_ENTRIES the round runs fused (the split kernels flag a pair in bit 31).
+        let split = self.affine_split && sh.entries < launch::SPLIT_MAX_ENTRIES;
+        let round = match split {
+            true => Self::msm_pairs_split,
+            false => Self::msm_pairs_fused,
+        };
+        round(
+            self,
+            src,
+            vals,
+            counts,
+            sh,
+            &ncounts,
+            &mut points,
+            &mut nkeys,
+            &mut nvals,
+        )?;
         Ok(Paired {
             points,
             vals: nvals,
             counts: ncounts,
             keys: nkeys,
             shape: out,
+        })
+    }
+
+    /// The round in three kernels (`msm_pairs_den`, `msm_batch_inverse`, `msm_pairs_finish`):
+    /// the denominators in a buffer of their own, the inversion's running products in `points`
+    /// until the last kernel writes the sums there.
+    #[allow(clippy::too_many_arguments)]
+    fn msm_pairs_split(
+        &self,
+        src: &CudaView<'_, u64>,
+        vals: &CudaSlice<u32>,
+        counts: &CudaSlice<u32>,
+        sh: &MsmShape,
+        ncounts: &CudaSlice<u32>,
+        points: &mut CudaSlice<u64>,
+        nkeys: &mut Option<CudaSlice<u32>>,
+        nvals: &mut CudaSlice<u32>,
+    ) -> GpuResult<()> {
+        let nbk = sh.nbk;
+        let den_len = sh.paired().entries * launch::PAIRS_DEN_LIMBS;
+        let mut den = self.alloc_scratch::<u64>(den_len, "MSM paired denominators")?;
+        let [den_l, inv_l, fin_l] = launch::msm_pairs_split(
+            sh,
+            self.sms,
+            src.len(),
+            vals.len(),
+            counts.len(),
+            ncounts.len(),
+            den.len(),
+            points.len(),
+            nkeys.as_ref().map(|k| k.len()),
+            nvals.len(),
+        )?;
+        let null = 0u64;
+        self.launch(&self.k.msm_pairs_den, Ok(den_l), |b| {
+            b.arg(src).arg(vals).arg(counts).arg(ncounts).arg(&nbk);
+            b.arg(&mut den);
+            match nkeys.as_mut() {
+                Some(k) => b.arg(k),
+                None => b.arg(&null),
+            };
+            b.arg(&mut *nvals);
+        })?;
+        self.launch(&self.k.msm_batch_inverse, Ok(inv_l), |b| {
+            b.arg(&mut den).arg(&mut *points).arg(ncounts).arg(&nbk);
+        })?;
+        self.launch(&self.k.msm_pairs_finish, Ok(fin_l), |b| {
+            b.arg(src).arg(vals).arg(ncounts).arg(&nbk);
+            b.arg(&den).arg(points).arg(nvals);
         })
     }
 

@@ -17,7 +17,7 @@ pub use msm::{
     ec_sum, msm_accumulate, msm_chain_spans, msm_chains, msm_count_store, msm_digits, msm_finalize,
     msm_nontrivial, msm_ones, msm_pairs_count, msm_pairs_round, msm_pairs_split, msm_reduce_level,
     msm_scatter_stored, msm_seg_keys, AccKeys, BATCH_INVERSE_BLOCKS_PER_SM, PAIRS_DEN_LIMBS,
-    PAIRS_POINT_LIMBS,
+    PAIRS_POINT_LIMBS, SPLIT_MAX_ENTRIES,
 };
 pub use sparse::{abc_check, spmv, SpmvBufs, SpmvShape};
 

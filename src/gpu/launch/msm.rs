@@ -186,6 +186,11 @@ pub const PAIRS_DEN_LIMBS: usize = PAIRS_POINT_LIMBS / 2;
 /// Blocks a multiprocessor of `msm_batch_inverse`: each block inverts once (485 products on one
 /// thread while the rest wait), so a few resident blocks share the device's residues.
 pub const BATCH_INVERSE_BLOCKS_PER_SM: u32 = 4;
+/// The least residues a thread of `msm_batch_inverse` takes where there are few (a block per
+/// 2,048 of them).
+const BATCH_INVERSE_LEAST: u32 = 16;
+/// The split round's entries stay below this: its kernels flag a pair in bit 31 of an index.
+pub const SPLIT_MAX_ENTRIES: usize = 1 << 31;
 
 /// The split round's three launches over the outputs of `sh.paired()`: `msm_pairs_den` (a thread
 /// an output: its denominator into `den`, u64 limbs, and its keys and values), then
@@ -213,7 +218,9 @@ pub fn msm_pairs_split(
             .rule(sh.xyzz_limbs == crate::gpu::host::XYZZ_LIMBS, || {
                 "G1 only".into()
             })
-            .rule(sh.entries < 1 << 31, || format!("{} entries", sh.entries))
+            .rule(sh.entries < SPLIT_MAX_ENTRIES, || {
+                format!("{} entries", sh.entries)
+            })
             .rule(src >= PAIRS_POINT_LIMBS, || {
                 format!("{src} limbs of points")
             })
@@ -227,7 +234,7 @@ pub fn msm_pairs_split(
         .opt("nkeys", nkeys, out)
         .done()?;
     let most = sms.max(1) as u64 * BATCH_INVERSE_BLOCKS_PER_SM as u64;
-    let grid = blocks(out, PAIRS_BLOCK * 16).clamp(1, most);
+    let grid = blocks(out, PAIRS_BLOCK * BATCH_INVERSE_LEAST).clamp(1, most);
     let inv_l = Check::new("msm_batch_inverse", grid, PAIRS_BLOCK)
         .buf("den", den, out * PAIRS_DEN_LIMBS)
         .buf("pre", points, out * PAIRS_DEN_LIMBS)
