@@ -268,6 +268,9 @@ fn capped_cut_is_an_experiment_lean_by_default() {
     let c = Config::from_toml("[gpu.experimental]\ncapped_cut = \"knob\"\n").expect("valid");
     assert_eq!(c.gpu.capped_cut, CappedCut::Knob);
     assert_eq!(c.gpu.msm_label(), "capped_cut=knob");
+    let c = Config::from_toml("[gpu.experimental]\ncapped_cut = \"overlap\"\n").expect("valid");
+    assert_eq!(c.gpu.capped_cut, CappedCut::Overlap);
+    assert_eq!(c.gpu.msm_label(), "capped_cut=overlap");
     let e = Config::from_toml("[gpu.experimental]\ncapped_cut = \"tight\"\n");
     assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.capped_cut")));
     let e = Config::from_toml(

@@ -322,13 +322,22 @@ pub enum CappedCut {
     Lean,
     /// The cut of `gpu.msm_pieces`, with the overlaps of an uncapped call, and whichever sets do
     /// not fit beside that larger call streamed; lean where even it does not fit with every set
-    /// streamed. Not yet measured.
+    /// streamed. Slower: its pieces' scratch streams more sets (H100, 2^26: 1.41x / 1.59x the
+    /// uncapped time at 32 / 24 GiB against lean's 1.32x / 1.35x; docs/bench-log/2026-12-07.md,
+    /// "Third session").
     Knob,
+    /// The lean pieces with the uncapped call's order: a, b, c stay beside the witness's MSMs
+    /// so that H overlaps them ([`crate::gpu::plan::Cut::Overlap`]); lean where that call does
+    /// not fit with every set streamed.
+    Overlap,
 }
 
 impl Choice for CappedCut {
-    const ALL: &'static [(&'static str, Self)] =
-        &[("lean", CappedCut::Lean), ("knob", CappedCut::Knob)];
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("lean", CappedCut::Lean),
+        ("knob", CappedCut::Knob),
+        ("overlap", CappedCut::Overlap),
+    ];
 }
 
 /// The layout of the NTT's twiddle table (`gpu.ntt_twiddles`; kernels/ntt/ntt.cuh).

@@ -34,8 +34,12 @@ pub enum Cut {
     Knob(u32),
     /// Pieces of at most [`LEAN_PIECE`] scalars: small windows and small scratch, for a device
     /// whose memory does not hold the call's buffers beside the knob's pieces (a capped or
-    /// 16-32 GiB card), at some cost in bucket additions.
+    /// 16-32 GiB card), at some cost in bucket additions. H runs first, alone with a, b, c.
     Lean,
+    /// The lean cut's pieces with the knob cut's order: a, b, c stay beside the witness's
+    /// MSMs, so that H overlaps them, for the bytes of a, b, c more than [`Cut::Lean`] asks
+    /// (`gpu.capped_cut = "overlap"`).
+    Overlap,
 }
 
 impl Cut {
@@ -43,8 +47,14 @@ impl Cut {
     pub fn pieces(self, k: usize) -> usize {
         match self {
             Cut::Knob(asked) => msm_pieces(k, asked, k),
-            Cut::Lean => k.div_ceil(LEAN_PIECE).max(1),
+            Cut::Lean | Cut::Overlap => k.div_ceil(LEAN_PIECE).max(1),
         }
+    }
+
+    /// Whether H is computed before the witness's MSMs, so that a, b, c and the witness are
+    /// never on the device together.
+    pub fn h_first(self) -> bool {
+        self == Cut::Lean
     }
 }
 

@@ -34,7 +34,7 @@ use super::memory::{staging_of, State};
 use super::witness::density_words;
 use crate::gpu::error::GpuError;
 use crate::gpu::host::G1;
-use crate::gpu::plan::{self, Cut, MIN_GPU_MSM};
+use crate::gpu::plan::{self, MIN_GPU_MSM};
 use crate::groth16::error::Result;
 use crate::groth16::key::ProvingKey;
 use crate::groth16::prover::{Abc, G1Sums, Witness};
@@ -118,7 +118,7 @@ impl CudaBackend {
         let mut h_first = None;
         let mut abc_upload = std::time::Duration::ZERO;
         let mut kept = kept;
-        if prep.cut == Cut::Lean {
+        if prep.cut.h_first() {
             // A witness kept on the device beside a/b/c evaluated there goes too: it goes up
             // again from the host after H.
             kept = None;

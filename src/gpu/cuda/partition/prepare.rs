@@ -79,10 +79,15 @@ impl CudaBackend {
             }
         }
         // Short of memory: lean pieces, whose smaller scratch may keep more sets resident
-        // (`gpu.capped_cut = "lean"`); "knob" keeps the knob's cut and its overlaps where that
-        // call fits with every set streamed.
+        // (`gpu.capped_cut = "lean"`); "knob" keeps the knob's cut and its overlaps, "overlap"
+        // the lean pieces with the overlaps, where that call fits with every set streamed.
         let cut = match dev.capped_cut {
             CappedCut::Knob if self.fits_streaming(st, sh, (g1, g2), knob_call)? => knob,
+            CappedCut::Overlap
+                if self.fits_streaming(st, sh, (g1, g2), call_of(Cut::Overlap))? =>
+            {
+                Cut::Overlap
+            }
             _ => Cut::Lean,
         };
         let call = call_of(cut);

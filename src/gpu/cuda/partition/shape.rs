@@ -101,7 +101,7 @@ impl Shape {
     /// and the bitmaps), a, b, c and the largest scratch of
     /// the witness's MSMs, which run while a, b, c upload; later h and its MSM's scratch.
     /// The MSMs are cut into pieces as `cut` says; the lean cut also runs H before the
-    /// witness's MSMs, so that h alone of a, b, c stays beside them.
+    /// witness's MSMs, so that h alone of a, b, c stays beside them ([`Cut::h_first`]).
     pub fn need_bytes(&self, with_b_g2: bool, window: WindowRule, cut: Cut) -> u64 {
         let fr = 32u64;
         let g1 = |k: usize| plan::resident_msm_scratch::<G1>(k, window, cut);
@@ -131,7 +131,7 @@ impl Shape {
         let h_msm = h + g1(self.n - 1);
         match cut {
             // The witness's MSMs beside a, b, c.
-            Cut::Knob(_) => (witness + abc).max(h_msm),
+            Cut::Knob(_) | Cut::Overlap => (witness + abc).max(h_msm),
             // H first; then h beside the witness's MSMs.
             Cut::Lean => abc.max(h + witness).max(h_msm),
         }
@@ -244,6 +244,11 @@ mod tests {
         // 2^27 one within 24 GiB.
         let lean = porep(26).need_bytes(true, rule, Cut::Lean);
         assert!(lean < porep(26).need_bytes(true, rule, Cut::Knob(0)));
+        // The overlap cut asks the lean pieces' bytes with a, b, c beside them: below the
+        // knob's pieces, above the lean cut by at most a, b, c.
+        let overlap = porep(26).need_bytes(true, rule, Cut::Overlap);
+        assert!(lean < overlap && overlap < porep(26).need_bytes(true, rule, Cut::Knob(0)));
+        assert!(overlap <= lean + porep(26).abc_bytes());
         assert!(lean + (2 << 30) < 12 * gib, "2^26 lean: {} MiB", lean >> 20);
         let lean27 = porep(27).need_bytes(true, rule, Cut::Lean);
         assert!(
