@@ -69,7 +69,7 @@
 #                then bench_filecoin synth c2: real-circuit synthesis full vs compiled and the
 #                whole C2 against filecoin-proofs' seal_commit_phase2, medians of FC_RUNS (3)
 #   c2-32g       (BUILD_FILECOIN=1) a whole 32 GiB PoRep C2 through the engine with a shape key
-#                and generated C1s: warm-up (records the circuit), isolated, C2_PROOFS (3) at
+#                and generated C1s: warm-up (records the circuit), isolated, C2_PROOFS (5) at
 #                once; C2_BUDGET (56GiB), C2_WORKERS (14); its proofs do not verify; C2_TAG
 #                suffixes the log's name (two runs in one call); with
 #                BATON_LOG=warn,baton::gpu::cuda::sparse=debug each device a/b/c's split is logged
@@ -258,7 +258,9 @@ conformance() {
     # the CPU NTT's twiddle table built inside its own parallel stages, a rayon/OnceLock
     # deadlock fixed in b1f480a: docs/bench-log/2026-12-03.md, "The first-run stall, found").
     # A stopped run is rerun whole, once, and the watchdog takes every thread's stack first.
-    BATON_TEST_GPU_VARIANT=$gv watched conformance 45 env CUDA_MODULE_LOADING=EAGER \
+    # 90 s of silence: a fresh machine's first backend open once took over 45 s (before the
+    # first test's first line), and the rerun that followed cost 132 s.
+    BATON_TEST_GPU_VARIANT=$gv watched conformance 90 env CUDA_MODULE_LOADING=EAGER \
         "$here/cuda_conformance" --test-threads 1 --nocapture
     if [ $? -eq 99 ] && [ -z "${CONF_ONLY:-}" ]; then
         BATON_TEST_GPU_VARIANT=$gv watched conformance_rerun 60 env CUDA_MODULE_LOADING=EAGER \
@@ -395,7 +397,7 @@ for step in "${steps[@]}"; do
             BATON_BENCH_RUNS="${FC_RUNS:-3}" "$here/bench_filecoin" synth c2 ;;
     c2-32g | c2-64g)
         run "$step${C2_TAG:-}" "${C2_USUAL:-420}" 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
-            BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="${C2_PROOFS:-3}" \
+            BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="${C2_PROOFS:-5}" \
             "$here/${C2_BIN:-bench_filecoin}" "$step" ;;
     sparse)
         bench sparse 30 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none BATON_BENCH_NTT=none \

@@ -61,43 +61,14 @@ fn status_gib(field: &str) -> f64 {
         .map_or(0.0, |kb| kb / (1u64 << 20) as f64)
 }
 
-/// Until `stop`: every step of the device's busy seconds (past `base`) as the (on, off) seconds
-/// since `t` of the partition that made it, sampled every 5 ms (off is when the step was seen,
-/// on is off less the step). One device: two partitions ending within a sample would merge.
-fn busy_steps(
-    engine: &Engine,
-    t: Instant,
-    base: f64,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Vec<(f64, f64)> {
-    let (mut last, mut steps) = (base, Vec::new());
-    loop {
-        let finished = stop.load(std::sync::atomic::Ordering::Relaxed);
-        let now = gpu_busy(engine);
-        if now > last {
-            let off = t.elapsed().as_secs_f64();
-            steps.push((off - (now - last), off));
-            last = now;
-        }
-        if finished {
-            return steps;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// One phase: `requests` at once; wall seconds, stage means and GPU busy over it.
 fn phase(engine: &Engine, name: &str, requests: Vec<Request>) -> Duration {
     let n = requests.len();
     let (before, busy_before) = (step_sums(engine), gpu_busy(engine));
     let t = Instant::now();
     let tickets: Vec<_> = requests.into_iter().map(|r| engine.submit(r)).collect();
-    // Each proof's completion, waited for on its own thread, and the device's busy seconds
-    // sampled beside them: each step of that counter is a partition leaving the device, so
-    // the samples give when the device first took work and last let go of it.
-    let all_done = std::sync::atomic::AtomicBool::new(false);
-    let (mut done, steps) = std::thread::scope(|s| {
-        let sampler = s.spawn(|| busy_steps(engine, t, busy_before, &all_done));
+    // Each proof's completion, waited for on its own thread.
+    let mut done: Vec<f64> = std::thread::scope(|s| {
         let waits: Vec<_> = tickets
             .into_iter()
             .map(|ticket| {
@@ -109,12 +80,10 @@ fn phase(engine: &Engine, name: &str, requests: Vec<Request>) -> Duration {
                 })
             })
             .collect();
-        let done: Vec<f64> = waits
+        waits
             .into_iter()
             .map(|w| w.join().expect("a waiting thread"))
-            .collect();
-        all_done.store(true, std::sync::atomic::Ordering::Relaxed);
-        (done, sampler.join().expect("the sampler"))
+            .collect()
     });
     done.sort_by(f64::total_cmp);
     let wall = t.elapsed();
@@ -139,20 +108,10 @@ fn phase(engine: &Engine, name: &str, requests: Vec<Request>) -> Duration {
         status_gib("VmHWM")
     );
     println!("           stage means: {}", means.join(", "));
+    // Partitions of proofs submitted together interleave, so the gaps between completions
+    // are not a rate: wall ÷ proofs over several proofs is.
     let at: Vec<String> = done.iter().map(|d| format!("{d:.1}")).collect();
     println!("           completed at {} s", at.join(", "));
-    if let (Some(&(first_on, _)), Some(&(_, last_off))) = (steps.first(), steps.last()) {
-        // The rate with the pipeline full: a stream of proofs pays the ramp-up (the first
-        // partitions' synthesis) and the tail (the last proof's finish) once, not per proof.
-        let span = last_off - first_on;
-        let held: f64 = steps.iter().map(|(on, off)| off - on).sum();
-        println!(
-            "           device span {first_on:.1}-{last_off:.1} s: {:.1} s a proof with the pipeline full ({:.0} % busy in it); ramp-up {first_on:.1} s, tail {:.1} s",
-            span / n as f64,
-            100.0 * held / span.max(1e-9),
-            wall.as_secs_f64() - last_off
-        );
-    }
     wall
 }
 
