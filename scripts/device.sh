@@ -8,7 +8,8 @@
 #         script beside them, and sppark's harness from ../shared/bench/sppark when present
 #         (SPPARK=0 leaves it out). Then run with carry [".device"], timeout_s 600.
 # There:  bash .device/device.sh STEP...            e.g. conformance sppark msm part
-#         Steps run in the order given; full logs go to $OUT; a short table comes last.
+#         Steps run in the order given; full logs go to $OUT (packed into one logs-K.tar.gz
+#         when they pass 7 files: a call brings back 8); a short table comes last.
 #         With no step: conformance sppark msm nttc ncu engine24 part partc engine26.
 #
 # Steps (correctness before timing: put conformance first):
@@ -442,3 +443,13 @@ for s in "${table[@]}"; do echo "$s"; done
 for f in compile conformance conformance_rerun partition capped variants; do
     [ -f "$OUT/$f.log" ] && echo "$f: $(grep -h '^test result' "$OUT/$f.log" | tail -1) $(grep -c 'FAILED\|panicked' "$OUT/$f.log") failures"
 done
+# A call brings back at most 8 files: past 7, this run's logs (stacks included) go into one
+# archive, logs-K.tar.gz, beside gpu.txt and the archives of earlier runs in the call.
+n=$(find "$OUT" -maxdepth 1 -type f | wc -l)
+if [ "$n" -gt 7 ]; then
+    k=1
+    while [ -e "$OUT/logs-$k.tar.gz" ]; do k=$((k + 1)); done
+    (cd "$OUT" && find . -maxdepth 1 -type f ! -name 'logs-*.tar.gz' ! -name gpu.txt -printf '%P\n' |
+        tar czf "logs-$k.tar.gz" --remove-files -T -) &&
+        echo "(logs packed into logs-$k.tar.gz: the call brings back 8 files at most)"
+fi
