@@ -183,7 +183,13 @@ mod nvrtc {
                 }
             }
         }
+        // Tens of seconds on a fresh machine (with the driver's compile of the PTX after it):
+        // said, so that a daemon's start or a test that prints nothing meanwhile is not taken
+        // for a hang.
+        tracing::info!(kernels = ?set, "compiling the CUDA kernels (NVRTC); cached for the next start");
+        let t = std::time::Instant::now();
         let ptx = compile_source(&src, &opts)?;
+        tracing::info!(seconds = t.elapsed().as_secs_f64(), "CUDA kernels compiled");
         if let Some(p) = &path {
             if let Err(e) = store(p, &ptx.to_src()) {
                 tracing::warn!(path = %p.display(), error = %e, "could not cache the PTX");
