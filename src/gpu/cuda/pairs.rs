@@ -74,62 +74,56 @@ impl Device {
         let nbk = sh.nbk;
         let m = nbk as usize + 1;
         // Not zeroed: msm_pairs_count writes every one of the nbk + 1 counts.
-        let mut ncounts = self.alloc_scratch::<u32>(m, "MSM paired counts")?;
-        let mut points = self
-            .alloc_scratch::<u64>(out.entries * launch::PAIRS_POINT_LIMBS, "MSM paired points")?;
-        let mut nvals = self.alloc_scratch::<u32>(out.entries, "MSM paired values")?;
-        let mut nkeys = match self.keyless {
-            true => None,
-            false => Some(self.alloc_scratch::<u32>(out.entries, "MSM paired keys")?),
+        let mut p = Paired {
+            counts: self.alloc_scratch::<u32>(m, "MSM paired counts")?,
+            points: self.alloc_scratch::<u64>(
+                out.entries * launch::PAIRS_POINT_LIMBS,
+                "MSM paired points",
+            )?,
+            vals: self.alloc_scratch::<u32>(out.entries, "MSM paired values")?,
+            keys: match self.keyless {
+                true => None,
+                false => Some(self.alloc_scratch::<u32>(out.entries, "MSM paired keys")?),
+            },
+            shape: out,
         };
-        let l = launch::msm_pairs_count(sh, counts.len(), ncounts.len());
+        let l = launch::msm_pairs_count(sh, counts.len(), p.counts.len());
         self.launch(&self.k.msm_pairs_count, l, |b| {
-            b.arg(counts).arg(&nbk).arg(&mut ncounts);
+            b.arg(counts).arg(&nbk).arg(&mut p.counts);
         })?;
-        self.scan(&mut ncounts, m)?;
+        self.scan(&mut p.counts, m)?;
         // Past SPLIT_MAX_ENTRIES the round runs fused (the split kernels flag a pair in bit 31).
         let split = self.affine_split && sh.entries < launch::SPLIT_MAX_ENTRIES;
         let round = match split {
             true => Self::msm_pairs_split,
             false => Self::msm_pairs_fused,
         };
-        round(
-            self,
-            src,
-            vals,
-            counts,
-            sh,
-            &ncounts,
-            &mut points,
-            &mut nkeys,
-            &mut nvals,
-        )?;
-        Ok(Paired {
-            points,
-            vals: nvals,
-            counts: ncounts,
-            keys: nkeys,
-            shape: out,
-        })
+        round(self, src, vals, counts, sh, &mut p)?;
+        Ok(p)
     }
 
-    /// The round in three kernels (`msm_pairs_den`, `msm_batch_inverse`, `msm_pairs_finish`):
-    /// the denominators in a buffer of their own, the inversion's running products in `points`
-    /// until the last kernel writes the sums there.
-    #[allow(clippy::too_many_arguments)]
+    /// The round in three kernels (`msm_pairs_den`, `msm_batch_inverse`, `msm_pairs_finish`)
+    /// into `p` (its new starts counted already): the denominators in a buffer of their own,
+    /// the inversion's running products in `p.points` until the last kernel writes the sums
+    /// there.
     fn msm_pairs_split(
         &self,
         src: &CudaView<'_, u64>,
         vals: &CudaSlice<u32>,
         counts: &CudaSlice<u32>,
         sh: &MsmShape,
-        ncounts: &CudaSlice<u32>,
-        points: &mut CudaSlice<u64>,
-        nkeys: &mut Option<CudaSlice<u32>>,
-        nvals: &mut CudaSlice<u32>,
+        p: &mut Paired,
     ) -> GpuResult<()> {
         let nbk = sh.nbk;
-        let den_len = sh.paired().entries * launch::PAIRS_DEN_LIMBS;
+        let Paired {
+            points,
+            vals: nvals,
+            counts: ncounts,
+            keys: nkeys,
+            shape,
+        } = p;
+        let ncounts = &*ncounts;
+        let den_len = shape.entries * launch::PAIRS_DEN_LIMBS;
         let mut den = self.alloc_scratch::<u64>(den_len, "MSM paired denominators")?;
         let [den_l, inv_l, fin_l] = launch::msm_pairs_split(
             sh,
@@ -162,20 +156,24 @@ impl Device {
         })
     }
 
-    /// The round in one kernel (`msm_pairs_round`).
-    #[allow(clippy::too_many_arguments)]
+    /// The round in one kernel (`msm_pairs_round`) into `p` (its new starts counted already).
     fn msm_pairs_fused(
         &self,
         src: &CudaView<'_, u64>,
         vals: &CudaSlice<u32>,
         counts: &CudaSlice<u32>,
         sh: &MsmShape,
-        ncounts: &CudaSlice<u32>,
-        points: &mut CudaSlice<u64>,
-        nkeys: &mut Option<CudaSlice<u32>>,
-        nvals: &mut CudaSlice<u32>,
+        p: &mut Paired,
     ) -> GpuResult<()> {
         let nbk = sh.nbk;
+        let Paired {
+            points,
+            vals: nvals,
+            counts: ncounts,
+            keys: nkeys,
+            ..
+        } = p;
+        let ncounts = &*ncounts;
         let l = launch::msm_pairs_round(
             sh,
             self.affine_per as usize,
