@@ -214,7 +214,7 @@ fn sums_of(g1: &prover::G1Sums) -> [blstrs::G1Projective; 4] {
 /// slack ([`h_streams`]).
 fn one_call_limit(pk: &baton::ProvingKey, w: &prover::Witness) -> u64 {
     let call = backend(None)
-        .partition_call_bytes(pk, Some(w), true)
+        .partition_call_bytes(pk, Some(w), [true; 5])
         .expect("the witness fits the key");
     let rule = GpuOptions::default().window_rule();
     let h_least =
@@ -315,7 +315,7 @@ fn every_set_streamed_in_one_call_matches_the_cpu() {
     porep.aux = porep_scalars(porep.aux.len(), 73);
     let pk = shaped_key(n, &random, &distinct_bases(4096, 74), &g2_points(256, 75));
     let call = backend(None)
-        .partition_call_bytes(&pk, Some(&random), true)
+        .partition_call_bytes(&pk, Some(&random), [true; 5])
         .expect("the witness fits the key");
     let rule = GpuOptions::default().window_rule();
     let points = plan::Streams::Points;
@@ -368,7 +368,7 @@ fn a_partition_from_device_abc_asks_no_room_for_them_twice() {
     let w = sample_witness(4, n / 2 + 11, 0.45, 61);
     let pk = shaped_key(n, &w, &distinct_bases(4096, 62), &g2_points(256, 63));
     let call = backend(None)
-        .partition_call_bytes(&pk, Some(&w), true)
+        .partition_call_bytes(&pk, Some(&w), [true; 5])
         .expect("the witness fits the key");
     let abc_bytes = 3 * 32 * n as u64;
     let bases = set_bytes(&pk, true);

@@ -130,18 +130,20 @@ impl CudaBackend {
     /// tables with its MSMs in lean pieces, before any room for streamed bases: what a memory
     /// limit must leave for the one-call path. For the witness `w`, or without one for the
     /// key's largest partition (every private variable in A and B); `None` when they do not
-    /// match.
+    /// match. `resident`: which of the MSMs over H, L, A, B_G1 and B_G2 read resident bases
+    /// (a streamed one's scratch is in the streaming room, not the call's); B_G2's false
+    /// where the device does not compute it, `[true; 5]` for the whole call.
     pub fn partition_call_bytes(
         &self,
         pk: &crate::ProvingKey,
         w: Option<&crate::groth16::prover::Witness>,
-        with_b_g2: bool,
+        resident: [bool; 5],
     ) -> Option<u64> {
         let sh = match w {
-            Some(w) => super::partition::Shape::of(pk, w, with_b_g2).ok()?,
+            Some(w) => super::partition::Shape::of(pk, w, resident[4]).ok()?,
             None => super::partition::Shape::largest(pk)?,
         };
-        Some(sh.need_bytes(with_b_g2, self.dev.msm_window, crate::gpu::plan::Cut::Lean))
+        Some(sh.need_bytes(resident, self.dev.msm_window, crate::gpu::plan::Cut::Lean))
     }
 
     /// Device bytes of the twiddle table serving NTTs up to 2^log_n on this device, in the

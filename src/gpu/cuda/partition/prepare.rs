@@ -4,7 +4,7 @@
 //! buffers. The same steps, without evicting anything, make a key resident ahead of its
 //! partitions.
 
-use super::shape::{queries, QueryBases, Shape};
+use super::shape::{all_resident, queries, QueryBases, ResidentMsms, Shape};
 use crate::gpu::cuda::backend::{CudaBackend, MAX_GPU_LOG_N};
 use crate::gpu::cuda::device::Device;
 use crate::gpu::cuda::memory::{BasesKey, State};
@@ -21,10 +21,12 @@ use blstrs::{G1Affine, G2Affine};
 const H_TABLES_ROOM: u64 = crate::gpu::plan::H_TABLES_BYTES;
 
 /// The order in which a partition's base sets are kept resident when not all of them fit
-/// (indices into `[H, L, A, B_G1, B_G2]`): first the sets whose MSMs have mostly 0/1 scalars
-/// in a PoRep witness (L, A, B_G1: fast kernels that could not hide their bases' copy), then
-/// B_G2, then H, whose dense scalars keep the device busy longest per byte streamed.
-const KEEP_ORDER: [usize; 5] = [1, 2, 3, 4, 0];
+/// (indices into `[H, L, A, B_G1, B_G2]`, [`ResidentMsms`]): first the sets whose MSMs have
+/// mostly 0/1 scalars in a PoRep witness (L, A, B_G1: fast kernels that could not hide their
+/// bases' copy), then H, then B_G2, the largest, whose streamed MSM runs at its G2 kernels'
+/// rate (2^26: 0.25 s at 40 GB/s), so that streaming it costs least a byte (BENCHMARKS.md,
+/// "H100 — partition under gpu.memory_limit").
+const KEEP_ORDER: [usize; 5] = [1, 2, 3, 0, 4];
 
 /// A call's G1 queries and its B_G2 query, when asked for.
 type Queries<'q, 'a> = (
@@ -66,11 +68,14 @@ impl CudaBackend {
     ) -> GpuResult<Prepared> {
         let (dev, cap) = (&self.dev, self.cap());
         let knob = Cut::Knob(dev.msm_pieces);
-        let call_of = |cut| {
-            sh.need_bytes(with_b_g2, dev.msm_window, cut)
+        // The call's bytes with the MSMs of `resident` over resident bases (the others'
+        // scratch is in the stream room).
+        let call_of = |cut, resident| {
+            sh.need_bytes(resident, dev.msm_window, cut)
                 .saturating_sub(on_device)
         };
-        let knob_call = call_of(knob);
+        let every = all_resident(with_b_g2);
+        let knob_call = call_of(knob, every);
         // Counted before anything is uploaded: a set uploaded by a try that then cannot keep
         // it would be uploaded and given up again by every partition.
         if self.all_fit(st, sh, g1, g2, knob_call)? {
@@ -81,25 +86,28 @@ impl CudaBackend {
         // Short of memory: lean pieces, whose smaller scratch may keep more sets resident
         // (`gpu.capped_cut = "lean"`); "knob" keeps the knob's cut and its overlaps, "overlap"
         // the lean pieces with the overlaps, where that call fits with every set streamed.
+        let none = [false; 5];
         let cut = match dev.capped_cut {
-            CappedCut::Knob if self.fits_streaming(st, sh, (g1, g2), knob_call)? => knob,
+            CappedCut::Knob if self.fits_streaming(st, sh, (g1, g2), call_of(knob, none))? => knob,
             CappedCut::Overlap
-                if self.fits_streaming(st, sh, (g1, g2), call_of(Cut::Overlap))? =>
+                if self.fits_streaming(st, sh, (g1, g2), call_of(Cut::Overlap, none))? =>
             {
                 Cut::Overlap
             }
             _ => Cut::Lean,
         };
-        let call = call_of(cut);
+        let call = call_of(cut, every);
         // When some set must stream, the resident ones leave its slots their full room: a
         // set kept in the slots' room cuts every streamed MSM into small pieces, which cost
         // more than streaming that set too (BENCHMARKS.md, "H100 — partition under
-        // gpu.memory_limit").
-        let beside = match self.all_fit(st, sh, g1, g2, call)? {
-            true => call,
-            false => call + STREAM_ROOM,
+        // gpu.memory_limit"). Each set is tried beside the call as it would be with that set
+        // and those kept before it resident, the rest streamed (their scratch in that room).
+        let beside = |resident| call_of(cut, resident) + STREAM_ROOM;
+        let keys = match self.all_fit(st, sh, g1, g2, call)? {
+            true => self.key_resident(st, sh, g1, g2, &|_| call)?,
+            false => self.key_resident(st, sh, g1, g2, &beside)?,
         };
-        let mut keys = match self.all_resident(st, sh, (g1, g2), beside, cut)? {
+        let mut keys = match self.every_set(st, (g1, g2), keys, call, cut)? {
             Ok(p) => return Ok(p),
             Err(keys) => keys,
         };
@@ -107,8 +115,9 @@ impl CudaBackend {
         // at least the smallest pieces of the largest set that streams. Other keys' sets go
         // for that least room only; then this call's resident sets, the last kept first.
         let least = |keys: &[BasesKey]| least_streamed(dev, (g1, g2), keys);
-        let want = call + STREAM_ROOM;
         loop {
+            let call = call_of(cut, resident_msms((g1, g2), &keys));
+            let want = call + STREAM_ROOM;
             if st.fits(dev, cap, want)?.is_ok() {
                 return Ok(Prepared {
                     keys,
@@ -195,7 +204,20 @@ impl CudaBackend {
         call: u64,
         cut: Cut,
     ) -> GpuResult<Result<Prepared, Vec<BasesKey>>> {
-        let keys = self.key_resident(st, sh, g1, g2, call)?;
+        let keys = self.key_resident(st, sh, g1, g2, &|_| call)?;
+        self.every_set(st, (g1, g2), keys, call, cut)
+    }
+
+    /// `Ok` when `keys` are every set of `g1` and `g2` and a call of `call` bytes fits beside
+    /// them, else `Err(keys)`.
+    fn every_set(
+        &self,
+        st: &mut State,
+        (g1, g2): Queries<'_, '_>,
+        keys: Vec<BasesKey>,
+        call: u64,
+        cut: Cut,
+    ) -> GpuResult<Result<Prepared, Vec<BasesKey>>> {
         if keys.len() < g1.len() + usize::from(g2.is_some()) {
             return Ok(Err(keys));
         }
@@ -211,17 +233,17 @@ impl CudaBackend {
     }
 
     /// Twiddles and H tables for `sh`'s domain, then the base sets of `g1` and `g2` in
-    /// [`KEEP_ORDER`], each with room for `call` more bytes beside it and without evicting any
-    /// set of this call; returns the keys of the sets kept resident, in that order. A set
-    /// that does not fit is left out (its MSM streams its bases); the ones after it are
-    /// still tried.
+    /// [`KEEP_ORDER`], each with room beside it for `beside(resident)` more bytes (`resident`:
+    /// the MSMs of the sets kept so far and its own) and without evicting any set of this
+    /// call; returns the keys of the sets kept resident, in that order. A set that does not
+    /// fit is left out (its MSM streams its bases); the ones after it are still tried.
     fn key_resident(
         &self,
         st: &mut State,
         sh: &Shape,
         g1: &[QueryBases<'_, G1Affine>],
         g2: Option<&QueryBases<'_, G2Affine>>,
-        call: u64,
+        beside: &dyn Fn(ResidentMsms) -> u64,
     ) -> GpuResult<Vec<BasesKey>> {
         let (dev, cap) = (&self.dev, self.cap());
         st.ensure_twiddles(dev, cap, sh.log_n, 0)?;
@@ -237,6 +259,7 @@ impl CudaBackend {
         // its own sets, when the call lacks room.
         let own = own_keys(g1, g2);
         let mut keys = Vec::new();
+        let mut resident = [false; 5];
         for i in KEEP_ORDER {
             let (key, limbs) = match (g1.get(i), i) {
                 (Some(q), _) => (q.key(), G1::affine_limbs(q.whole)),
@@ -246,8 +269,13 @@ impl CudaBackend {
                 },
                 (None, _) => continue,
             };
-            match st.make_resident(dev, cap, key, limbs, call, &own) {
-                Ok(()) => keys.push(key),
+            let mut with = resident;
+            with[i] = true;
+            match st.make_resident(dev, cap, key, limbs, beside(with), &own) {
+                Ok(()) => {
+                    keys.push(key);
+                    resident = with;
+                }
                 Err(e) if e.is_out_of_memory() => {}
                 Err(e) => return Err(e),
             }
@@ -276,7 +304,7 @@ impl CudaBackend {
             return Ok(0);
         }
         let call = sh.need_bytes(
-            with_b_g2,
+            all_resident(with_b_g2),
             self.dev.msm_window,
             Cut::Knob(self.dev.msm_pieces),
         );
@@ -290,7 +318,7 @@ impl CudaBackend {
             );
             return Ok(0);
         }
-        self.key_resident(st, &sh, &g1, g2.as_ref(), call)?;
+        self.key_resident(st, &sh, &g1, g2.as_ref(), &|_| call)?;
         Ok(bases)
     }
 }
@@ -337,6 +365,16 @@ fn least_streamed(dev: &Device, (g1, g2): Queries<'_, '_>, resident: &[BasesKey]
         )
         .max()
         .unwrap_or(0)
+}
+
+/// Which MSMs of a call over `g1` and `g2` read resident bases when `keys` are resident.
+fn resident_msms((g1, g2): Queries<'_, '_>, keys: &[BasesKey]) -> ResidentMsms {
+    let mut resident = [false; 5];
+    for (r, q) in resident.iter_mut().zip(g1) {
+        *r = keys.contains(&q.key());
+    }
+    resident[4] = g2.is_some_and(|q| keys.contains(&q.key()));
+    resident
 }
 
 /// The keys of a call's own base sets.

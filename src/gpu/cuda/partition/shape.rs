@@ -40,6 +40,16 @@ fn domain_size(pk: &ProvingKey) -> Result<usize> {
     Ok(n)
 }
 
+/// Which of a call's MSMs read resident bases, by query: H, L, A, B_G1 (the order of
+/// [`queries`]) and B_G2. A resident MSM's scratch is the call's ([`Shape::need_bytes`]); a
+/// streamed one's is in the room kept for streaming ([`plan::STREAM_ROOM`]).
+pub(crate) type ResidentMsms = [bool; 5];
+
+/// Every MSM of a call over resident bases, B_G2's where the call computes it.
+pub(crate) fn all_resident(with_b_g2: bool) -> ResidentMsms {
+    [true, true, true, true, with_b_g2]
+}
+
 impl Shape {
     pub fn of(pk: &ProvingKey, w: &Witness, with_b_g2: bool) -> Result<Self> {
         let n = domain_size(pk)?;
@@ -98,21 +108,25 @@ impl Shape {
 
     /// Device bytes of the call beyond the resident bases under the window rule `window`: the
     /// witness (with the larger of its filtered copies, A's being freed before B's is made,
-    /// and the bitmaps), a, b, c and the largest scratch of
-    /// the witness's MSMs, which run while a, b, c upload; later h and its MSM's scratch.
+    /// and the bitmaps), a, b, c and the largest scratch of the witness's MSMs, which run
+    /// while a, b, c upload; later h and its MSM's scratch. Only the MSMs `resident` names
+    /// count scratch here.
     /// The MSMs are cut into pieces as `cut` says; the lean cut also runs H before the
     /// witness's MSMs, so that h alone of a, b, c stays beside them ([`Cut::h_first`]).
-    pub fn need_bytes(&self, with_b_g2: bool, window: WindowRule, cut: Cut) -> u64 {
+    pub fn need_bytes(&self, resident: ResidentMsms, window: WindowRule, cut: Cut) -> u64 {
         let fr = 32u64;
-        let g1 = |k: usize| plan::resident_msm_scratch::<G1>(k, window, cut);
+        // A streamed MSM's scratch is in the stream room, not the call's.
+        let g1 = |i: usize, k: usize| match resident[i] {
+            true => plan::resident_msm_scratch::<G1>(k, window, cut),
+            false => 0,
+        };
         let witness_scratch = [
-            g1(self.m_aux),
-            g1(self.a_kept),
-            g1(self.b_kept),
-            if with_b_g2 {
-                plan::resident_msm_scratch::<G2>(self.b_kept, window, cut)
-            } else {
-                0
+            g1(1, self.m_aux),
+            g1(2, self.a_kept),
+            g1(3, self.b_kept),
+            match resident[4] {
+                true => plan::resident_msm_scratch::<G2>(self.b_kept, window, cut),
+                false => 0,
             },
         ]
         .into_iter()
@@ -128,7 +142,7 @@ impl Shape {
             .max(plain + self.packed_bytes);
         let abc = self.abc_bytes();
         let h = abc / 3;
-        let h_msm = h + g1(self.n - 1);
+        let h_msm = h + g1(0, self.n - 1);
         match cut {
             // The witness's MSMs beside a, b, c.
             Cut::Knob(_) | Cut::Overlap => (witness + abc).max(h_msm),
@@ -223,6 +237,34 @@ mod tests {
     }
 
     #[test]
+    fn a_streamed_msm_leaves_its_scratch_to_the_stream_room() {
+        let rule = GpuOptions::default().window_rule();
+        let sh = porep(26);
+        let (g1, g2) = (
+            plan::resident_msm_scratch::<G1>(sh.b_kept, rule, Cut::Lean),
+            plan::resident_msm_scratch::<G2>(sh.b_kept, rule, Cut::Lean),
+        );
+        assert!(
+            g2 > g1,
+            "a G2 piece's scratch is the largest: {g2} against {g1}"
+        );
+        let every = sh.need_bytes(all_resident(true), rule, Cut::Lean);
+        // B_G2 streamed: the largest scratch is a G1 MSM's.
+        let no_g2 = sh.need_bytes([true, true, true, true, false], rule, Cut::Lean);
+        assert_eq!(every - no_g2, g2 - g1);
+        assert_eq!(no_g2, sh.need_bytes(all_resident(false), rule, Cut::Lean));
+        // H streamed as well: h's MSM scratch goes too, and the witness's phase is the peak.
+        let no_h = sh.need_bytes([false, true, true, true, false], rule, Cut::Lean);
+        assert!(no_h <= no_g2);
+        // Nothing resident: the lean call is a, b, c, or h beside the witness and its copies.
+        let none = sh.need_bytes([false; 5], rule, Cut::Lean);
+        let (fr, m) = (32u64, sh.m_aux as u64);
+        let witness = fr * m + fr * sh.b_kept as u64 + m / 2;
+        assert_eq!(none, sh.abc_bytes().max(sh.abc_bytes() / 3 + witness));
+        assert!(none < no_h);
+    }
+
+    #[test]
     fn pieces_let_the_largest_partition_fit_beside_its_key() {
         let rule = GpuOptions::default().window_rule();
         let gib = 1u64 << 30;
@@ -230,8 +272,8 @@ mod tests {
         let n = sh.n as u64;
         // The resident key: H, L, A, B_G1 (96-byte points) and B_G2 (192), and the twiddles.
         let key = 4 * 96 * n + 192 * n + 32 * n;
-        let whole = sh.need_bytes(true, rule, Cut::Knob(1));
-        let cut = sh.need_bytes(true, rule, Cut::Knob(0));
+        let whole = sh.need_bytes(all_resident(true), rule, Cut::Knob(1));
+        let cut = sh.need_bytes(all_resident(true), rule, Cut::Knob(0));
         assert!(cut < whole, "pieces {cut} against whole {whole}");
         // An H200 reports about 140 GiB; the memory policy keeps 1/64 of it back.
         assert!(
@@ -242,15 +284,18 @@ mod tests {
         );
         // The lean cut leaves a 2^26 call within a 16 GiB card beside its twiddles, and a
         // 2^27 one within 24 GiB.
-        let lean = porep(26).need_bytes(true, rule, Cut::Lean);
-        assert!(lean < porep(26).need_bytes(true, rule, Cut::Knob(0)));
+        let lean = porep(26).need_bytes(all_resident(true), rule, Cut::Lean);
+        assert!(lean < porep(26).need_bytes(all_resident(true), rule, Cut::Knob(0)));
         // The overlap cut asks the lean pieces' bytes with a, b, c beside them: below the
         // knob's pieces, above the lean cut by at most a, b, c.
-        let overlap = porep(26).need_bytes(true, rule, Cut::Overlap);
-        assert!(lean < overlap && overlap < porep(26).need_bytes(true, rule, Cut::Knob(0)));
+        let overlap = porep(26).need_bytes(all_resident(true), rule, Cut::Overlap);
+        assert!(
+            lean < overlap
+                && overlap < porep(26).need_bytes(all_resident(true), rule, Cut::Knob(0))
+        );
         assert!(overlap <= lean + porep(26).abc_bytes());
         assert!(lean + (2 << 30) < 12 * gib, "2^26 lean: {} MiB", lean >> 20);
-        let lean27 = porep(27).need_bytes(true, rule, Cut::Lean);
+        let lean27 = porep(27).need_bytes(all_resident(true), rule, Cut::Lean);
         assert!(
             lean27 + (4 << 30) < 31 * gib,
             "2^27 lean: {} MiB",
@@ -281,8 +326,8 @@ mod tests {
         };
         for c in [Cut::Lean, Cut::Knob(0)] {
             assert_eq!(
-                packed.need_bytes(true, rule, c),
-                sh.need_bytes(true, rule, c)
+                packed.need_bytes(all_resident(true), rule, c),
+                sh.need_bytes(all_resident(true), rule, c)
             );
         }
         let huge = Shape {
@@ -290,14 +335,14 @@ mod tests {
             ..porep(27)
         };
         assert_eq!(
-            huge.need_bytes(true, rule, Cut::Lean),
+            huge.need_bytes(all_resident(true), rule, Cut::Lean),
             32 * n + 32 * m + 64 * m
         );
         // Below the piece size the MSMs stay whole, and the need with them.
         let small = porep(22);
         assert_eq!(
-            small.need_bytes(true, rule, Cut::Knob(0)),
-            small.need_bytes(true, rule, Cut::Knob(1))
+            small.need_bytes(all_resident(true), rule, Cut::Knob(0)),
+            small.need_bytes(all_resident(true), rule, Cut::Knob(1))
         );
     }
 }
