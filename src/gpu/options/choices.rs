@@ -323,7 +323,7 @@ pub enum CappedCut {
     /// The cut of `gpu.msm_pieces`, with the overlaps of an uncapped call, and whichever sets do
     /// not fit beside that larger call streamed; lean where even it does not fit with every set
     /// streamed. Slower: its pieces' scratch streams more sets (H100, 2^26: 1.41x / 1.59x the
-    /// uncapped time at 32 / 24 GiB against lean's 1.32x / 1.35x; BENCHMARKS.md, "H100 —
+    /// uncapped time at 32 / 24 GiB against lean's 1.31x / 1.35x; BENCHMARKS.md, "H100 —
     /// partition under gpu.memory_limit").
     Knob,
     /// The lean pieces with the uncapped call's order: a, b, c stay beside the witness's MSMs
