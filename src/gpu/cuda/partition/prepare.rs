@@ -4,7 +4,7 @@
 //! buffers. The same steps, without evicting anything, make a key resident ahead of its
 //! partitions.
 
-use super::shape::{all_resident, queries, QueryBases, ResidentMsms, Shape};
+use super::shape::{every_msm_resident, queries, QueryBases, ResidentMsms, Shape};
 use crate::gpu::cuda::backend::{CudaBackend, MAX_GPU_LOG_N};
 use crate::gpu::cuda::device::Device;
 use crate::gpu::cuda::memory::{BasesKey, State};
@@ -74,7 +74,7 @@ impl CudaBackend {
             sh.need_bytes(resident, dev.msm_window, cut)
                 .saturating_sub(on_device)
         };
-        let every = all_resident(with_b_g2);
+        let every = every_msm_resident(with_b_g2);
         let knob_call = call_of(knob, every);
         // Counted before anything is uploaded: a set uploaded by a try that then cannot keep
         // it would be uploaded and given up again by every partition.
@@ -102,11 +102,12 @@ impl CudaBackend {
         // more than streaming that set too (BENCHMARKS.md, "H100 — partition under
         // gpu.memory_limit"). Each set is tried beside the call as it would be with that set
         // and those kept before it resident, the rest streamed (their scratch in that room).
-        let beside = |resident| call_of(cut, resident) + STREAM_ROOM;
-        let keys = match self.all_fit(st, sh, g1, g2, call)? {
-            true => self.key_resident(st, sh, g1, g2, &|_| call)?,
-            false => self.key_resident(st, sh, g1, g2, &beside)?,
+        let all_fit = self.all_fit(st, sh, g1, g2, call)?;
+        let beside = |resident| match all_fit {
+            true => call,
+            false => call_of(cut, resident) + STREAM_ROOM,
         };
+        let keys = self.key_resident(st, sh, g1, g2, &beside)?;
         let mut keys = match self.every_set(st, (g1, g2), keys, call, cut)? {
             Ok(p) => return Ok(p),
             Err(keys) => keys,
@@ -304,7 +305,7 @@ impl CudaBackend {
             return Ok(0);
         }
         let call = sh.need_bytes(
-            all_resident(with_b_g2),
+            every_msm_resident(with_b_g2),
             self.dev.msm_window,
             Cut::Knob(self.dev.msm_pieces),
         );

@@ -46,7 +46,7 @@ fn domain_size(pk: &ProvingKey) -> Result<usize> {
 pub(crate) type ResidentMsms = [bool; 5];
 
 /// Every MSM of a call over resident bases, B_G2's where the call computes it.
-pub(crate) fn all_resident(with_b_g2: bool) -> ResidentMsms {
+pub(crate) fn every_msm_resident(with_b_g2: bool) -> ResidentMsms {
     [true, true, true, true, with_b_g2]
 }
 
@@ -248,11 +248,14 @@ mod tests {
             g2 > g1,
             "a G2 piece's scratch is the largest: {g2} against {g1}"
         );
-        let every = sh.need_bytes(all_resident(true), rule, Cut::Lean);
+        let every = sh.need_bytes(every_msm_resident(true), rule, Cut::Lean);
         // B_G2 streamed: the largest scratch is a G1 MSM's.
         let no_g2 = sh.need_bytes([true, true, true, true, false], rule, Cut::Lean);
         assert_eq!(every - no_g2, g2 - g1);
-        assert_eq!(no_g2, sh.need_bytes(all_resident(false), rule, Cut::Lean));
+        assert_eq!(
+            no_g2,
+            sh.need_bytes(every_msm_resident(false), rule, Cut::Lean)
+        );
         // H streamed as well: h's MSM scratch goes too, and the witness's phase is the peak.
         let no_h = sh.need_bytes([false, true, true, true, false], rule, Cut::Lean);
         assert!(no_h <= no_g2);
@@ -272,8 +275,8 @@ mod tests {
         let n = sh.n as u64;
         // The resident key: H, L, A, B_G1 (96-byte points) and B_G2 (192), and the twiddles.
         let key = 4 * 96 * n + 192 * n + 32 * n;
-        let whole = sh.need_bytes(all_resident(true), rule, Cut::Knob(1));
-        let cut = sh.need_bytes(all_resident(true), rule, Cut::Knob(0));
+        let whole = sh.need_bytes(every_msm_resident(true), rule, Cut::Knob(1));
+        let cut = sh.need_bytes(every_msm_resident(true), rule, Cut::Knob(0));
         assert!(cut < whole, "pieces {cut} against whole {whole}");
         // An H200 reports about 140 GiB; the memory policy keeps 1/64 of it back.
         assert!(
@@ -284,18 +287,18 @@ mod tests {
         );
         // The lean cut leaves a 2^26 call within a 16 GiB card beside its twiddles, and a
         // 2^27 one within 24 GiB.
-        let lean = porep(26).need_bytes(all_resident(true), rule, Cut::Lean);
-        assert!(lean < porep(26).need_bytes(all_resident(true), rule, Cut::Knob(0)));
+        let lean = porep(26).need_bytes(every_msm_resident(true), rule, Cut::Lean);
+        assert!(lean < porep(26).need_bytes(every_msm_resident(true), rule, Cut::Knob(0)));
         // The overlap cut asks the lean pieces' bytes with a, b, c beside them: below the
         // knob's pieces, above the lean cut by at most a, b, c.
-        let overlap = porep(26).need_bytes(all_resident(true), rule, Cut::Overlap);
+        let overlap = porep(26).need_bytes(every_msm_resident(true), rule, Cut::Overlap);
         assert!(
             lean < overlap
-                && overlap < porep(26).need_bytes(all_resident(true), rule, Cut::Knob(0))
+                && overlap < porep(26).need_bytes(every_msm_resident(true), rule, Cut::Knob(0))
         );
         assert!(overlap <= lean + porep(26).abc_bytes());
         assert!(lean + (2 << 30) < 12 * gib, "2^26 lean: {} MiB", lean >> 20);
-        let lean27 = porep(27).need_bytes(all_resident(true), rule, Cut::Lean);
+        let lean27 = porep(27).need_bytes(every_msm_resident(true), rule, Cut::Lean);
         assert!(
             lean27 + (4 << 30) < 31 * gib,
             "2^27 lean: {} MiB",
@@ -326,8 +329,8 @@ mod tests {
         };
         for c in [Cut::Lean, Cut::Knob(0)] {
             assert_eq!(
-                packed.need_bytes(all_resident(true), rule, c),
-                sh.need_bytes(all_resident(true), rule, c)
+                packed.need_bytes(every_msm_resident(true), rule, c),
+                sh.need_bytes(every_msm_resident(true), rule, c)
             );
         }
         let huge = Shape {
@@ -335,14 +338,14 @@ mod tests {
             ..porep(27)
         };
         assert_eq!(
-            huge.need_bytes(all_resident(true), rule, Cut::Lean),
+            huge.need_bytes(every_msm_resident(true), rule, Cut::Lean),
             32 * n + 32 * m + 64 * m
         );
         // Below the piece size the MSMs stay whole, and the need with them.
         let small = porep(22);
         assert_eq!(
-            small.need_bytes(all_resident(true), rule, Cut::Knob(0)),
-            small.need_bytes(all_resident(true), rule, Cut::Knob(1))
+            small.need_bytes(every_msm_resident(true), rule, Cut::Knob(0)),
+            small.need_bytes(every_msm_resident(true), rule, Cut::Knob(1))
         );
     }
 }
