@@ -64,6 +64,15 @@ impl CudaBackend {
             AbcInput::Host(_) => 0,
         };
         let prep = self.prepare(st, &sh, (&g1q, g2q.as_ref()), with_b_g2, on_device)?;
+        // Which cut a call took and what it kept (BATON_LOG=...,baton::gpu::cuda::partition=debug):
+        // a capped call's rows depend on both.
+        tracing::debug!(
+            log_n = sh.log_n,
+            cut = ?prep.cut,
+            resident_sets = prep.keys.len(),
+            stream_room = prep.stream_room,
+            "partition call prepared"
+        );
         if prep.stream_room > 0 {
             // Bases that stream go by DMA from the key itself (once per key).
             self.pin_key_host(pk);
