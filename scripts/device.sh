@@ -204,7 +204,7 @@ capped_usual() { # seconds a capped step takes: each size recorded, then each li
     srcs=$(tr ',' '\n' <<< "${CAPPED_ABC:-host,device}" | grep -c .)
     # Measured on an H100 (docs/bench-log/2026-12-07.md, BB1-BB3): recording 2^26 ~32 s, each
     # limit ~21 s there; 2^27 about twice that.
-    for log in ${CAPPED_LOGS:-26}; do
+    for log in $(tr ',' ' ' <<< "${CAPPED_LOGS:-26}"); do
         case $log in
             26) s=$((s + 35 + 22 * caps * srcs)) ;;
             27) s=$((s + 60 + 35 * caps * srcs)) ;;
@@ -371,7 +371,7 @@ for step in "${steps[@]}"; do
         BATON_TEST_GPU_VARIANT="${CANDIDATE:-default}" watched capped 45 "$here/cuda_capped" \
             --test-threads 1 --nocapture ;;
     capped)
-        bench "capped${GPU_TAG:-}" "$(CAPPED_LOGS="${CAPPED_LOGS//,/ }" capped_usual)" "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none \
+        bench "capped${GPU_TAG:-}" "$(capped_usual)" "${cand_env[@]}" BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none \
             BATON_BENCH_NTT=none BATON_BENCH_PARTITION=none BATON_BENCH_CAPPED="${CAPPED_LOGS:-26}" \
             BATON_BENCH_CAPS="${CAPS:-0,32,24,16}" BATON_BENCH_CAPPED_ABC="${CAPPED_ABC:-host,device}" ;;
     partc)
