@@ -78,6 +78,10 @@
 #                C2_BIN names another build of bench_filecoin beside this script; C2_USUAL
 #                (420) the seconds it must have left to start (two runs in one call: 200)
 #   c2-64g       the same for a 64 GiB sector
+#   c2-caps      the 32 GiB C2 once a limit of C2_CAPS (GiB, 0: none; "0,24"), C2_PROOFS (3) at
+#                once, logs c2-32g-capN: the engine under gpu.memory_limit against the uncapped
+#                engine of the same lease; add BATON_LOG=warn,baton::gpu::cuda::sparse=debug,
+#                baton::gpu::cuda::partition=debug for each partition's a/b/c path and cut
 #   sparse       the bench's sparse a/b/c rows alone (plain and packed witness), SPARSE_LOGS (22,24)
 #   quick        compile conformance cli, then a short bench (MSM 2^20/2^22, NTT to 2^24,
 #                partition 2^20, 3 runs)
@@ -150,7 +154,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g sparse "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g c2-caps sparse "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -416,6 +420,17 @@ for step in "${steps[@]}"; do
         run "$step${C2_TAG:-}" "${C2_USUAL:-420}" 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
             BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="${C2_PROOFS:-5}" \
             "$here/${C2_BIN:-bench_filecoin}" "$step" ;;
+    c2-caps)
+        # The 32 GiB C2 under each limit of C2_CAPS, one engine a limit, in one lease: issue 38's
+        # engine target is 10 x 2^27 at 24 GiB within 1.3x of the uncapped proof.
+        IFS=',' read -ra c2caps <<< "${C2_CAPS:-0,24}"
+        for cap in "${c2caps[@]}"; do
+            lim=()
+            [ "$cap" != 0 ] && lim=(BATON_GPU_MEMORY_LIMIT="${cap}GiB")
+            run "c2-32g-cap$cap" "${C2_USUAL:-200}" 590 env "${lim[@]}" \
+                BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" \
+                BATON_BENCH_PROOFS="${C2_PROOFS:-3}" "$here/${C2_BIN:-bench_filecoin}" c2-32g
+        done ;;
     sparse)
         bench sparse 30 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none BATON_BENCH_NTT=none \
             BATON_BENCH_PARTITION=none BATON_BENCH_SPARSE="${SPARSE_LOGS:-22,24}" ;;
@@ -451,6 +466,7 @@ for f in "$OUT"/c2-*.log; do
     grep "^progress" "$f" | tail -3
     grep "device a/b/c" "$f" | tail -3 | cut -c1-400
     grep "room:" "$f" | tail -4 | cut -c1-300
+    grep "partition call prepared" "$f" | tail -2 | cut -c1-300
 done
 [ -f "$OUT/filecoin.log" ] && { echo "-- filecoin"; grep "^|\|^PoRep\|^run \|^(medians\|^engine stage" "$OUT/filecoin.log"; }
 echo
