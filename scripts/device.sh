@@ -206,8 +206,8 @@ capped_usual() { # seconds a capped step takes: each size recorded, then each li
     local s=0 log caps srcs
     caps=$(tr ',' '\n' <<< "${CAPS:-0,32,24,16}" | grep -c .)
     srcs=$(tr ',' '\n' <<< "${CAPPED_ABC:-host,device}" | grep -c .)
-    # Measured on an H100 (docs/bench-log/2026-12-07.md, BB1-BB3): recording 2^26 ~32 s, each
-    # limit ~21 s there; 2^27 about twice that.
+    # 2^26 measured on an H100 (docs/bench-log/2026-12-07.md, BB1-BB3): recording ~32 s, each
+    # limit ~21 s there; 2^27's figures are estimates from those, not measured.
     for log in $(tr ',' ' ' <<< "${CAPPED_LOGS:-26}"); do
         case $log in
             26) s=$((s + 35 + 22 * caps * srcs)) ;;
@@ -216,6 +216,14 @@ capped_usual() { # seconds a capped step takes: each size recorded, then each li
         esac
     done
     echo "$s"
+}
+
+c2() { # name usual proofs sector (c2-32g, c2-64g), then env assignments: one C2 bench run
+    local name=$1 usual=$2 proofs=$3 sector=$4
+    shift 4
+    run "$name" "$usual" 590 env "$@" BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
+        BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="$proofs" \
+        "$here/${C2_BIN:-bench_filecoin}" "$sector"
 }
 
 engine() { # log workers budget usual [gpu knobs [tag]]
@@ -417,9 +425,7 @@ for step in "${steps[@]}"; do
         run filecoin 240 450 env BATON_TEST_CACHE="${FC_CACHE:-/tmp/baton-fc}" \
             BATON_BENCH_RUNS="${FC_RUNS:-3}" "$here/bench_filecoin" synth c2 ;;
     c2-32g | c2-64g)
-        run "$step${C2_TAG:-}" "${C2_USUAL:-420}" 590 env BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" \
-            BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" BATON_BENCH_PROOFS="${C2_PROOFS:-5}" \
-            "$here/${C2_BIN:-bench_filecoin}" "$step" ;;
+        c2 "$step${C2_TAG:-}" "${C2_USUAL:-420}" "${C2_PROOFS:-5}" "$step" ;;
     c2-caps)
         # The 32 GiB C2 under each limit of C2_CAPS, one engine a limit, in one lease: issue 38's
         # engine target is 10 x 2^27 at 24 GiB within 1.3x of the uncapped proof.
@@ -427,9 +433,7 @@ for step in "${steps[@]}"; do
         for cap in "${c2caps[@]}"; do
             lim=()
             [ "$cap" != 0 ] && lim=(BATON_GPU_MEMORY_LIMIT="${cap}GiB")
-            run "c2-32g-cap$cap" "${C2_USUAL:-200}" 590 env "${lim[@]}" \
-                BATON_MEMORY_BUDGET="${C2_BUDGET:-56GiB}" BATON_SYNTHESIS_WORKERS="${C2_WORKERS:-14}" \
-                BATON_BENCH_PROOFS="${C2_PROOFS:-3}" "$here/${C2_BIN:-bench_filecoin}" c2-32g
+            c2 "c2-32g-cap$cap" "${C2_USUAL:-200}" "${C2_PROOFS:-3}" c2-32g "${lim[@]}"
         done ;;
     sparse)
         bench sparse 30 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none BATON_BENCH_NTT=none \
