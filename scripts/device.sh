@@ -83,6 +83,12 @@
 #                engine of the same lease; add BATON_LOG=warn,baton::gpu::cuda::sparse=debug,
 #                baton::gpu::cuda::partition=debug for each partition's a/b/c path and cut
 #   sparse       the bench's sparse a/b/c rows alone (plain and packed witness), SPARSE_LOGS (22,24)
+#   owed1, owed2 the runs issues 36-38 still owe, chosen by the card, as two calls of one lease
+#                (owed1, then owed2 on the same warm machine; ~500 s each). H200: conformance
+#                and sppark, CRITICAL; then the 32 GiB C2 with five at once and the capped 2^27
+#                rows at every limit. H100: conformance and sppark, the 32 GiB C2 under a
+#                24 GiB limit; then the uncapped C2 beside it (docs/bench-log/2026-12-07.md,
+#                "Eighth session")
 #   quick        compile conformance cli, then a short bench (MSM 2^20/2^22, NTT to 2^24,
 #                partition 2^20, 3 runs)
 # Knobs: VARIANTS (";"-separated [gpu] specs the bench times side by side), CHECK_VARIANTS,
@@ -154,7 +160,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g c2-caps sparse "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g c2-caps sparse owed1 owed2 "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -435,12 +441,40 @@ for step in "${steps[@]}"; do
             [ "$cap" != 0 ] && lim=(BATON_GPU_MEMORY_LIMIT="${cap}GiB")
             c2 "c2-32g-cap$cap" "${C2_USUAL:-200}" "${C2_PROOFS:-3}" c2-32g "${lim[@]}"
         done ;;
+    owed1 | owed2)
+        # Each part is other steps of this script under their own deadlines; they hand their
+        # rows of the step table back through DEVICE_NESTED, and this run prints the figures.
+        me=("$here/device.sh")
+        export DEVICE_NESTED=/tmp/baton-device-steps.$$
+        : > "$DEVICE_NESTED"
+        partlog=(BATON_LOG=warn,baton::gpu::cuda::sparse=debug,baton::gpu::cuda::partition=debug)
+        case "$step:$(grep -c H200 "$OUT/gpu.txt")" in
+        owed1:0)
+            env DEADLINE=320 bash "${me[@]}" sppark conformance
+            env "${partlog[@]}" C2_CAPS=24 C2_PROOFS=2 C2_USUAL=170 DEADLINE=230 bash "${me[@]}" c2-caps ;;
+        owed1:*)
+            env DEADLINE=320 bash "${me[@]}" sppark conformance
+            env CRIT_ON=H200 CRIT_USUAL=90 CRIT_SETTINGS=1on CRIT_RUNS=8 DEADLINE=230 \
+                bash "${me[@]}" critical ;;
+        owed2:0)
+            env "${partlog[@]}" C2_CAPS=0 C2_PROOFS=2 C2_USUAL=170 DEADLINE=560 bash "${me[@]}" c2-caps ;;
+        owed2:*)
+            env C2_PROOFS=5 C2_USUAL=200 DEADLINE=270 bash "${me[@]}" c2-32g
+            env CAPPED_LOGS=27 CAPS=0,32,24,16 CAPPED_ABC=host DEADLINE=300 bash "${me[@]}" capped ;;
+        esac
+        mapfile -t -O "${#table[@]}" table < "$DEVICE_NESTED"
+        rm -f "$DEVICE_NESTED"
+        unset DEVICE_NESTED ;;
     sparse)
         bench sparse 30 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none BATON_BENCH_NTT=none \
             BATON_BENCH_PARTITION=none BATON_BENCH_SPARSE="${SPARSE_LOGS:-22,24}" ;;
     esac
 done
 
+if [ -n "${DEVICE_NESTED:-}" ]; then # a part of owed1/owed2: its caller prints the figures
+    [ ${#table[@]} -gt 0 ] && printf '%s\n' "${table[@]}" >> "$DEVICE_NESTED"
+    exit 0
+fi
 # The figures, then the table of steps last, so the call's tail keeps it.
 echo
 [ -f "$OUT/sppark.log" ] && { echo "-- sppark"; grep "^| " "$OUT/sppark.log" | tail -22; }
