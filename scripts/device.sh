@@ -444,23 +444,19 @@ for step in "${steps[@]}"; do
     owed1 | owed2)
         # Each part is other steps of this script under their own deadlines; they hand their
         # rows of the step table back through DEVICE_NESTED, and this run prints the figures.
-        me=("$here/device.sh")
+        me=$here/device.sh
         export DEVICE_NESTED=/tmp/baton-device-steps.$$
         : > "$DEVICE_NESTED"
-        partlog=(BATON_LOG=warn,baton::gpu::cuda::sparse=debug,baton::gpu::cuda::partition=debug)
+        partlog=BATON_LOG=warn,baton::gpu::cuda::sparse=debug,baton::gpu::cuda::partition=debug
+        [ "$step" = owed1 ] && DEADLINE=320 bash "$me" sppark conformance
         case "$step:$(grep -c H200 "$OUT/gpu.txt")" in
-        owed1:0)
-            env DEADLINE=320 bash "${me[@]}" sppark conformance
-            env "${partlog[@]}" C2_CAPS=24 C2_PROOFS=2 C2_USUAL=170 DEADLINE=230 bash "${me[@]}" c2-caps ;;
+        owed1:0) env "$partlog" C2_CAPS=24 C2_PROOFS=2 C2_USUAL=170 DEADLINE=230 bash "$me" c2-caps ;;
         owed1:*)
-            env DEADLINE=320 bash "${me[@]}" sppark conformance
-            env CRIT_ON=H200 CRIT_USUAL=90 CRIT_SETTINGS=1on CRIT_RUNS=8 DEADLINE=230 \
-                bash "${me[@]}" critical ;;
-        owed2:0)
-            env "${partlog[@]}" C2_CAPS=0 C2_PROOFS=2 C2_USUAL=170 DEADLINE=560 bash "${me[@]}" c2-caps ;;
+            CRIT_ON=H200 CRIT_USUAL=90 CRIT_SETTINGS=1on CRIT_RUNS=8 DEADLINE=230 bash "$me" critical ;;
+        owed2:0) env "$partlog" C2_CAPS=0 C2_PROOFS=2 C2_USUAL=170 DEADLINE=560 bash "$me" c2-caps ;;
         owed2:*)
-            env C2_PROOFS=5 C2_USUAL=200 DEADLINE=270 bash "${me[@]}" c2-32g
-            env CAPPED_LOGS=27 CAPS=0,32,24,16 CAPPED_ABC=host DEADLINE=300 bash "${me[@]}" capped ;;
+            C2_PROOFS=5 C2_USUAL=200 DEADLINE=270 bash "$me" c2-32g
+            CAPPED_LOGS=27 CAPS=0,32,24,16 CAPPED_ABC=host DEADLINE=300 bash "$me" capped ;;
         esac
         mapfile -t -O "${#table[@]}" table < "$DEVICE_NESTED"
         rm -f "$DEVICE_NESTED"
