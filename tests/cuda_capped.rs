@@ -6,8 +6,9 @@
 //! nothing on the CPU, the pool's peak stays under the limit, engine proofs under a limit
 //! verify (a wrong input fails), a limit below a partition's minimum is refused by name while
 //! another job proves, a request that no eviction could serve evicts nothing, and a
-//! partition from device a/b/c asks no room for them twice, and a partition with every set
-//! streamed equals the CPU's. Without a
+//! partition from device a/b/c asks no room for them twice, a partition with every set
+//! streamed equals the CPU's, and `gpu.capped_recording` decides whether a partition from
+//! device a/b/c evicts its recording to keep its sets or spares it. Without a
 //! GPU every test passes with a note. The tests run one at a time (the pool's peak is the
 //! device's).
 #![cfg(feature = "cuda")]
@@ -399,6 +400,112 @@ fn a_partition_from_device_abc_asks_no_room_for_them_twice() {
     );
     assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
     peak_within(&gpu, limit, "partition 2^20 from device a/b/c");
+}
+
+/// `gpu.capped_recording` under a limit where every base set fits beside a partition from
+/// device a/b/c only with the recording those a, b, c came from evicted: "evict" (the default)
+/// gives the recording up and keeps the sets, "spare" keeps it and streams them, so that the
+/// next partition's a, b, c need no upload of it (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep
+/// C2 through the engine"). Each partition equals the CPU's under either, and the peak stays
+/// under the limit.
+#[test]
+fn capped_recording_spare_keeps_device_abc_recording_and_evict_gives_it_up() {
+    let Some(_one) = serial() else { return };
+    use baton::compiled::{self, WitnessCs};
+    use baton::gpu::options::CappedRecording;
+    use baton::stages::partition::{AbcInput, PartitionProver};
+    let size = 1usize << 22;
+    let (rec, _, _) = compiled::record(Synthetic::new(size, 2)).expect("record");
+    let ws: Vec<prover::Witness> = [3u64, 4]
+        .into_iter()
+        .map(|seed| {
+            let cs =
+                WitnessCs::synthesize(Synthetic::new(size, seed), rec.shape()).expect("synthesize");
+            rec.witness(cs.inputs, cs.aux)
+        })
+        .collect();
+    let n = rec.shape().domain_size();
+    let pk = shaped_key(n, &ws[0], &distinct_bases(4096, 91), &g2_points(256, 92));
+    rec.check_key(&pk)
+        .expect("the key has the recording's shape");
+    let cpu: Vec<_> = ws
+        .iter()
+        .map(|w| {
+            let abc = rec.evaluate(&w.inputs, &w.aux).expect("CPU a/b/c");
+            cpu_partition(&pk, &abc, w)
+        })
+        .collect();
+    // In use when a partition from device a/b/c asks for room (the recording, a, b, c and the
+    // witness), and the recording alone, on an unlimited backend.
+    let (in_use, recording) = {
+        let probe = backend(None);
+        let abc = probe
+            .evaluate_abc(&rec, &ws[0].inputs, ws[0].aux_scalars())
+            .expect("device a/b/c");
+        probe.reset_peak_device_bytes().expect("streams idle");
+        let r = (probe.device_bytes(), probe.resident_bytes());
+        drop(abc);
+        r
+    };
+    let call = backend(None)
+        .partition_call_bytes(&pk, Some(&ws[0]), [true; 5])
+        .expect("the witness fits the key")
+        .saturating_sub(3 * 32 * n as u64);
+    assert!(
+        recording / 2 > 64 << 20,
+        "the recording ({} MiB) must outweigh the counts' slack",
+        recording >> 20
+    );
+    // Every set beside the call, short by half the recording: they fit only with it evicted.
+    let limit =
+        twiddle_bytes(n.trailing_zeros()) + (4 << 20) + in_use + set_bytes(&pk, true) + call
+            - recording / 2;
+    for rule in [CappedRecording::Evict, CappedRecording::Spare] {
+        let opts = GpuOptions {
+            memory_limit: Some(limit),
+            capped_recording: rule,
+            ..test_gpu_options()
+        };
+        let gpu = CudaBackend::with_options(0, &opts)
+            .unwrap_or_else(|e| panic!("a GPU is present but the backend failed to open: {e}"));
+        gpu.reset_peak_device_bytes().expect("reset peak");
+        for (i, (w, cpu)) in ws.iter().zip(&cpu).enumerate() {
+            let dev = gpu
+                .evaluate_abc(&rec, &w.inputs, w.aux_scalars())
+                .unwrap_or_else(|e| panic!("{rule:?}, partition {i}: device a/b/c: {e}"));
+            let s = gpu
+                .prove_partition(&pk, AbcInput::Device(Box::new(dev)), w, true, &mut |_| {
+                    panic!("device a/b/c are not handed back")
+                })
+                .unwrap_or_else(|e| {
+                    panic!("{rule:?}, partition {i} under {} MiB: {e}", limit >> 20)
+                });
+            assert_eq!(
+                sums_of(&s.g1),
+                sums_of(&cpu.0),
+                "{rule:?}, partition {i}: G1"
+            );
+            assert_eq!(s.b_g2, Some(cpu.1), "{rule:?}, partition {i}: B_G2");
+            let kept = gpu.resident_recordings();
+            match rule {
+                CappedRecording::Evict => assert_eq!(
+                    (kept, s.streamed_sets),
+                    (0, 0),
+                    "evict, partition {i}: (recordings resident, sets streamed)"
+                ),
+                CappedRecording::Spare => {
+                    assert_eq!(kept, 1, "spare, partition {i}: the recording stays");
+                    assert!(s.streamed_sets > 0, "spare, partition {i}: a set streams");
+                }
+            }
+        }
+        assert_eq!(gpu.fallbacks(), 0, "{rule:?}: nothing ran on the CPU");
+        peak_within(
+            &gpu,
+            limit,
+            &format!("{rule:?}: partitions 2^22 from device a/b/c"),
+        );
+    }
 }
 
 #[test]

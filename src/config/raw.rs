@@ -95,6 +95,7 @@ pub(super) struct RawGpu {
     pub(super) ntt_regs: Option<String>,
     pub(super) ntt_twiddles: Option<String>,
     pub(super) capped_cut: Option<String>,
+    pub(super) capped_recording: Option<String>,
     pub(super) msm_affine_rounds: Option<String>,
     pub(super) msm_affine_per: Option<String>,
     pub(super) msm_affine_split: Option<String>,
@@ -189,7 +190,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// default is the measured best (BENCHMARKS.md, "H200 — GPU knob defaults"; one line each in
 /// `baton.example.toml`). They are still read under `[gpu]` (and from `BATON_GPU_<KEY>`, which
 /// the device runner sets).
-pub const EXPERIMENTAL: [&str; 26] = [
+pub const EXPERIMENTAL: [&str; 27] = [
     "msm_acc_minb",
     "msm_prefetch",
     "msm_mul",
@@ -213,6 +214,7 @@ pub const EXPERIMENTAL: [&str; 26] = [
     "ntt_columns",
     "ntt_regs",
     "capped_cut",
+    "capped_recording",
     "msm_affine_rounds",
     "msm_affine_per",
     "msm_affine_split",
@@ -234,7 +236,7 @@ macro_rules! knob {
     };
 }
 
-fn knobs(raw: &RawGpu) -> [Knob<'_>; 31] {
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 32] {
     [
         knob!(raw, host_threads),
         knob!(raw, msm_acc_minb),
@@ -263,6 +265,7 @@ fn knobs(raw: &RawGpu) -> [Knob<'_>; 31] {
         knob!(raw, ntt_regs),
         knob!(raw, ntt_twiddles),
         knob!(raw, capped_cut),
+        knob!(raw, capped_recording),
         knob!(raw, msm_affine_rounds),
         knob!(raw, msm_affine_per),
         knob!(raw, msm_affine_split),

@@ -280,6 +280,20 @@ fn capped_cut_is_an_experiment_lean_by_default() {
 }
 
 #[test]
+fn capped_recording_is_an_experiment_evict_by_default() {
+    use crate::gpu::options::CappedRecording;
+    assert_eq!(
+        GpuOptions::default().capped_recording,
+        CappedRecording::Evict
+    );
+    let c = Config::from_toml("[gpu.experimental]\ncapped_recording = \"spare\"\n").expect("valid");
+    assert_eq!(c.gpu.capped_recording, CappedRecording::Spare);
+    assert_eq!(c.gpu.msm_label(), "capped_recording=spare");
+    let e = Config::from_toml("[gpu.experimental]\ncapped_recording = \"keep\"\n");
+    assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.capped_recording")));
+}
+
+#[test]
 fn msm_affine_rounds_is_an_experiment_off_by_default_and_bounded() {
     assert_eq!(GpuOptions::default().msm_affine_rounds, 0);
     let c = Config::from_toml("[gpu.experimental]\nmsm_affine_rounds = \"2\"\n").expect("valid");

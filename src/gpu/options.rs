@@ -65,9 +65,10 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, CappedCut, Choice, FieldKara, FieldLazy, FieldSqr, HStream,
-    MemoryPool, MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter, MsmScatterDigits,
-    MsmScatterOrder, MsmWindow, NttTwiddles, WindowRule, DEFAULT_MSM_WINDOW_LARGE,
+    choice_name, parse_choice, CappedCut, CappedRecording, Choice, FieldKara, FieldLazy, FieldSqr,
+    HStream, MemoryPool, MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter,
+    MsmScatterDigits, MsmScatterOrder, MsmWindow, NttTwiddles, WindowRule,
+    DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
 
@@ -146,6 +147,9 @@ pub struct GpuOptions {
     pub ntt_twiddles: NttTwiddles,
     /// How a partition whose key's sets do not all fit resident beside it cuts its MSMs.
     pub capped_cut: CappedCut,
+    /// Whether such a partition, from a, b, c evaluated from a resident recording, may evict
+    /// that recording to keep a set resident.
+    pub capped_recording: CappedRecording,
     /// Batch-affine rounds before each G1 accumulation (0 to [`MAX_AFFINE_ROUNDS`]; 0: none,
     /// the default): an experiment, kernels/msm/pairs.cuh.
     pub msm_affine_rounds: u32,
@@ -191,6 +195,7 @@ impl Default for GpuOptions {
             ntt_regs: DEFAULT_NTT_REGS,
             ntt_twiddles: NttTwiddles::Auto,
             capped_cut: CappedCut::Lean,
+            capped_recording: CappedRecording::Evict,
             msm_affine_rounds: 0,
             msm_affine_per: 16,
             msm_affine_split: false,
@@ -200,7 +205,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 31] = [
+pub const KNOBS: [&str; 32] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -228,6 +233,7 @@ pub const KNOBS: [&str; 31] = [
     "ntt_regs",
     "ntt_twiddles",
     "capped_cut",
+    "capped_recording",
     "msm_affine_rounds",
     "msm_affine_per",
     "msm_affine_split",
@@ -298,6 +304,7 @@ impl GpuOptions {
             "ntt_regs" => self.ntt_regs = whole(v, 0)?.min(u32::MAX as usize) as u32,
             "ntt_twiddles" => self.ntt_twiddles = parse_choice(v)?,
             "capped_cut" => self.capped_cut = parse_choice(v)?,
+            "capped_recording" => self.capped_recording = parse_choice(v)?,
             "msm_affine_rounds" => {
                 self.msm_affine_rounds = whole(v, 0)?.min(u32::MAX as usize) as u32
             }

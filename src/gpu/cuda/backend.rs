@@ -111,6 +111,11 @@ impl CudaBackend {
         self.state().map_or(0, |s| s.bases.len())
     }
 
+    /// Number of resident recordings (device a/b/c's matrices).
+    pub fn resident_recordings(&self) -> usize {
+        self.state().map_or(0, |s| s.recordings.len())
+    }
+
     /// Drops every resident buffer.
     pub fn clear_resident(&self) -> Result<()> {
         let mut st = self.state()?;

@@ -139,6 +139,8 @@ pub(crate) struct Device {
     /// How a partition whose key's sets do not all fit resident beside it cuts its MSMs
     /// (`gpu.capped_cut`).
     pub capped_cut: crate::gpu::options::CappedCut,
+    /// Whether a partition from device a/b/c spares its recording (`gpu.capped_recording`).
+    pub capped_recording: crate::gpu::options::CappedRecording,
     /// Whether every MSM prints its steps' times (`BATON_MSM_PHASES` set when it opened).
     pub msm_phases: bool,
     /// `BATON_UPLOAD_TRACE`: every staged upload prints its DMA and host times (clock.rs).
@@ -309,6 +311,7 @@ impl Device {
             msm_window: opts.window_rule(),
             msm_pieces: opts.msm_pieces,
             capped_cut: opts.capped_cut,
+            capped_recording: opts.capped_recording,
             msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
             upload_trace: std::env::var_os("BATON_UPLOAD_TRACE").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,

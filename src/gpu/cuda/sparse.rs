@@ -190,6 +190,7 @@ impl CudaBackend {
                 limbs: d_aux,
                 scalars: aux.len(),
             }),
+            Some(rec.id()),
         ))
     }
 

@@ -90,6 +90,12 @@ impl GpuOptions {
         if self.capped_cut != d.capped_cut {
             parts.push(format!("capped_cut={}", choice_name(self.capped_cut)));
         }
+        if self.capped_recording != d.capped_recording {
+            parts.push(format!(
+                "capped_recording={}",
+                choice_name(self.capped_recording)
+            ));
+        }
         if self.msm_prefetch != d.msm_prefetch {
             parts.push(format!("msm_prefetch={}", self.msm_prefetch));
         }

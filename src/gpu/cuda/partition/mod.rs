@@ -59,11 +59,21 @@ impl CudaBackend {
         // a, b, c evaluated on the device are there already: the call asks room for the rest.
         // (A witness kept with them is still asked for again: conservative, and left as it
         // was until a device run measures the change on the uncapped C2 path.)
-        let on_device = match &input {
-            AbcInput::Device(_) => sh.abc_bytes(),
-            AbcInput::Host(_) => 0,
+        let (on_device, recording) = match &input {
+            AbcInput::Device(d) => (
+                sh.abc_bytes(),
+                d.downcast_ref::<DeviceAbc>().and_then(DeviceAbc::recording),
+            ),
+            AbcInput::Host(_) => (0, None),
         };
-        let prep = self.prepare(st, &sh, (&g1q, g2q.as_ref()), with_b_g2, on_device)?;
+        let prep = self.prepare(
+            st,
+            &sh,
+            (&g1q, g2q.as_ref()),
+            with_b_g2,
+            on_device,
+            recording,
+        )?;
         // Which cut a call took and what it kept (BATON_LOG=...,baton::gpu::cuda::partition=debug):
         // a capped call's rows depend on both.
         tracing::debug!(

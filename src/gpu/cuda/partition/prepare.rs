@@ -10,7 +10,7 @@ use crate::gpu::cuda::device::Device;
 use crate::gpu::cuda::memory::{BasesKey, State};
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{GpuGroup, G1, G2};
-use crate::gpu::options::CappedCut;
+use crate::gpu::options::{CappedCut, CappedRecording};
 use crate::gpu::plan::{self, Cut, Streams, STREAM_ROOM};
 use crate::groth16::domain::Domain;
 use crate::groth16::key::ProvingKey;
@@ -58,13 +58,39 @@ impl CudaBackend {
     /// partition from device a/b/c would ask for them twice and stream a set that fits. Out of
     /// memory here (the call's own buffers do not fit even with no set resident) leaves
     /// everything of the caller's untouched.
+    ///
+    /// `recording`: the resident recording those a, b, c were evaluated from, which the key's
+    /// next partition evaluates from too. Under `gpu.capped_recording = "spare"` it stays
+    /// while the call can do without evicting it: sets that fit only by evicting it stream,
+    /// and the call's own sets are given up for its room first ([`CappedRecording`]).
     pub(super) fn prepare(
+        &self,
+        st: &mut State,
+        sh: &Shape,
+        queries: Queries<'_, '_>,
+        with_b_g2: bool,
+        on_device: u64,
+        recording: Option<u64>,
+    ) -> GpuResult<Prepared> {
+        let unspared = st.in_use_recording;
+        if self.dev.capped_recording == CappedRecording::Spare {
+            st.in_use_recording = unspared.or(recording);
+        }
+        let prepared = self.prepare_sparing(st, sh, queries, with_b_g2, on_device, unspared);
+        st.in_use_recording = unspared;
+        prepared
+    }
+
+    /// [`CudaBackend::prepare`] with the state's recording spared, as it is until the call
+    /// cannot fit with every set streamed; then only `unspared` is.
+    fn prepare_sparing(
         &self,
         st: &mut State,
         sh: &Shape,
         (g1, g2): Queries<'_, '_>,
         with_b_g2: bool,
         on_device: u64,
+        unspared: Option<u64>,
     ) -> GpuResult<Prepared> {
         let (dev, cap) = (&self.dev, self.cap());
         let knob = Cut::Knob(dev.msm_pieces);
@@ -146,6 +172,8 @@ impl CudaBackend {
                 Some(k) => {
                     st.bases.remove(&k);
                 }
+                // The last resort: the spared recording goes too.
+                None if st.in_use_recording != unspared => st.in_use_recording = unspared,
                 None => {
                     let usable = st.fits(dev, cap, call + least)?.err().unwrap_or(0);
                     return Err(GpuError::OutOfMemory {

@@ -29,6 +29,8 @@ pub struct DeviceAbc {
     device: usize,
     bufs: [CudaSlice<u64>; 3],
     aux: Option<DeviceAux>,
+    /// The resident recording they were evaluated from, if any.
+    recording: Option<u64>,
 }
 
 /// The private witness on the device: its u64 limbs (at least one) and how many scalars.
@@ -43,19 +45,27 @@ impl DeviceAbc {
         self.log_n
     }
 
-    /// a, b, c of 2^log_n Fr each (u64 limbs) on device `device`.
+    /// a, b, c of 2^log_n Fr each (u64 limbs) on device `device`, evaluated from resident
+    /// recording `recording` when there was one.
     pub(crate) fn from_parts(
         log_n: u32,
         device: usize,
         bufs: [CudaSlice<u64>; 3],
         aux: Option<DeviceAux>,
+        recording: Option<u64>,
     ) -> Self {
         DeviceAbc {
             log_n,
             device,
             bufs,
             aux,
+            recording,
         }
+    }
+
+    /// The id of the recording a, b, c were evaluated from, if any.
+    pub(crate) fn recording(&self) -> Option<u64> {
+        self.recording
     }
 
     /// The three buffers and the witness, when kept.
@@ -204,6 +214,7 @@ impl CudaBackend {
             n.trailing_zeros(),
             self.dev.ordinal,
             bufs,
+            None,
             None,
         ))
     }
