@@ -81,7 +81,10 @@
 #   c2-caps      the 32 GiB C2 once a limit of C2_CAPS (GiB, 0: none; "0,24"), C2_PROOFS (3) at
 #                once, logs c2-32g-capN: the engine under gpu.memory_limit against the uncapped
 #                engine of the same lease; add BATON_LOG=warn,baton::gpu::cuda::sparse=debug,
-#                baton::gpu::cuda::partition=debug for each partition's a/b/c path and cut
+#                baton::gpu::cuda::partition=debug for each partition's a/b/c path and cut;
+#                C2_TAG suffixes the logs' names, so that a knob's run (BATON_GPU_<KNOB>=...
+#                before the command, e.g. BATON_GPU_CAPPED_RECORDING=spare) sits beside the
+#                default's in one call
 #   sparse       the bench's sparse a/b/c rows alone (plain and packed witness), SPARSE_LOGS (22,24)
 #   owed1, owed2 the runs issues 36-38 still owe, chosen by the card, as two calls of one lease
 #                (owed1, then owed2 on the same warm machine; ~500 s each). H200: conformance
@@ -439,7 +442,7 @@ for step in "${steps[@]}"; do
         for cap in "${c2caps[@]}"; do
             lim=()
             [ "$cap" != 0 ] && lim=(BATON_GPU_MEMORY_LIMIT="${cap}GiB")
-            c2 "c2-32g-cap$cap" "${C2_USUAL:-200}" "${C2_PROOFS:-3}" c2-32g "${lim[@]}"
+            c2 "c2-32g-cap$cap${C2_TAG:-}" "${C2_USUAL:-200}" "${C2_PROOFS:-3}" c2-32g "${lim[@]}"
         done ;;
     owed1 | owed2)
         # Each part is other steps of this script under their own deadlines; they hand their
