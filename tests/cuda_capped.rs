@@ -41,10 +41,13 @@ fn serial() -> Option<MutexGuard<'static, ()>> {
 }
 
 fn backend(limit: Option<u64>) -> CudaBackend {
-    let opts = GpuOptions {
+    backend_with(GpuOptions {
         memory_limit: limit,
         ..test_gpu_options()
-    };
+    })
+}
+
+fn backend_with(opts: GpuOptions) -> CudaBackend {
     match CudaBackend::with_options(0, &opts) {
         Ok(b) => b,
         Err(e) => panic!("a GPU is present but the backend failed to open: {e}"),
@@ -461,13 +464,11 @@ fn capped_recording_spare_keeps_device_abc_recording_and_evict_gives_it_up() {
         twiddle_bytes(n.trailing_zeros()) + (4 << 20) + in_use + set_bytes(&pk, true) + call
             - recording / 2;
     for rule in [CappedRecording::Evict, CappedRecording::Spare] {
-        let opts = GpuOptions {
+        let gpu = backend_with(GpuOptions {
             memory_limit: Some(limit),
             capped_recording: rule,
             ..test_gpu_options()
-        };
-        let gpu = CudaBackend::with_options(0, &opts)
-            .unwrap_or_else(|e| panic!("a GPU is present but the backend failed to open: {e}"));
+        });
         gpu.reset_peak_device_bytes().expect("reset peak");
         for (i, (w, cpu)) in ws.iter().zip(&cpu).enumerate() {
             let dev = gpu
