@@ -78,6 +78,11 @@
 #                C2_BIN names another build of bench_filecoin beside this script; C2_USUAL
 #                (420) the seconds it must have left to start (two runs in one call: 200)
 #   c2-64g       the same for a 64 GiB sector
+#   owed38       sppark, capped-tests, then capped at 2^26 and 2^27 (every limit, host a/b/c) with
+#                baton::gpu::cuda::streamed at debug: issue 38's table in one call (~550 s)
+#   recording-ab capped-tests, then the 32 GiB C2 at 24 GiB (C2_PROOFS=2) with
+#                BATON_GPU_CAPPED_RECORDING=spare and =evict, the memory policy logged (on the
+#                H200 a C2 of two proofs runs past 235 s: the isolated proof is its last figure)
 #   c2-caps      the 32 GiB C2 once a limit of C2_CAPS (GiB, 0: none; "0,24"), C2_PROOFS (3) at
 #                once, logs c2-32g-capN: the engine under gpu.memory_limit against the uncapped
 #                engine of the same lease; add BATON_LOG=warn,baton::gpu::cuda::sparse=debug,
@@ -163,7 +168,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g c2-caps sparse owed1 owed2 "
+known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g c2-caps sparse owed1 owed2 owed38 recording-ab "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -347,6 +352,18 @@ multi_gpu() {
         --bg2-device "${MULTI_BG2_DEVICE:-cpu}"
 }
 
+nested_start() { # a step made of other steps of this script, each under its own DEADLINE:
+    # they hand their rows of the step table back through DEVICE_NESTED (nested_end reads them)
+    me=$here/device.sh
+    export DEVICE_NESTED=/tmp/baton-device-steps.$$
+    : > "$DEVICE_NESTED"
+}
+nested_end() {
+    mapfile -t -O "${#table[@]}" table < "$DEVICE_NESTED"
+    rm -f "$DEVICE_NESTED"
+    unset DEVICE_NESTED
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total,clocks.sm,clocks.max.sm \
     --format=csv,noheader | tee "$OUT/gpu.txt"
 echo "threads: $(nproc)" | tee -a "$OUT/gpu.txt"
@@ -445,11 +462,8 @@ for step in "${steps[@]}"; do
             c2 "c2-32g-cap$cap${C2_TAG:-}" "${C2_USUAL:-200}" "${C2_PROOFS:-3}" c2-32g "${lim[@]}"
         done ;;
     owed1 | owed2)
-        # Each part is other steps of this script under their own deadlines; they hand their
-        # rows of the step table back through DEVICE_NESTED, and this run prints the figures.
-        me=$here/device.sh
-        export DEVICE_NESTED=/tmp/baton-device-steps.$$
-        : > "$DEVICE_NESTED"
+        # Each part is other steps of this script (nested_start); this run prints the figures.
+        nested_start
         partlog=BATON_LOG=warn,baton::gpu::cuda::sparse=debug,baton::gpu::cuda::partition=debug
         [ "$step" = owed1 ] && DEADLINE=320 bash "$me" sppark conformance
         case "$step:$(grep -c H200 "$OUT/gpu.txt")" in
@@ -461,9 +475,28 @@ for step in "${steps[@]}"; do
             C2_PROOFS=5 C2_USUAL=200 DEADLINE=270 bash "$me" c2-32g
             CAPPED_LOGS=27 CAPS=0,32,24,16 CAPPED_ABC=host DEADLINE=300 bash "$me" capped ;;
         esac
-        mapfile -t -O "${#table[@]}" table < "$DEVICE_NESTED"
-        rm -f "$DEVICE_NESTED"
-        unset DEVICE_NESTED ;;
+        nested_end ;;
+    recording-ab)
+        # gpu.capped_recording: its test, then the 32 GiB C2 at 24 GiB under "spare" (the
+        # default) and under "evict" (spare first, so evict has the warmer page cache), memory
+        # logged.
+        nested_start
+        memlog=BATON_LOG=warn,baton::gpu::cuda::sparse=debug,baton::gpu::cuda::partition=debug,baton::gpu::cuda::memory=debug
+        DEADLINE=90 bash "$me" capped-tests
+        env "$memlog" BATON_GPU_CAPPED_RECORDING=spare C2_TAG=-spare C2_CAPS=24 C2_PROOFS=2 \
+            C2_USUAL=170 DEADLINE=235 bash "$me" c2-caps
+        env "$memlog" BATON_GPU_CAPPED_RECORDING=evict C2_TAG=-evict C2_CAPS=24 C2_PROOFS=2 \
+            C2_USUAL=170 DEADLINE=235 bash "$me" c2-caps
+        nested_end ;;
+    owed38)
+        # Issue 38 on one card in one call: sppark, cuda_capped under the default knobs, then
+        # the capped partition at 2^26 and 2^27 (host a/b/c) with each streamed MSM's time and
+        # rate logged (where a capped partition's time goes against its copies' floor).
+        nested_start
+        DEADLINE=150 bash "$me" sppark capped-tests
+        env BATON_LOG=warn,baton::gpu::cuda::streamed=debug CAPPED_LOGS=26,27 CAPS=0,32,24,16 \
+            CAPPED_ABC=host DEADLINE=400 bash "$me" capped
+        nested_end ;;
     sparse)
         bench sparse 30 BATON_MSM_VARIANTS=default BATON_BENCH_MSM=none BATON_BENCH_NTT=none \
             BATON_BENCH_PARTITION=none BATON_BENCH_SPARSE="${SPARSE_LOGS:-22,24}" ;;
