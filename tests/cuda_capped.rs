@@ -406,10 +406,10 @@ fn a_partition_from_device_abc_asks_no_room_for_them_twice() {
 }
 
 /// `gpu.capped_recording` under a limit where every base set fits beside a partition from
-/// device a/b/c only with the recording those a, b, c came from evicted: "evict" (the default)
-/// gives the recording up and keeps the sets, "spare" keeps it and streams them, so that the
-/// next partition's a, b, c need no upload of it (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep
-/// C2 through the engine"). Each partition equals the CPU's under either, and the peak stays
+/// device a/b/c only with the recording those a, b, c came from evicted: "evict" gives the
+/// recording up and keeps the sets, "spare" (the default) keeps it and streams them, so that
+/// the next partition's a, b, c need no upload of it (BENCHMARKS.md, "H200 — 32 GiB PoRep C2
+/// through the engine"). Each partition equals the CPU's under either, and the peak stays
 /// under the limit.
 #[test]
 fn capped_recording_spare_keeps_device_abc_recording_and_evict_gives_it_up() {

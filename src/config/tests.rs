@@ -280,15 +280,15 @@ fn capped_cut_is_an_experiment_lean_by_default() {
 }
 
 #[test]
-fn capped_recording_is_an_experiment_evict_by_default() {
+fn capped_recording_spares_by_default_and_evict_is_a_knob() {
     use crate::gpu::options::CappedRecording;
     assert_eq!(
         GpuOptions::default().capped_recording,
-        CappedRecording::Evict
+        CappedRecording::Spare
     );
-    let c = Config::from_toml("[gpu.experimental]\ncapped_recording = \"spare\"\n").expect("valid");
-    assert_eq!(c.gpu.capped_recording, CappedRecording::Spare);
-    assert_eq!(c.gpu.msm_label(), "capped_recording=spare");
+    let c = Config::from_toml("[gpu.experimental]\ncapped_recording = \"evict\"\n").expect("valid");
+    assert_eq!(c.gpu.capped_recording, CappedRecording::Evict);
+    assert_eq!(c.gpu.msm_label(), "capped_recording=evict");
     let e = Config::from_toml("[gpu.experimental]\ncapped_recording = \"keep\"\n");
     assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.capped_recording")));
 }

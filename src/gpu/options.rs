@@ -195,7 +195,7 @@ impl Default for GpuOptions {
             ntt_regs: DEFAULT_NTT_REGS,
             ntt_twiddles: NttTwiddles::Auto,
             capped_cut: CappedCut::Lean,
-            capped_recording: CappedRecording::Evict,
+            capped_recording: CappedRecording::Spare,
             msm_affine_rounds: 0,
             msm_affine_per: 16,
             msm_affine_split: false,
