@@ -364,6 +364,75 @@ fn every_set_streamed_in_one_call_matches_the_cpu() {
     );
 }
 
+/// `gpu.experimental.capped_h_beside`: under a limit with room for the lean call and two
+/// rooms of the smallest streamed pieces (every set streams), H's MSM runs on the twin's
+/// streams beside the witness's MSMs; random and PoRep-like witnesses equal the CPU and the
+/// peak stays under the limit. With room for one only, H's MSM follows the witness's.
+#[test]
+fn h_beside_the_witness_msms_matches_the_cpu_within_the_limit() {
+    let Some(_one) = serial() else { return };
+    use baton::gpu::host::{G1, G2};
+    use baton::stages::partition::{AbcInput, PartitionProver};
+    let n = 1usize << 21;
+    let random = sample_witness(4, n / 2 + 11, 0.45, 91);
+    let mut porep = sample_witness(4, n / 2 + 11, 0.45, 91);
+    porep.aux = porep_scalars(porep.aux.len(), 93);
+    let pk = shaped_key(n, &random, &distinct_bases(4096, 94), &g2_points(256, 95));
+    let call = backend(None)
+        .partition_call_bytes(&pk, Some(&random), [true; 5])
+        .expect("the witness fits the key");
+    let rule = GpuOptions::default().window_rule();
+    let points = plan::Streams::Points;
+    let least = [
+        plan::streamed_minimum::<G1>(pk.h.len(), rule, points),
+        plan::streamed_minimum::<G1>(pk.l.len(), rule, points),
+        plan::streamed_minimum::<G2>(pk.b_g2.len(), rule, points),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    let room = least + (24 << 20);
+    let base = twiddle_bytes(21) + (4 << 20) + call;
+    for (rooms, beside) in [(2, 2), (1, 0)] {
+        let limit = base + rooms * room;
+        let gpu = backend_with(GpuOptions {
+            memory_limit: Some(limit),
+            capped_h_beside: true,
+            ..test_gpu_options()
+        });
+        gpu.reset_peak_device_bytes().expect("reset peak");
+        for (i, w) in [&random, &porep].into_iter().enumerate() {
+            let abc = sample_abc(n - 9, 96 + i as u64);
+            let cpu = cpu_partition(&pk, &abc, w);
+            let mut host = copy_abc(&abc);
+            let s = gpu
+                .prove_partition(&pk, AbcInput::Host(&mut host), w, true, &mut |_| {})
+                .unwrap_or_else(|e| panic!("partition {i} under {} MiB: {e}", limit >> 20));
+            assert_eq!(
+                s.streamed_sets, 5,
+                "{rooms} rooms, partition {i}: every set streamed"
+            );
+            assert_eq!(
+                sums_of(&s.g1),
+                sums_of(&cpu.0),
+                "{rooms} rooms, partition {i}: G1"
+            );
+            assert_eq!(s.b_g2, Some(cpu.1), "{rooms} rooms, partition {i}: B_G2");
+        }
+        assert_eq!(
+            gpu.h_beside_calls(),
+            beside,
+            "{rooms} rooms: calls with H's MSM beside the witness's"
+        );
+        assert_eq!(gpu.fallbacks(), 0, "nothing ran on the CPU");
+        peak_within(
+            &gpu,
+            limit,
+            "partition 2^21 with H's MSM beside the witness's",
+        );
+    }
+}
+
 #[test]
 fn a_partition_from_device_abc_asks_no_room_for_them_twice() {
     let Some(_one) = serial() else { return };

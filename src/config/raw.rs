@@ -96,6 +96,7 @@ pub(super) struct RawGpu {
     pub(super) ntt_twiddles: Option<String>,
     pub(super) capped_cut: Option<String>,
     pub(super) capped_recording: Option<String>,
+    pub(super) capped_h_beside: Option<String>,
     pub(super) msm_affine_rounds: Option<String>,
     pub(super) msm_affine_per: Option<String>,
     pub(super) msm_affine_split: Option<String>,
@@ -190,7 +191,7 @@ pub(super) fn device_list(items: impl Iterator<Item = String>) -> Result<Vec<usi
 /// default is the measured best (BENCHMARKS.md, "H200 — GPU knob defaults"; one line each in
 /// `baton.example.toml`). They are still read under `[gpu]` (and from `BATON_GPU_<KEY>`, which
 /// the device runner sets).
-pub const EXPERIMENTAL: [&str; 27] = [
+pub const EXPERIMENTAL: [&str; 28] = [
     "msm_acc_minb",
     "msm_prefetch",
     "msm_mul",
@@ -215,6 +216,7 @@ pub const EXPERIMENTAL: [&str; 27] = [
     "ntt_regs",
     "capped_cut",
     "capped_recording",
+    "capped_h_beside",
     "msm_affine_rounds",
     "msm_affine_per",
     "msm_affine_split",
@@ -236,7 +238,7 @@ macro_rules! knob {
     };
 }
 
-fn knobs(raw: &RawGpu) -> [Knob<'_>; 32] {
+fn knobs(raw: &RawGpu) -> [Knob<'_>; 33] {
     [
         knob!(raw, host_threads),
         knob!(raw, msm_acc_minb),
@@ -266,6 +268,7 @@ fn knobs(raw: &RawGpu) -> [Knob<'_>; 32] {
         knob!(raw, ntt_twiddles),
         knob!(raw, capped_cut),
         knob!(raw, capped_recording),
+        knob!(raw, capped_h_beside),
         knob!(raw, msm_affine_rounds),
         knob!(raw, msm_affine_per),
         knob!(raw, msm_affine_split),

@@ -150,6 +150,9 @@ pub struct GpuOptions {
     /// Whether such a partition, from a, b, c evaluated from a resident recording, may evict
     /// that recording to keep a set resident.
     pub capped_recording: CappedRecording,
+    /// Whether such a partition under the lean cut, its H set streamed, runs H's MSM on a
+    /// second pair of streams beside the witness's MSMs where a second streaming room fits.
+    pub capped_h_beside: bool,
     /// Batch-affine rounds before each G1 accumulation (0 to [`MAX_AFFINE_ROUNDS`]; 0: none,
     /// the default): an experiment, kernels/msm/pairs.cuh.
     pub msm_affine_rounds: u32,
@@ -196,6 +199,7 @@ impl Default for GpuOptions {
             ntt_twiddles: NttTwiddles::Auto,
             capped_cut: CappedCut::Lean,
             capped_recording: CappedRecording::Spare,
+            capped_h_beside: false,
             msm_affine_rounds: 0,
             msm_affine_per: 16,
             msm_affine_split: false,
@@ -205,7 +209,7 @@ impl Default for GpuOptions {
 }
 
 /// The `[gpu]` keys [`GpuOptions::set`] takes (without the `gpu.` prefix).
-pub const KNOBS: [&str; 32] = [
+pub const KNOBS: [&str; 33] = [
     "host_threads",
     "msm_acc_minb",
     "msm_prefetch",
@@ -234,6 +238,7 @@ pub const KNOBS: [&str; 32] = [
     "ntt_twiddles",
     "capped_cut",
     "capped_recording",
+    "capped_h_beside",
     "msm_affine_rounds",
     "msm_affine_per",
     "msm_affine_split",
@@ -305,6 +310,7 @@ impl GpuOptions {
             "ntt_twiddles" => self.ntt_twiddles = parse_choice(v)?,
             "capped_cut" => self.capped_cut = parse_choice(v)?,
             "capped_recording" => self.capped_recording = parse_choice(v)?,
+            "capped_h_beside" => self.capped_h_beside = flag(v)?,
             "msm_affine_rounds" => {
                 self.msm_affine_rounds = whole(v, 0)?.min(u32::MAX as usize) as u32
             }

@@ -16,8 +16,8 @@ pub use ntt::{
 pub use pieces::{msm_pieces, piece_bounds, resident_msm_scratch, Cut, LEAN_PIECE};
 pub use reduce::{reduce_plan, ReduceLevel};
 pub use streamed::{
-    partition_minimum, streamed_bytes, streamed_minimum, streamed_pieces, Streams, H_TABLES_BYTES,
-    STREAM_PIECES_MIN, STREAM_PIECE_MIN, STREAM_ROOM, STREAM_SLOTS,
+    partition_minimum, split_rooms, streamed_bytes, streamed_minimum, streamed_pieces, Streams,
+    H_TABLES_BYTES, STREAM_PIECES_MIN, STREAM_PIECE_MIN, STREAM_ROOM, STREAM_SLOTS,
 };
 
 /// Points below which the MSM stays on the CPU.

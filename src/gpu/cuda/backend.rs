@@ -25,6 +25,11 @@ pub(super) const MAX_GPU_LOG_N: u32 = 28;
 /// The CUDA backend on one device.
 pub struct CudaBackend {
     pub(super) dev: Device,
+    /// `dev` on streams of its own, for H's MSM beside the witness's under
+    /// `gpu.experimental.capped_h_beside` (none with the knob off).
+    pub(super) twin: Option<Device>,
+    /// Partition calls whose H's MSM ran on `twin` beside the witness's.
+    pub(super) h_beside: AtomicU64,
     arch: String,
     state: Mutex<State>,
     fallbacks: AtomicU64,
@@ -45,8 +50,14 @@ impl CudaBackend {
     pub fn with_options(device: usize, opts: &GpuOptions) -> GpuResult<Self> {
         let (dev, arch) = Device::open(device, opts)?;
         tracing::info!(device, arch = %arch, sms = dev.sms, "CUDA backend ready");
+        let twin = match opts.capped_h_beside {
+            true => Some(dev.twin()?),
+            false => None,
+        };
         Ok(CudaBackend {
             dev,
+            twin,
+            h_beside: AtomicU64::new(0),
             arch,
             state: Mutex::new(State::default()),
             fallbacks: AtomicU64::new(0),
@@ -94,6 +105,12 @@ impl CudaBackend {
             ..Default::default()
         };
         set_knob(o, &self.dev.ntt_columns, cols)
+    }
+
+    /// Partition calls whose H's MSM ran beside the witness's MSMs
+    /// (`gpu.experimental.capped_h_beside`).
+    pub fn h_beside_calls(&self) -> u64 {
+        self.h_beside.load(Ordering::Relaxed)
     }
 
     /// Calls that ran on the CPU because the device memory did not fit them.

@@ -27,6 +27,7 @@ pub(crate) fn drv(call: &'static str) -> impl Fn(DriverError) -> GpuError {
 }
 
 /// The kernels the backend launches.
+#[derive(Clone)]
 pub(crate) struct Kernels {
     pub ntt_pass: CudaFunction,
     pub ntt_pass_r4: CudaFunction,
@@ -62,6 +63,7 @@ pub(crate) struct Kernels {
 }
 
 /// The MSM kernels that depend on the group (kernels/msm.cu, one set per group).
+#[derive(Clone)]
 pub(crate) struct GroupKernels {
     pub accumulate: CudaFunction,
     /// The long buckets' segments summed a level at a time before `finalize` (`msm_chains`).
@@ -141,6 +143,9 @@ pub(crate) struct Device {
     pub capped_cut: crate::gpu::options::CappedCut,
     /// Whether a partition from device a/b/c spares its recording (`gpu.capped_recording`).
     pub capped_recording: crate::gpu::options::CappedRecording,
+    /// Whether a lean partition may run H's streamed MSM on [`Device::twin`]'s streams beside
+    /// the witness's MSMs (`gpu.experimental.capped_h_beside`).
+    pub capped_h_beside: bool,
     /// Whether every MSM prints its steps' times (`BATON_MSM_PHASES` set when it opened).
     pub msm_phases: bool,
     /// `BATON_UPLOAD_TRACE`: every staged upload prints its DMA and host times (clock.rs).
@@ -312,6 +317,7 @@ impl Device {
             msm_pieces: opts.msm_pieces,
             capped_cut: opts.capped_cut,
             capped_recording: opts.capped_recording,
+            capped_h_beside: opts.capped_h_beside,
             msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
             upload_trace: std::env::var_os("BATON_UPLOAD_TRACE").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,
@@ -333,6 +339,52 @@ impl Device {
             host_pool,
         };
         Ok((dev, arch))
+    }
+
+    /// This device with a compute and a copy stream of their own (its H stream the compute
+    /// one): an MSM queued on it runs beside this device's work, the kernels, pool and knobs
+    /// shared. Its counters start at zero; the caller adds them to this device's.
+    pub(crate) fn twin(&self) -> GpuResult<Device> {
+        let stream = self.ctx.new_stream().map_err(drv("cuStreamCreate"))?;
+        let copy = self.ctx.new_stream().map_err(drv("cuStreamCreate"))?;
+        let atomic32 = |a: &std::sync::atomic::AtomicU32| {
+            std::sync::atomic::AtomicU32::new(a.load(std::sync::atomic::Ordering::Relaxed))
+        };
+        Ok(Device {
+            ordinal: self.ordinal,
+            ctx: self.ctx.clone(),
+            pool: self.pool.clone(),
+            h: stream.clone(),
+            stream,
+            copy,
+            h_own: false,
+            warm_keys: self.warm_keys,
+            peak_used: std::sync::atomic::AtomicU64::new(0),
+            uploaded: std::sync::atomic::AtomicU64::new(0),
+            k: self.k.clone(),
+            sms: self.sms,
+            msm_window: self.msm_window,
+            msm_pieces: self.msm_pieces,
+            capped_cut: self.capped_cut,
+            capped_recording: self.capped_recording,
+            capped_h_beside: false,
+            msm_phases: self.msm_phases,
+            upload_trace: self.upload_trace,
+            keyless: self.keyless,
+            affine_rounds: self.affine_rounds,
+            affine_per: self.affine_per,
+            affine_split: self.affine_split,
+            scatter_order: self.scatter_order,
+            scatter_digits: self.scatter_digits,
+            scatter_parts: self.scatter_parts,
+            piece_buckets: self.piece_buckets,
+            first_piece: self.first_piece,
+            ntt_block: atomic32(&self.ntt_block),
+            ntt_radix: atomic32(&self.ntt_radix),
+            ntt_columns: atomic32(&self.ntt_columns),
+            twiddles_split: self.twiddles_split,
+            host_pool: None,
+        })
     }
 
     /// Runs `f` on the host pool, if there is one. `f` must not take the state lock.

@@ -14,6 +14,7 @@ use crate::gpu::options::MemoryPool;
 /// The pool the device's allocations come from (none without stream-ordered allocation), and
 /// what this backend asks of it. Backends of one device in one process share its pool, so
 /// each sets the pool's rule again at the start of every call ([`Pool::apply`]).
+#[derive(Clone)]
 pub(crate) struct Pool {
     raw: Option<CUmemoryPool>,
     rule: MemoryPool,

@@ -10,7 +10,7 @@ use blstrs::Scalar;
 use cudarc::driver::{CudaEvent, CudaView};
 
 use super::backend::CudaBackend;
-use super::device::{drv, DeviceGroup, Lane};
+use super::device::{drv, Device, DeviceGroup, Lane};
 use super::memory::{staging_of, State};
 use super::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
@@ -64,21 +64,23 @@ impl CudaBackend {
         };
         let staging = staging_of(&mut st.staging, dev);
         let scalars = Scalars::Host(host::scalars_as_u64(used));
-        self.stream_pieces::<G>(staging, &bases[..n], scalars, n, pieces)
+        self.stream_pieces::<G>(dev, staging, &bases[..n], scalars, n, pieces)
     }
 
     /// Σ scalars[i]·bases[i] over the first n of `scalars`, already on the device, with the
     /// points streamed from the host (DMA straight from a page-locked key, else pageable
     /// copies; never the staging, which a partition's a/b/c upload may hold) through slots
-    /// within `room` bytes, which the caller made free for them.
+    /// within `room` bytes, which the caller made free for them; on `dev`'s streams (the
+    /// backend's device, or its [`Device::twin`]).
     pub(super) fn msm_streamed_device<G: DeviceGroup>(
         &self,
+        dev: &Device,
         room: u64,
         bases: &[G::Affine],
         scalars: &CudaView<'_, u64>,
         n: usize,
     ) -> GpuResult<G::Proj> {
-        let rule = self.dev.msm_window;
+        let rule = dev.msm_window;
         let most = MsmShape::max_points(plan::window_for(rule, n, n)).min(n);
         let pieces = plan::streamed_pieces::<G>(n, most, room, rule, Streams::Points).map_err(
             |need_bytes| GpuError::OutOfMemory {
@@ -96,7 +98,7 @@ impl CudaBackend {
         }
         let t = std::time::Instant::now();
         let sum =
-            self.stream_pieces::<G>(None, &bases[..n], Scalars::Device(scalars), n, pieces)?;
+            self.stream_pieces::<G>(dev, None, &bases[..n], Scalars::Device(scalars), n, pieces)?;
         // Where a capped partition's time goes (BATON_LOG=...,baton::gpu::cuda::streamed=debug):
         // each streamed MSM's wall time from its counts to its sum, and its bases' rate.
         let bytes = (n * G::AFFINE_LIMBS * 8) as f64;
@@ -108,6 +110,7 @@ impl CudaBackend {
             room,
             seconds,
             gb_per_s = bytes / seconds.max(1e-9) / 1e9,
+            beside = !std::ptr::eq(dev, &self.dev),
             "streamed MSM of a partition"
         );
         Ok(sum)
@@ -118,13 +121,13 @@ impl CudaBackend {
     /// share as soon as it is up.
     fn stream_pieces<G: DeviceGroup>(
         &self,
+        dev: &Device,
         mut staging: Option<&mut Staging>,
         bases: &[G::Affine],
         scalars: Scalars<'_, '_>,
         n: usize,
         pieces: usize,
     ) -> GpuResult<G::Proj> {
-        let dev = &self.dev;
         let most = MsmShape::max_points(plan::window_for(dev.msm_window, n, n)).min(n);
         let bounds = plan::piece_bounds(n, pieces, MsmFirstPiece::Equal, most);
         let share = n.div_ceil(pieces);

@@ -96,6 +96,9 @@ impl GpuOptions {
                 choice_name(self.capped_recording)
             ));
         }
+        if self.capped_h_beside != d.capped_h_beside {
+            parts.push(format!("capped_h_beside={}", self.capped_h_beside));
+        }
         if self.msm_prefetch != d.msm_prefetch {
             parts.push(format!("msm_prefetch={}", self.msm_prefetch));
         }

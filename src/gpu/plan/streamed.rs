@@ -26,6 +26,20 @@ pub const STREAM_PIECES_MIN: usize = 4;
 /// before it.
 pub const STREAM_ROOM: u64 = 3 << 30;
 
+/// The streaming rooms of a partition call with `spare` device bytes beside its own buffers:
+/// (the witness's MSMs' room, H's), the first at least `least` bytes. With `h_least` (H's MSM
+/// may run beside the witness's, `gpu.experimental.capped_h_beside`) and room for both
+/// smallest pieces, the spare is shared evenly, each room at most [`STREAM_ROOM`] and H's at
+/// least `h_least`; else H's room is 0 (its MSM streams after the witness's, in the first).
+pub fn split_rooms(spare: u64, least: u64, h_least: Option<u64>) -> (u64, u64) {
+    let alone = (spare.min(STREAM_ROOM).max(least), 0);
+    let Some(h_least) = h_least.filter(|&h| spare >= least + h) else {
+        return alone;
+    };
+    let first = (spare / 2).min(STREAM_ROOM).max(least).min(spare - h_least);
+    (first, (spare - first).min(STREAM_ROOM))
+}
+
 /// What a streamed MSM's slots hold: the points and their scalars (scalars on the host, the
 /// per-call path), or the points alone (scalars already on the device, a partition call).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +140,32 @@ mod tests {
     use crate::gpu::options::GpuOptions;
 
     const PS: Streams = Streams::PointsAndScalars;
+
+    #[test]
+    fn rooms_are_shared_only_where_both_smallest_pieces_fit() {
+        let gib = 1u64 << 30;
+        // Without H beside, or too little for both least rooms: one room, as before.
+        assert_eq!(split_rooms(8 * gib, gib, None), (STREAM_ROOM, 0));
+        assert_eq!(split_rooms(gib / 2, gib, None), (gib, 0));
+        assert_eq!(
+            split_rooms(gib + gib / 2, gib, Some(gib)),
+            (gib + gib / 2, 0)
+        );
+        // Plenty: a full room each.
+        assert_eq!(
+            split_rooms(8 * gib, gib, Some(gib)),
+            (STREAM_ROOM, STREAM_ROOM)
+        );
+        // Short: an even share, neither below its least, the two within the spare.
+        for (spare, least, h) in [(4 * gib, gib, gib), (3 * gib, 2 * gib, gib / 2)] {
+            let (w, hr) = split_rooms(spare, least, Some(h));
+            assert!(
+                w >= least && hr >= h && w + hr <= spare,
+                "{spare} {least} {h}"
+            );
+        }
+        assert_eq!(split_rooms(4 * gib, gib, Some(gib)), (2 * gib, 2 * gib));
+    }
 
     fn rule() -> WindowRule {
         GpuOptions::default().window_rule()

@@ -208,7 +208,18 @@ impl CudaBackend {
             stream_room: prep.stream_room,
             cut: prep.cut,
         };
-        let (wit, witness_done, uploaded) = std::thread::scope(|s| {
+        // H is done (the lean cut): its streamed MSM, bound by its kernels, may run on the
+        // twin's streams beside the witness's, bound by their bases' copies.
+        let hq = &g1q[0];
+        let (h_room, h_n) = (prep.h_room, sh.n - 1);
+        let twin = self.twin.as_ref().filter(|_| h_room > 0);
+        let beside = twin.zip(h_first.as_ref());
+        let (wit, witness_done, uploaded, h_beside) = std::thread::scope(|s| {
+            let h_run = beside.map(|(twin, h)| {
+                s.spawn(move || {
+                    self.msm_streamed_device::<G1>(twin, h_room, hq.points(), &h.slice(..), h_n)
+                })
+            });
             let up = host_abc.as_deref().zip(bufs.as_mut()).map(|(abc, bufs)| {
                 s.spawn(move || {
                     let t = Instant::now();
@@ -249,8 +260,20 @@ impl CudaBackend {
                     ))
                 })
             });
-            (wit, witness_done, uploaded)
+            let h_beside = h_run.map(|t| {
+                t.join().unwrap_or_else(|_| {
+                    Err(GpuError::Internal("the thread of H's MSM panicked".into()))
+                })
+            });
+            (wit, witness_done, uploaded, h_beside)
         });
+        if let Some((t, _)) = beside {
+            self.h_beside.fetch_add(1, Ordering::Relaxed);
+            dev.uploaded
+                .fetch_add(t.uploaded.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+            dev.peak_used
+                .fetch_max(t.peak_used.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+        }
         // Host a, b, c were transformed to the coset as they arrived.
         let on_coset = uploaded.is_some();
         if let Some(r) = uploaded {
@@ -286,9 +309,11 @@ impl CudaBackend {
                 .map_err(|e| no_fallback(drv("synchronize")(e)))?;
         }
         let h_done = start.elapsed();
-        let hs = self
-            .device_msm::<G1>(&sets, &g1q[0], &h.slice(..), sh.n - 1)
-            .map_err(no_fallback)?;
+        let hs = match h_beside {
+            Some(sum) => sum,
+            None => self.device_msm::<G1>(&sets, hq, &h.slice(..), h_n),
+        }
+        .map_err(no_fallback)?;
         drop(h);
         let msms = (witness_done - witness_up) + (start.elapsed() - h_done);
         // The public-input terms: a handful of points, on the CPU.

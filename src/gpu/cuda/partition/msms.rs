@@ -20,7 +20,7 @@ use crate::gpu::cuda::staging::Staging;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host::{self, FR_LIMBS, G1, G2};
 use crate::gpu::options::MsmFirstPiece;
-use crate::gpu::plan::{self, Cut, MsmShape, MIN_GPU_MSM};
+use crate::gpu::plan::{self, Cut, MsmShape, Streams, MIN_GPU_MSM};
 use crate::groth16::cs::Density;
 use crate::groth16::error::Result;
 use crate::groth16::prover::Witness;
@@ -35,6 +35,21 @@ pub(super) struct Sets<'a> {
 }
 
 impl CudaBackend {
+    /// The least room H's MSM may stream in beside the witness's MSMs (its smallest pieces):
+    /// under `gpu.experimental.capped_h_beside`, the lean cut (H first) and H's set streamed
+    /// (not among `keys`); else `None`, and H's MSM follows the witness's.
+    pub(super) fn h_beside(
+        &self,
+        g1: &[QueryBases<'_, G1Affine>],
+        keys: &[BasesKey],
+        cut: Cut,
+    ) -> Option<u64> {
+        let h = g1.first().filter(|h| !keys.contains(&h.key()))?;
+        let on = self.dev.capped_h_beside && self.twin.is_some() && cut.h_first();
+        let rule = self.dev.msm_window;
+        on.then(|| plan::streamed_minimum::<G1>(h.points().len(), rule, Streams::Points))
+    }
+
     /// The MSM of the first `k` scalars of `scalars` over the bases of `q` (from its `skip`-th
     /// point on): resident, or streamed from the host when its set is not.
     pub(super) fn device_msm<G: DeviceGroup>(
@@ -45,7 +60,13 @@ impl CudaBackend {
         k: usize,
     ) -> GpuResult<G::Proj> {
         let Some(points) = sets.bases.get(&q.key()).map(|r| &r.points) else {
-            return self.msm_streamed_device::<G>(sets.stream_room, q.points(), scalars, k);
+            return self.msm_streamed_device::<G>(
+                &self.dev,
+                sets.stream_room,
+                q.points(),
+                scalars,
+                k,
+            );
         };
         let skip = q.skip;
         // The window from k is the largest a count-chosen one can be.

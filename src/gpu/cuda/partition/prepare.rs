@@ -41,6 +41,8 @@ pub(crate) struct Prepared {
     pub keys: Vec<BasesKey>,
     pub stream_room: u64,
     pub cut: Cut,
+    /// A second streaming room, for H's MSM beside the witness's (0: H's MSM after them).
+    pub h_room: u64,
 }
 
 impl Prepared {
@@ -144,25 +146,36 @@ impl CudaBackend {
         let least = |keys: &[BasesKey]| least_streamed(dev, (g1, g2), keys);
         loop {
             let call = call_of(cut, resident_msms((g1, g2), &keys));
-            let want = call + STREAM_ROOM;
-            if st.fits(dev, cap, want)?.is_ok() {
+            // With H's MSM beside the witness's, room for a second streaming room too.
+            let h_least = self.h_beside(g1, &keys, cut);
+            let want = call + STREAM_ROOM * (1 + u64::from(h_least.is_some()));
+            let least = least(&keys);
+            let fits = st.fits(dev, cap, want)?;
+            if fits.is_ok() || h_least.is_some() && st.fits(dev, cap, call + STREAM_ROOM)?.is_ok() {
+                let spare = fits
+                    .map_or_else(|usable| usable, |()| want)
+                    .saturating_sub(call);
+                let (stream_room, h_room) = plan::split_rooms(spare, least, h_least);
                 return Ok(Prepared {
                     keys,
-                    stream_room: STREAM_ROOM,
+                    stream_room,
                     cut,
+                    h_room,
                 });
             }
-            let least = least(&keys);
             match st.make_room(dev, cap, call + least, &keys, "partition") {
                 Ok(()) => {
                     let usable = match st.fits(dev, cap, want)? {
                         Ok(()) => want,
                         Err(usable) => usable,
                     };
+                    let spare = usable.saturating_sub(call);
+                    let (stream_room, h_room) = plan::split_rooms(spare, least, h_least);
                     return Ok(Prepared {
                         keys,
-                        stream_room: usable.saturating_sub(call).clamp(least, STREAM_ROOM),
+                        stream_room,
                         cut,
+                        h_room,
                     });
                 }
                 Err(e) if e.is_out_of_memory() => {}
@@ -255,6 +268,7 @@ impl CudaBackend {
                 keys,
                 stream_room: 0,
                 cut,
+                h_room: 0,
             })),
             Err(e) if e.is_out_of_memory() => Ok(Err(keys)),
             Err(e) => Err(e),
