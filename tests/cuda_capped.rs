@@ -397,7 +397,7 @@ fn h_beside_the_witness_msms_matches_the_cpu_within_the_limit() {
         let limit = base + rooms * room;
         let gpu = backend_with(GpuOptions {
             memory_limit: Some(limit),
-            capped_h_beside: true,
+            capped_h_beside: baton::gpu::options::CappedHBeside::On,
             ..test_gpu_options()
         });
         gpu.reset_peak_device_bytes().expect("reset peak");

@@ -281,7 +281,7 @@ fn capped_cut_is_an_experiment_lean_by_default() {
 
 #[test]
 fn capped_recording_spares_by_default_and_evict_is_a_knob() {
-    use crate::gpu::options::CappedRecording;
+    use crate::gpu::options::{CappedHBeside, CappedRecording};
     assert_eq!(
         GpuOptions::default().capped_recording,
         CappedRecording::Spare
@@ -289,10 +289,11 @@ fn capped_recording_spares_by_default_and_evict_is_a_knob() {
     let c = Config::from_toml("[gpu.experimental]\ncapped_recording = \"evict\"\n").expect("valid");
     assert_eq!(c.gpu.capped_recording, CappedRecording::Evict);
     assert_eq!(c.gpu.msm_label(), "capped_recording=evict");
-    assert!(!GpuOptions::default().capped_h_beside);
-    let c = Config::from_toml("[gpu.experimental]\ncapped_h_beside = true\n").expect("valid");
-    assert!(c.gpu.capped_h_beside);
-    assert_eq!(c.gpu.msm_label(), "capped_h_beside=true");
+    assert_eq!(GpuOptions::default().capped_h_beside, CappedHBeside::Off);
+    let c = Config::from_toml("[gpu.experimental]\ncapped_h_beside = \"witness_first\"\n")
+        .expect("valid");
+    assert_eq!(c.gpu.capped_h_beside, CappedHBeside::WitnessFirst);
+    assert_eq!(c.gpu.msm_label(), "capped_h_beside=witness_first");
     let e = Config::from_toml("[gpu.experimental]\ncapped_h_beside = \"often\"\n");
     assert!(e.is_err_and(|e| e.to_string().contains("gpu.experimental.capped_h_beside")));
     let e = Config::from_toml("[gpu.experimental]\ncapped_recording = \"keep\"\n");

@@ -65,9 +65,9 @@ mod choices;
 mod msm_variants;
 
 pub use choices::{
-    choice_name, parse_choice, CappedCut, CappedRecording, Choice, FieldKara, FieldLazy, FieldSqr,
-    HStream, MemoryPool, MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets, MsmScatter,
-    MsmScatterDigits, MsmScatterOrder, MsmWindow, NttTwiddles, WindowRule,
+    choice_name, parse_choice, CappedCut, CappedHBeside, CappedRecording, Choice, FieldKara,
+    FieldLazy, FieldSqr, HStream, MemoryPool, MsmFirstPiece, MsmMul, MsmOnes, MsmPieceBuckets,
+    MsmScatter, MsmScatterDigits, MsmScatterOrder, MsmWindow, NttTwiddles, WindowRule,
     DEFAULT_MSM_WINDOW_LARGE,
 };
 pub use msm_variants::{variant, variants, MSM_VARIANTS};
@@ -152,7 +152,7 @@ pub struct GpuOptions {
     pub capped_recording: CappedRecording,
     /// Whether such a partition under the lean cut, its H set streamed, runs H's MSM on a
     /// second pair of streams beside the witness's MSMs where a second streaming room fits.
-    pub capped_h_beside: bool,
+    pub capped_h_beside: CappedHBeside,
     /// Batch-affine rounds before each G1 accumulation (0 to [`MAX_AFFINE_ROUNDS`]; 0: none,
     /// the default): an experiment, kernels/msm/pairs.cuh.
     pub msm_affine_rounds: u32,
@@ -199,7 +199,7 @@ impl Default for GpuOptions {
             ntt_twiddles: NttTwiddles::Auto,
             capped_cut: CappedCut::Lean,
             capped_recording: CappedRecording::Spare,
-            capped_h_beside: false,
+            capped_h_beside: CappedHBeside::Off,
             msm_affine_rounds: 0,
             msm_affine_per: 16,
             msm_affine_split: false,
@@ -310,7 +310,7 @@ impl GpuOptions {
             "ntt_twiddles" => self.ntt_twiddles = parse_choice(v)?,
             "capped_cut" => self.capped_cut = parse_choice(v)?,
             "capped_recording" => self.capped_recording = parse_choice(v)?,
-            "capped_h_beside" => self.capped_h_beside = flag(v)?,
+            "capped_h_beside" => self.capped_h_beside = parse_choice(v)?,
             "msm_affine_rounds" => {
                 self.msm_affine_rounds = whole(v, 0)?.min(u32::MAX as usize) as u32
             }

@@ -50,7 +50,7 @@ impl CudaBackend {
     pub fn with_options(device: usize, opts: &GpuOptions) -> GpuResult<Self> {
         let (dev, arch) = Device::open(device, opts)?;
         tracing::info!(device, arch = %arch, sms = dev.sms, "CUDA backend ready");
-        let twin = match opts.capped_h_beside {
+        let twin = match dev.capped_h_beside {
             true => Some(dev.twin()?),
             false => None,
         };

@@ -14,8 +14,8 @@ use crate::gpu::host::{self, GpuGroup};
 use crate::gpu::kernels;
 use crate::gpu::launch::{launch_checked, Launch};
 use crate::gpu::options::{
-    GpuOptions, HStream, MsmFirstPiece, MsmPieceBuckets, MsmScatter, MsmScatterDigits,
-    MsmScatterOrder, WindowRule,
+    CappedHBeside, GpuOptions, HStream, MsmFirstPiece, MsmPieceBuckets, MsmScatter,
+    MsmScatterDigits, MsmScatterOrder, WindowRule,
 };
 
 /// Maps a driver error of `call` to [`GpuError::Driver`].
@@ -273,19 +273,24 @@ impl Device {
             g1: group(false)?,
             g2: group(true)?,
         };
-        let stream = ctx.default_stream();
+        // Lower is higher: (least, greatest).
+        let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
+            .map_err(drv("cuCtxGetStreamPriorityRange"))?;
+        // The witness's MSMs ahead of H's beside them: a stream of the highest priority.
+        let stream = match opts.capped_h_beside == CappedHBeside::WitnessFirst {
+            true => ctx
+                .new_stream_with_priority(greatest)
+                .map_err(drv("cuStreamCreateWithPriority"))?,
+            false => ctx.default_stream(),
+        };
         // A second stream puts cudarc in multi-stream mode: every buffer then carries events
         // that order its uses across the two streams.
         let copy = ctx.new_stream().map_err(drv("cuStreamCreate"))?;
         let h = match opts.h_stream {
             HStream::Compute => stream.clone(),
-            HStream::Own => {
-                // Lower is higher: (least, greatest).
-                let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
-                    .map_err(drv("cuCtxGetStreamPriorityRange"))?;
-                ctx.new_stream_with_priority(greatest)
-                    .map_err(drv("cuStreamCreateWithPriority"))?
-            }
+            HStream::Own => ctx
+                .new_stream_with_priority(greatest)
+                .map_err(drv("cuStreamCreateWithPriority"))?,
         };
         let host_pool = match opts.host_threads {
             Some(n) => Some(
@@ -317,7 +322,7 @@ impl Device {
             msm_pieces: opts.msm_pieces,
             capped_cut: opts.capped_cut,
             capped_recording: opts.capped_recording,
-            capped_h_beside: opts.capped_h_beside,
+            capped_h_beside: opts.capped_h_beside != CappedHBeside::Off,
             msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
             upload_trace: std::env::var_os("BATON_UPLOAD_TRACE").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,

@@ -365,6 +365,29 @@ impl Choice for CappedRecording {
     ];
 }
 
+/// Whether a lean capped partition whose H set streams runs H's MSM (bound by its kernels) on
+/// a second pair of streams beside the witness's MSMs (bound by their bases' copies) where a
+/// second streaming room fits (`gpu.experimental.capped_h_beside`, issue 38).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CappedHBeside {
+    /// H's MSM after the witness's, on the compute stream (the default).
+    Off,
+    /// Beside them, both at the compute stream's priority.
+    On,
+    /// Beside them, the compute stream (the witness's MSMs) made a stream of the device's
+    /// highest priority, so that their short kernels, which their copies wait for, go before
+    /// H's long ones.
+    WitnessFirst,
+}
+
+impl Choice for CappedHBeside {
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("off", CappedHBeside::Off),
+        ("on", CappedHBeside::On),
+        ("witness_first", CappedHBeside::WitnessFirst),
+    ];
+}
+
 /// The layout of the NTT's twiddle table (`gpu.ntt_twiddles`; kernels/ntt/ntt.cuh).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttTwiddles {

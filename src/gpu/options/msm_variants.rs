@@ -97,7 +97,10 @@ impl GpuOptions {
             ));
         }
         if self.capped_h_beside != d.capped_h_beside {
-            parts.push(format!("capped_h_beside={}", self.capped_h_beside));
+            parts.push(format!(
+                "capped_h_beside={}",
+                choice_name(self.capped_h_beside)
+            ));
         }
         if self.msm_prefetch != d.msm_prefetch {
             parts.push(format!("msm_prefetch={}", self.msm_prefetch));
