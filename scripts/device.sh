@@ -80,6 +80,10 @@
 #   c2-64g       the same for a 64 GiB sector
 #   owed38       sppark, capped-tests, then capped at 2^26 and 2^27 (every limit, host a/b/c) with
 #                baton::gpu::cuda::streamed at debug: issue 38's table in one call (~550 s)
+#   h-beside     gpu.experimental.capped_h_beside: sppark, then the capped 2^27 partition (host
+#                a/b/c, CAPS 0,32,24, 3 runs) under "off", "witness_first" and "on", each
+#                streamed MSM logged and summed up last (~450 s); its cuda_capped run is
+#                `CANDIDATE=capped_h_beside=witness_first capped-tests` (~110 s)
 #   recording-ab the 32 GiB C2 at 24 GiB (C2_PROOFS=2) with BATON_GPU_CAPPED_RECORDING=spare and
 #                =evict, the memory policy logged, 290 s each (capped-tests: owed38)
 #   c2-caps      the 32 GiB C2 once a limit of C2_CAPS (GiB, 0: none; "0,24"), C2_PROOFS (3) at
@@ -167,7 +171,7 @@ CANDIDATE=${CANDIDATE:-}
 PART_LOGS=${PART_LOGS:-24,26}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(conformance sppark msm nttc ncu engine24 part partc engine26)
-known=" compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g c2-caps sparse owed1 owed2 owed38 recording-ab "
+known=" h-beside compile conformance cli sppark msm bench-msm nttc bench quick ncu part partition bench-partition capped capped-tests variants partition-tests partc partp trace engine24 engine26 engine26-nice critical multi-gpu filecoin c2-32g c2-64g c2-caps sparse owed1 owed2 owed38 recording-ab "
 for step in "${steps[@]}"; do
     [[ "$known" == *" $step "* ]] || { echo "unknown step: $step (known:$known)"; exit 2; }
 done
@@ -224,7 +228,9 @@ capped_usual() { # seconds a capped step takes: each size recorded, then each li
     for log in $(tr ',' ' ' <<< "${CAPPED_LOGS:-26}"); do
         case $log in
             26) s=$((s + 35 + 22 * caps * srcs)) ;;
-            27) s=$((s + 60 + 35 * caps * srcs)) ;;
+            # 2^27 on the H200 (docs/bench-log/2026-12-07.md, EE2): the key's bases and the
+            # recording ~90 s, each limit ~19 s at five runs.
+            27) s=$((s + 90 + 18 * caps * srcs)) ;;
             *) s=$((s + 20 + 10 * caps * srcs)) ;;
         esac
     done
@@ -485,6 +491,32 @@ for step in "${steps[@]}"; do
             C2_USUAL=250 DEADLINE=290 bash "$me" c2-caps
         env "$memlog" BATON_GPU_CAPPED_RECORDING=evict C2_TAG=-evict C2_CAPS=24 C2_PROOFS=2 \
             C2_USUAL=250 DEADLINE=290 bash "$me" c2-caps
+        nested_end ;;
+    h-beside)
+        nested_start
+        DEADLINE=60 bash "$me" sppark
+        for v in off witness_first on; do
+            env BATON_LOG=warn,baton::gpu::cuda::streamed=debug,baton::gpu::cuda::partition=debug \
+                CANDIDATE=capped_h_beside=$v GPU_TAG=-$v CAPPED_LOGS=27 CAPS="${CAPS:-0,32,24}" \
+                CAPPED_ABC=host REPS=3 DEADLINE=150 bash "$me" capped
+        done
+        # Each streamed MSM's median seconds and rate by variant, group, size and whether it ran
+        # beside the witness's (a log line per MSM: `points=... seconds=... beside=...`).
+        python3 - "$OUT"/bench-capped-*.log <<'PY'
+import re, statistics, sys
+for path in sys.argv[1:]:
+    rows = {}
+    for line in open(path, errors="replace"):
+        if "streamed MSM of a partition" not in line:
+            continue
+        f = dict(re.findall(r'(\w+)=("[^"]*"|\S+)', line))
+        key = (f.get("group", "?").strip('"'), f.get("points"), f.get("beside", "false"))
+        rows.setdefault(key, []).append((float(f["seconds"]), float(f["gb_per_s"])))
+    for (g, n, b), v in sorted(rows.items()):
+        print(f"{path.rsplit('/', 1)[-1]:28} {g} {n:>10} beside={b:5} x{len(v):<3} "
+              f"median {statistics.median(s for s, _ in v):.3f} s "
+              f"at {statistics.median(r for _, r in v):.1f} GB/s")
+PY
         nested_end ;;
     owed38)
         # Issue 38 on one card in one call: sppark, cuda_capped under the default knobs, then

@@ -81,6 +81,7 @@ impl CudaBackend {
             cut = ?prep.cut,
             resident_sets = prep.keys.len(),
             stream_room = prep.stream_room,
+            h_room = prep.h_room,
             "partition call prepared"
         );
         if prep.stream_room > 0 {
