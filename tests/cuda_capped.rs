@@ -301,23 +301,29 @@ fn a_partition_whose_key_does_not_fit_streams_its_bases_in_one_device_call() {
 /// equals the CPU. Asking room for a, b, c again (the call's whole peak beside those already
 /// allocated) streamed a set that fits (BENCHMARKS.md, "H100 — 32 and 64 GiB PoRep C2
 /// through the engine": L on 80 GB).
-/// A limit with room for the call (lean pieces) and a streaming room of the largest of the
-/// smallest streamed pieces of H and of the witness's MSMs (24 MiB over), below the sets'
-/// bytes together and far below the room a set needs beside the call to stay resident
-/// (the call and [`plan::STREAM_ROOM`]): every set streams in the one device
-/// call, B_G2's G2 pieces among them, with H computed first (the lean cut) and a, b, c sent
-/// to the coset as each arrives. Random and PoRep-like witnesses equal the CPU, and the peak
-/// stays under the limit.
-#[test]
-fn every_set_streamed_in_one_call_matches_the_cpu() {
-    let Some(_one) = serial() else { return };
+/// A partition of n constraints whose sets all stream under a limit of its lean call and
+/// `room`: (random and PoRep-like witnesses, seeds from `seed`; the key; the call's bytes; a
+/// room of the largest of the smallest streamed pieces of every set with 24 MiB over).
+fn all_streamed(
+    n: usize,
+    seed: u64,
+) -> (
+    prover::Witness,
+    prover::Witness,
+    baton::ProvingKey,
+    u64,
+    u64,
+) {
     use baton::gpu::host::{G1, G2};
-    use baton::stages::partition::{AbcInput, PartitionProver};
-    let n = 1usize << 21;
-    let random = sample_witness(4, n / 2 + 11, 0.45, 71);
-    let mut porep = sample_witness(4, n / 2 + 11, 0.45, 71);
-    porep.aux = porep_scalars(porep.aux.len(), 73);
-    let pk = shaped_key(n, &random, &distinct_bases(4096, 74), &g2_points(256, 75));
+    let random = sample_witness(4, n / 2 + 11, 0.45, seed);
+    let mut porep = sample_witness(4, n / 2 + 11, 0.45, seed);
+    porep.aux = porep_scalars(porep.aux.len(), seed + 2);
+    let pk = shaped_key(
+        n,
+        &random,
+        &distinct_bases(4096, seed + 3),
+        &g2_points(256, seed + 4),
+    );
     let call = backend(None)
         .partition_call_bytes(&pk, Some(&random), [true; 5])
         .expect("the witness fits the key");
@@ -335,7 +341,22 @@ fn every_set_streamed_in_one_call_matches_the_cpu() {
     .unwrap_or(0);
     // Room for the least streamed pieces and no more: every set together must not fit in it
     // (else the lean call keeps them all resident, as three times the least did on an H100).
-    let room = least + (24 << 20);
+    (random, porep, pk, call, least + (24 << 20))
+}
+
+/// A limit with room for the call (lean pieces) and a streaming room of the largest of the
+/// smallest streamed pieces of H and of the witness's MSMs (24 MiB over), below the sets'
+/// bytes together and far below the room a set needs beside the call to stay resident
+/// (the call and [`plan::STREAM_ROOM`]): every set streams in the one device
+/// call, B_G2's G2 pieces among them, with H computed first (the lean cut) and a, b, c sent
+/// to the coset as each arrives. Random and PoRep-like witnesses equal the CPU, and the peak
+/// stays under the limit.
+#[test]
+fn every_set_streamed_in_one_call_matches_the_cpu() {
+    let Some(_one) = serial() else { return };
+    use baton::stages::partition::{AbcInput, PartitionProver};
+    let n = 1usize << 21;
+    let (random, porep, pk, call, room) = all_streamed(n, 71);
     assert!(
         room < plan::STREAM_ROOM && room < set_bytes(&pk, true),
         "no set may stay resident beside the call's room ({} MiB, sets {} MiB)",
@@ -371,27 +392,9 @@ fn every_set_streamed_in_one_call_matches_the_cpu() {
 #[test]
 fn h_beside_the_witness_msms_matches_the_cpu_within_the_limit() {
     let Some(_one) = serial() else { return };
-    use baton::gpu::host::{G1, G2};
     use baton::stages::partition::{AbcInput, PartitionProver};
     let n = 1usize << 21;
-    let random = sample_witness(4, n / 2 + 11, 0.45, 91);
-    let mut porep = sample_witness(4, n / 2 + 11, 0.45, 91);
-    porep.aux = porep_scalars(porep.aux.len(), 93);
-    let pk = shaped_key(n, &random, &distinct_bases(4096, 94), &g2_points(256, 95));
-    let call = backend(None)
-        .partition_call_bytes(&pk, Some(&random), [true; 5])
-        .expect("the witness fits the key");
-    let rule = GpuOptions::default().window_rule();
-    let points = plan::Streams::Points;
-    let least = [
-        plan::streamed_minimum::<G1>(pk.h.len(), rule, points),
-        plan::streamed_minimum::<G1>(pk.l.len(), rule, points),
-        plan::streamed_minimum::<G2>(pk.b_g2.len(), rule, points),
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(0);
-    let room = least + (24 << 20);
+    let (random, porep, pk, call, room) = all_streamed(n, 91);
     let base = twiddle_bytes(21) + (4 << 20) + call;
     for (rooms, beside) in [(2, 2), (1, 0)] {
         let limit = base + rooms * room;
