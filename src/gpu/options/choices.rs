@@ -376,7 +376,8 @@ pub enum CappedHBeside {
     On,
     /// Beside them, the compute stream (the witness's MSMs) made a stream of the device's
     /// highest priority, so that their short kernels, which their copies wait for, go before
-    /// H's long ones.
+    /// H's long ones. H's transforms (`gpu.h_stream = "own"`, also of the highest priority)
+    /// then lose their precedence over the compute stream in every call, uncapped ones too.
     WitnessFirst,
 }
 
