@@ -21,6 +21,14 @@ impl Device {
         self.memory().map_or(0, |(free, _)| free)
     }
 
+    /// Waits until each of the device's streams has done its work (its frees too).
+    pub(crate) fn synchronize(&self) -> GpuResult<()> {
+        for s in [&self.copy, &self.h, &self.stream] {
+            s.synchronize().map_err(drv("synchronize"))?;
+        }
+        Ok(())
+    }
+
     /// Notes the device bytes in use now in [`Device::peak_used`] and returns them.
     /// Bytes the memory pool keeps idle are not in use.
     pub(crate) fn note_usage(&self) -> u64 {
@@ -68,9 +76,7 @@ impl Device {
         let result = match alloc() {
             Err(e) if short(&e) && self.pool.idle_bytes() > 0 => {
                 // Every stream past its frees first, so that their blocks are idle too.
-                for s in [&self.copy, &self.h, &self.stream] {
-                    s.synchronize().map_err(drv("synchronize"))?;
-                }
+                self.synchronize()?;
                 tracing::debug!(
                     device = self.ordinal,
                     what,

@@ -205,12 +205,7 @@ impl CudaBackend {
     /// Starts [`CudaBackend::peak_device_bytes`] again from the bytes in use now (after the
     /// streams' frees have passed).
     pub fn reset_peak_device_bytes(&self) -> Result<()> {
-        let sync = |s: &std::sync::Arc<cudarc::driver::CudaStream>| {
-            s.synchronize().map_err(super::device::drv("synchronize"))
-        };
-        sync(&self.dev.stream)?;
-        sync(&self.dev.copy)?;
-        sync(&self.dev.h)?;
+        self.dev.synchronize()?;
         self.dev
             .pool
             .reset_peak()

@@ -211,14 +211,20 @@ impl CudaBackend {
         };
         // H is done (the lean cut): its streamed MSM, bound by its kernels, may run on the
         // twin's streams beside the witness's, bound by their bases' copies.
-        let hq = &g1q[0];
-        let (h_room, h_n) = (prep.h_room, sh.n - 1);
-        let twin = self.twin.as_ref().filter(|_| h_room > 0);
-        let beside = twin.zip(h_first.as_ref());
+        let (hq, h_room, h_n) = (&g1q[0], prep.h_room, sh.n - 1);
+        let beside = self
+            .twin
+            .as_ref()
+            .filter(|_| h_room > 0)
+            .zip(h_first.as_ref());
         let (wit, witness_done, uploaded, h_beside) = std::thread::scope(|s| {
             let h_run = beside.map(|(twin, h)| {
                 s.spawn(move || {
-                    self.msm_streamed_device::<G1>(twin, h_room, hq.points(), &h.slice(..), h_n)
+                    let (pts, sc) = (hq.points(), h.slice(..));
+                    let sum = self.msm_streamed_device::<G1>(twin, h_room, pts, &sc, h_n);
+                    // Its slots' frees done before the next call counts the pool's bytes.
+                    twin.synchronize()?;
+                    sum
                 })
             });
             let up = host_abc.as_deref().zip(bufs.as_mut()).map(|(abc, bufs)| {
