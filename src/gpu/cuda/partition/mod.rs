@@ -209,23 +209,22 @@ impl CudaBackend {
             stream_room: prep.stream_room,
             cut: prep.cut,
         };
-        // H is done (the lean cut): its streamed MSM, bound by its kernels, may run on the
-        // twin's streams beside the witness's, bound by their bases' copies.
+        // H is done (the lean cut): its streamed MSM (kernel-bound) may run on the twin's streams
+        // beside the witness's (bound by their bases' copies).
         let (hq, h_room, h_n) = (&g1q[0], prep.h_room, sh.n - 1);
-        let beside = self
-            .twin
-            .as_ref()
-            .filter(|_| h_room > 0)
-            .zip(h_first.as_ref());
+        let twin = self.twin.as_ref().filter(|_| h_room > 0);
+        let beside = twin.zip(h_first.as_ref());
         let (wit, witness_done, uploaded, h_beside) = std::thread::scope(|s| {
-            let h_run = beside.map(|(twin, h)| {
-                s.spawn(move || {
+            // No thread (none could be made): H's MSM after the witness's, in both rooms.
+            let h_run = beside.and_then(|(twin, h)| {
+                let run = move || {
                     let (pts, sc) = (hq.points(), h.slice(..));
                     let sum = self.msm_streamed_device::<G1>(twin, h_room, pts, &sc, h_n);
                     // Its slots' frees done before the next call counts the pool's bytes.
                     twin.synchronize()?;
-                    sum
-                })
+                    sum.map(|sum| (sum, twin))
+                };
+                std::thread::Builder::new().spawn_scoped(s, run).ok()
             });
             let up = host_abc.as_deref().zip(bufs.as_mut()).map(|(abc, bufs)| {
                 s.spawn(move || {
@@ -274,13 +273,7 @@ impl CudaBackend {
             });
             (wit, witness_done, uploaded, h_beside)
         });
-        if let Some((t, _)) = beside {
-            self.h_beside.fetch_add(1, Ordering::Relaxed);
-            dev.uploaded
-                .fetch_add(t.uploaded.swap(0, Ordering::Relaxed), Ordering::Relaxed);
-            dev.peak_used
-                .fetch_max(t.peak_used.swap(0, Ordering::Relaxed), Ordering::Relaxed);
-        }
+        let h_beside = h_beside.map(|r| r.map(|(sum, twin)| self.h_beside_done(twin, sum)));
         // Host a, b, c were transformed to the coset as they arrived.
         let on_coset = uploaded.is_some();
         if let Some(r) = uploaded {
@@ -318,7 +311,14 @@ impl CudaBackend {
         let h_done = start.elapsed();
         let hs = match h_beside {
             Some(sum) => sum,
-            None => self.device_msm::<G1>(&sets, hq, &h.slice(..), h_n),
+            None => {
+                // Both rooms are free now (h_room: 0 unless no thread could be made beside).
+                let sets = Sets {
+                    stream_room: sets.stream_room + h_room,
+                    ..sets
+                };
+                self.device_msm::<G1>(&sets, hq, &h.slice(..), h_n)
+            }
         }
         .map_err(no_fallback)?;
         drop(h);

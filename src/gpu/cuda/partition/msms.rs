@@ -13,7 +13,7 @@ use super::upload::HostAux;
 
 use crate::gpu::cuda::backend::CudaBackend;
 use crate::gpu::cuda::calls::{no_fallback, CpuMsm};
-use crate::gpu::cuda::device::{drv, DeviceGroup, Lane};
+use crate::gpu::cuda::device::{drv, Device, DeviceGroup, Lane};
 use crate::gpu::cuda::memory::{BaseSets, BasesKey};
 use crate::gpu::cuda::pieces::Pieces;
 use crate::gpu::cuda::staging::Staging;
@@ -48,6 +48,19 @@ impl CudaBackend {
         let on = self.dev.capped_h_beside && self.twin.is_some() && cut.h_first();
         let rule = self.dev.msm_window;
         on.then(|| plan::streamed_minimum::<G1>(h.points().len(), rule, Streams::Points))
+    }
+
+    /// Counts a call whose H's MSM ran beside the witness's on `twin`, whose upload and peak
+    /// counters go to the device's; returns that MSM's `sum`.
+    pub(super) fn h_beside_done(&self, twin: &Device, sum: G1Projective) -> G1Projective {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.h_beside.fetch_add(1, Relaxed);
+        let dev = &self.dev;
+        dev.uploaded
+            .fetch_add(twin.uploaded.swap(0, Relaxed), Relaxed);
+        dev.peak_used
+            .fetch_max(twin.peak_used.swap(0, Relaxed), Relaxed);
+        sum
     }
 
     /// The MSM of the first `k` scalars of `scalars` over the bases of `q` (from its `skip`-th

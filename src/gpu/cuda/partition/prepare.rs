@@ -147,15 +147,19 @@ impl CudaBackend {
         loop {
             let call = call_of(cut, resident_msms((g1, g2), &keys));
             // With H's MSM beside the witness's, room for a second streaming room too.
-            let h_least = self.h_beside(g1, &keys, cut);
+            // The witness's sets' least room apart from H's (0: none of them streams, and H's
+            // MSM would have nothing to hide beside).
+            let w_least = least_streamed(dev, (g1.get(1..).unwrap_or(&[]), g2), &keys);
+            let h_least = self.h_beside(g1, &keys, cut).filter(|_| w_least > 0);
             let want = call + STREAM_ROOM * (1 + u64::from(h_least.is_some()));
             let least = least(&keys);
+            let w_least = if h_least.is_some() { w_least } else { least };
             let fits = st.fits(dev, cap, want)?;
             if fits.is_ok() || h_least.is_some() && st.fits(dev, cap, call + STREAM_ROOM)?.is_ok() {
                 let spare = fits
                     .map_or_else(|usable| usable, |()| want)
                     .saturating_sub(call);
-                let (stream_room, h_room) = plan::split_rooms(spare, least, h_least);
+                let (stream_room, h_room) = plan::split_rooms(spare, w_least, h_least);
                 return Ok(Prepared {
                     keys,
                     stream_room,
@@ -170,7 +174,7 @@ impl CudaBackend {
                         Err(usable) => usable,
                     };
                     let spare = usable.saturating_sub(call);
-                    let (stream_room, h_room) = plan::split_rooms(spare, least, h_least);
+                    let (stream_room, h_room) = plan::split_rooms(spare, w_least, h_least);
                     return Ok(Prepared {
                         keys,
                         stream_room,
