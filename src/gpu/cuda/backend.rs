@@ -13,7 +13,7 @@ use super::memory::State;
 use super::pinned::HostRegistration;
 use crate::gpu::error::{GpuError, GpuResult};
 use crate::gpu::host;
-use crate::gpu::options::GpuOptions;
+use crate::gpu::options::{CappedHBeside, GpuOptions};
 use crate::groth16::backend::{Backend, Bases};
 use crate::groth16::cs::Density;
 use crate::groth16::domain::Domain;
@@ -50,9 +50,9 @@ impl CudaBackend {
     pub fn with_options(device: usize, opts: &GpuOptions) -> GpuResult<Self> {
         let (dev, arch) = Device::open(device, opts)?;
         tracing::info!(device, arch = %arch, sms = dev.sms, "CUDA backend ready");
-        let twin = match dev.capped_h_beside {
-            true => Some(dev.twin()?),
-            false => None,
+        let twin = match opts.capped_h_beside {
+            CappedHBeside::Off => None,
+            CappedHBeside::On | CappedHBeside::WitnessFirst => Some(dev.twin()?),
         };
         Ok(CudaBackend {
             dev,

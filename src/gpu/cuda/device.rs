@@ -143,9 +143,6 @@ pub(crate) struct Device {
     pub capped_cut: crate::gpu::options::CappedCut,
     /// Whether a partition from device a/b/c spares its recording (`gpu.capped_recording`).
     pub capped_recording: crate::gpu::options::CappedRecording,
-    /// Whether a lean partition may run H's streamed MSM on [`Device::twin`]'s streams beside
-    /// the witness's MSMs (`gpu.experimental.capped_h_beside`).
-    pub capped_h_beside: bool,
     /// Whether every MSM prints its steps' times (`BATON_MSM_PHASES` set when it opened).
     pub msm_phases: bool,
     /// `BATON_UPLOAD_TRACE`: every staged upload prints its DMA and host times (clock.rs).
@@ -322,7 +319,6 @@ impl Device {
             msm_pieces: opts.msm_pieces,
             capped_cut: opts.capped_cut,
             capped_recording: opts.capped_recording,
-            capped_h_beside: opts.capped_h_beside != CappedHBeside::Off,
             msm_phases: std::env::var_os("BATON_MSM_PHASES").is_some(),
             upload_trace: std::env::var_os("BATON_UPLOAD_TRACE").is_some(),
             keyless: opts.msm_scatter == MsmScatter::Starts,
@@ -372,7 +368,6 @@ impl Device {
             msm_pieces: self.msm_pieces,
             capped_cut: self.capped_cut,
             capped_recording: self.capped_recording,
-            capped_h_beside: false,
             msm_phases: self.msm_phases,
             upload_trace: self.upload_trace,
             keyless: self.keyless,

@@ -45,7 +45,7 @@ impl CudaBackend {
         cut: Cut,
     ) -> Option<u64> {
         let h = g1.first().filter(|h| !keys.contains(&h.key()))?;
-        let on = self.dev.capped_h_beside && self.twin.is_some() && cut.h_first();
+        let on = self.twin.is_some() && cut.h_first();
         let rule = self.dev.msm_window;
         on.then(|| plan::streamed_minimum::<G1>(h.points().len(), rule, Streams::Points))
     }

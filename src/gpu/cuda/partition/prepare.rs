@@ -146,14 +146,16 @@ impl CudaBackend {
         let least = |keys: &[BasesKey]| least_streamed(dev, (g1, g2), keys);
         loop {
             let call = call_of(cut, resident_msms((g1, g2), &keys));
-            // With H's MSM beside the witness's, room for a second streaming room too.
-            // The witness's sets' least room apart from H's (0: none of them streams, and H's
-            // MSM would have nothing to hide beside).
-            let w_least = least_streamed(dev, (g1.get(1..).unwrap_or(&[]), g2), &keys);
-            let h_least = self.h_beside(g1, &keys, cut).filter(|_| w_least > 0);
-            let want = call + STREAM_ROOM * (1 + u64::from(h_least.is_some()));
             let least = least(&keys);
-            let w_least = if h_least.is_some() { w_least } else { least };
+            // H's MSM beside the witness's: a second streaming room, where a witness set streams
+            // too (else H's MSM has nothing to hide beside); the witness's room then needs only
+            // its own sets' least pieces.
+            let beside = self.h_beside(g1, &keys, cut).and_then(|h| {
+                let w = least_streamed(dev, (g1.get(1..).unwrap_or(&[]), g2), &keys);
+                (w > 0).then_some((w, h))
+            });
+            let (w_least, h_least) = beside.map_or((least, None), |(w, h)| (w, Some(h)));
+            let want = call + STREAM_ROOM * (1 + u64::from(h_least.is_some()));
             let fits = st.fits(dev, cap, want)?;
             if fits.is_ok() || h_least.is_some() && st.fits(dev, cap, call + STREAM_ROOM)?.is_ok() {
                 let spare = fits
